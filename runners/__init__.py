@@ -1,0 +1,1 @@
+"""Runner programs: each a separate process honouring the runner contract."""
