@@ -126,6 +126,10 @@ class FenceScanner:
         self._open: _OpenFence | None = None
         self.found: list[Artifact | DroppedArtifact] = []
 
+    @property
+    def inside(self) -> bool:
+        return self._open is not None
+
     def feed(self, line: bytes) -> bool:
         fence = self._open
         if fence is None:

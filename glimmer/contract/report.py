@@ -110,6 +110,8 @@ class ReportReader:
     _overflow: list[str] = field(default_factory=list)
     _message: str = ""
     _skip_declared: bool = False
+    #: raw key -> canonical name, or "" when the name is invalid (names repeat a lot).
+    _names: dict[str, str] = field(default_factory=dict)
 
     def feed(self, chunk: bytes) -> None:
         start = 0
@@ -141,10 +143,10 @@ class ReportReader:
 
     def _line(self, raw: bytes, *, overflow: bool) -> None:
         # A3 looks at raw output, before artifacts are lifted out.
-        if not self._skip_declared and _SKIP_MARKER.match(raw):
+        if not self._skip_declared and raw[:1].isupper() and _SKIP_MARKER.match(raw):
             self._skip_declared = True
         line = raw[:-1] if raw.endswith(b"\r") else raw
-        if self._fences.feed(line):
+        if (line.startswith(b"-----") or self._fences.inside) and self._fences.feed(line):
             return
         text = go_trim(line.decode("utf-8", "replace"))
         if not text:
@@ -161,14 +163,23 @@ class ReportReader:
             self._message = text
             return
         value = go_trim(text[eq + 1 :])
-        name = canonical_name(self.kind, key)
-        spec = REGISTRY.get(name)
-        if name_problem(name, spec.unit if spec else None) is not None:
+        name = self._names.get(key)
+        if name is None:
+            name = self._canonical(key)
+        if not name:
             self._invalid_count += 1
             if len(self._invalid) < MAX_LISTED:
-                self._invalid.append(name or key)
+                self._invalid.append(canonical_name(self.kind, key) or key)
             return
         self._declare(name, value)
+
+    def _canonical(self, key: str) -> str:
+        name = canonical_name(self.kind, key)
+        spec = REGISTRY.get(name)
+        valid = name_problem(name, spec.unit if spec else None) is None
+        if len(self._names) < MAX_LISTED:
+            self._names[key] = name if valid else ""
+        return name if valid else ""
 
     def _declare(self, name: str, value: str) -> None:
         self._forget(name)
