@@ -13,9 +13,11 @@ import click
 
 # sub-command name -> "module:attribute" of its click command.
 _COMMANDS: dict[str, str] = {
+    "dev": "glimmer.cli.dev:dev",
     "crds": "glimmer.cli.crds:crds",
     "evaluate": "glimmer.cli.evaluate:evaluate",
     "lint": "glimmer.cli.lint:lint",
+    "run": "glimmer.cli.run:run",
     "manager": "glimmer.cli.manager:manager",
 }
 

@@ -203,10 +203,9 @@ def _scope_or_none(test: PlannedTest) -> str | None:
 
 def _kind_readable(test: PlannedTest) -> bool:
     try:
-        test.kind  # noqa: B018 - reading it is the check
+        return bool(test.kind)
     except specs.SpecError:
         return False
-    return True
 
 
 def _pair_problems(name: str, *, targets: Sequence[str], cap: int) -> list[str]:

@@ -141,7 +141,7 @@ def test_E13_changing_any_one_input_changes_the_pod_name(
 ) -> None:
     changed = (*base[:field], other[field], *base[field + 1 :])
     if changed != base:
-        assert _pod(changed) != _pod(base)  # type: ignore[arg-type]
+        assert _pod(changed) != _pod(base)
 
 
 def test_E13_pod_names_differ_per_node_attempt_and_role() -> None:

@@ -112,7 +112,7 @@ def test_I1_expansion_never_mutates_the_profile_or_test() -> None:
     entry = {"testRef": "burn", "variants": [{"name": "v", "args": ["x"], "env": []}]}
     before = (copy.deepcopy(spec), copy.deepcopy(entry))
     (cell,) = expand_entry(entry=entry, name="burn", spec=spec)
-    cell.spec["runner"]["args"].append("mutated")  # type: ignore[index]
+    cell.spec["runner"]["args"].append("mutated")
     assert (spec, entry) == before
 
 

@@ -1,0 +1,258 @@
+"""``glimmer run``: the acceptance profile on this host, no cluster needed."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+
+from glimmer.cli._common import fail
+from glimmer.local.dispatcher import LocalOptions, LocalResult, run_plan, settle_interrupted
+from glimmer.local.host import ACCELERATOR_KINDS, gpu_present, node_name
+from glimmer.local.manifests import Document, ManifestError, load_documents, spec_of
+from glimmer.local.results import exit_status, run_document, write_document
+from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
+from glimmer.verdict import AttemptVerdict, Phase
+
+#: Exit status when the run could not happen (config, refusal, no GPU, interrupt).
+NOT_RUN = 3
+_COLOURS = {
+    Phase.PASSED: "green",
+    Phase.FAILED: "red",
+    Phase.ERROR: "magenta",
+    Phase.SKIPPED: "yellow",
+    Phase.CANCELLED: "yellow",
+}
+
+
+def bundled_profile() -> Path:
+    return Path(str(resources.files("glimmer") / "examples" / "acceptance.yaml"))
+
+
+def _select(documents: list[Document], profile_name: str | None) -> tuple[Document, dict[str, Any]]:
+    profiles = [d for d in documents if d.kind == "BurnInProfile"]
+    if profile_name:
+        profiles = [d for d in profiles if d.name == profile_name]
+    if not profiles:
+        wanted = f" named {profile_name!r}" if profile_name else ""
+        raise ManifestError(f"no BurnInProfile{wanted} in the given files")
+    tests: dict[str, Any] = {}
+    for document in documents:
+        if document.kind == "BurnInTest" and document.name:
+            tests[document.name] = dict(spec_of(document))
+    return profiles[0], tests
+
+
+class _Progress:
+    """One line per attempt; on a terminal, the elapsed time ticks while it runs."""
+
+    def __init__(self, *, sim: bool) -> None:
+        self._tty = sys.stdout.isatty()
+        self._sim = " SIMULATED" if sim else ""
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        self._label = ""
+
+    def attempt_started(self, *, test: str, attempt: int, index: int, total: int) -> None:
+        again = f" (attempt {attempt})" if attempt > 1 else ""
+        self._label = f"[{index + 1}/{total}] {test}{again}"
+        self._start = time.monotonic()
+        if self._tty:
+            self._stop.clear()
+            self._ticker = threading.Thread(target=self._tick, daemon=True)
+            self._ticker.start()
+        else:
+            click.echo(f"{self._label}: running{self._sim}")
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.25):
+            elapsed = time.monotonic() - self._start
+            click.echo(f"\r{self._label}: running {elapsed:5.1f}s{self._sim}", nl=False)
+
+    def attempt_finished(self, *, test: str, verdict: AttemptVerdict, seconds: float) -> None:
+        if self._ticker is not None:
+            self._stop.set()
+            self._ticker.join()
+            click.echo("\r\033[K", nl=False)
+        phase = click.style(str(verdict.phase).upper(), fg=_COLOURS.get(verdict.phase), bold=True)
+        click.echo(f"{self._label}: {phase} in {seconds:.1f}s{self._sim}")
+
+    def test_finished(self, *, result: LocalResult) -> None:
+        return None
+
+
+def _summary(results: list[LocalResult], *, sim: str | None, document: Mapping[str, Any]) -> None:
+    marker = f"  SIMULATED ({sim})" if sim else ""
+    rows = [
+        (
+            r.state.name,
+            r.state.kind,
+            r.state.phase,
+            f"{len(r.state.attempts)}",
+            ("suspect " if r.state.suspect else "") + r.state.message,
+        )
+        for r in results
+    ]
+    width = max([len("TEST"), *(len(row[0]) for row in rows)])
+    kind_width = max([len("KIND"), *(len(row[1]) for row in rows)])
+    click.echo("")
+    click.echo(f"{'TEST':<{width}}  {'KIND':<{kind_width}}  {'PHASE':<9}  TRIES  MESSAGE{marker}")
+    for name, kind, phase, tries, message in rows:
+        text = message if len(message) <= 80 else message[:77] + "..."
+        colour = click.style(f"{phase!s:<9}", fg=_COLOURS.get(phase), bold=True)
+        click.echo(f"{name:<{width}}  {kind:<{kind_width}}  {colour}  {tries:>5}  {text}{marker}")
+    run_colour = click.style(
+        str(document["phase"]).upper(), fg=_COLOURS.get(Phase(document["phase"])), bold=True
+    )
+    summary = document["summary"]
+    line = (
+        f"run {run_colour}: {summary['passed']} passed, {summary['failed']} failed, "
+        f"{summary['errored']} errored, {summary['skipped']} skipped"
+    )
+    if sim:
+        line += (
+            f"  SIMULATED GPU ({sim}): this certifies the plumbing, not the hardware; "
+            "no silicon was measured"
+        )
+    elif not document["certifiesSilicon"]:
+        line += "  (does not certify silicon)"
+    click.echo(line)
+
+
+def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
+    commands: dict[str, list[str]] = {}
+    for value in values:
+        kind, sep, command = value.partition("=")
+        if not sep or not kind or not command.strip():
+            fail(f"--image-command {value!r}: use KIND=COMMAND, e.g. memory-stress='my-runner --x'")
+        commands[kind] = shlex.split(command)
+    return commands
+
+
+@click.command()
+@click.argument("profile_file", required=False, type=click.Path(path_type=Path))
+@click.option(
+    "--tests",
+    "test_files",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="More YAML files holding the BurnInTests the profile references.",
+)
+@click.option(
+    "--profile",
+    "profile_name",
+    default=None,
+    help="Which BurnInProfile to run when the files hold several.",
+)
+@click.option(
+    "--sim",
+    default=None,
+    metavar="PROFILE[:FAULT,...]",
+    help="Run against the simulated GPU, e.g. h200 or h200:low-clock,xid:79.",
+)
+@click.option(
+    "--report-dir",
+    type=click.Path(path_type=Path),
+    default=Path("glimmer-report"),
+    show_default=True,
+    help="Where run.json, raw logs and artifacts go.",
+)
+@click.option(
+    "--image-command",
+    "image_commands",
+    multiple=True,
+    metavar="KIND=CMD",
+    help="Run CMD instead of the built-in runner (or image) for KIND.",
+)
+@click.option("--node", default=None, help="Node name to record (default: this host's name).")
+@click.option(
+    "--retry-on-error",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Extra attempts after an Error (never after a Fail).",
+)
+@click.option("--dry-run", is_flag=True, help="Show the plan and exit.")
+def run(
+    profile_file: Path | None,
+    test_files: tuple[Path, ...],
+    profile_name: str | None,
+    sim: str | None,
+    report_dir: Path,
+    image_commands: tuple[str, ...],
+    node: str | None,
+    retry_on_error: int,
+    dry_run: bool,
+) -> None:
+    """Run a BurnInProfile on this host and print the verdict.
+
+    Without PROFILE_FILE the bundled acceptance profile runs. Exit status: 0 Passed,
+    1 Failed, 3 Error or not run, 2 nothing judged (everything skipped).
+    """
+    started = time.time()
+    source = profile_file or bundled_profile()
+    try:
+        documents = [d for path in (source, *test_files) for d in load_documents(path)]
+        profile_doc, tests = _select(documents, profile_name)
+        profile_spec = dict(spec_of(profile_doc))
+    except ManifestError as exc:
+        fail(str(exc), code=NOT_RUN)
+    host = node or node_name()
+    outcome = build_plan(profile=profile_spec, tests=tests, targets=[host], max_concurrent_nodes=1)
+    if isinstance(outcome, PlanRefusal):
+        fail(f"{source}: {outcome.message}", code=NOT_RUN)
+    plan: PinnedPlan = outcome
+    multi = [t.name for t in plan.tests if t.scope != "Node"]
+    if multi:
+        fail(
+            f"{source}: {', '.join(multi)}: Pair and Group tests span several nodes; "
+            "glimmer run executes Node scope only. Run them in-cluster with the operator.",
+            code=NOT_RUN,
+        )
+    if not sim and not gpu_present() and any(t.kind in ACCELERATOR_KINDS for t in plan.tests):
+        fail(
+            "no GPU found on this host (no /dev/nvidia0, no nvidia-smi). To rehearse the "
+            f"profile on a simulated GPU: glimmer run {profile_file or ''} --sim h200".replace(
+                "  ", " "
+            ),
+            code=NOT_RUN,
+        )
+    if dry_run:
+        for index, test in enumerate(plan.tests):
+            click.echo(f"{index + 1}. {test.name} ({test.kind}, {test.scope}) on {host}")
+        return
+    options = LocalOptions(
+        node=host,
+        sim=sim,
+        retry_on_error_limit=retry_on_error,
+        image_commands=_parse_image_commands(image_commands),
+        report_dir=report_dir,
+    )
+    if sim:
+        click.echo(f"SIMULATED GPU {sim}: results prove the plumbing, never the silicon.")
+    results: list[LocalResult] = []
+    try:
+        results = run_plan(plan, options=options, reporter=_Progress(sim=bool(sim)))
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted", err=True)
+        results = settle_interrupted(results)
+        raise SystemExit(NOT_RUN) from None
+    document = run_document(
+        results,
+        node=host,
+        profile=profile_doc.name,
+        sim=sim,
+        started_at=started,
+        finished_at=time.time(),
+    )
+    path = write_document(document, report_dir)
+    _summary(results, sim=sim, document=document)
+    click.echo(f"results: {path}")
+    raise SystemExit(exit_status(results))

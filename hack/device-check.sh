@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Device check: run the GPU runners on real silicon (no simulation) and keep their output.
+#
+# Why: the simulator proves the runners' logic; only a real GPU proves their measurements.
+# Each runner's stdout and exit code are saved as a fixture under $OUT/fixtures/<kind>.txt
+# (provenance silicon), and memory-bw's figures are compared with the H200's limits.
+#
+# Bounded: every step has a timeout and the whole script stops starting runners after
+# ~5.5 minutes, so it finishes well inside 6. It never changes clocks or GPU settings.
+#
+# Usage (repository root, on a machine with an NVIDIA GPU):  OUT=/some/dir hack/device-check.sh
+# Files written ($OUT is brought back by the device tool: at most 8 files):
+#   fixtures/compute-smoke.txt fixtures/clockprobe.txt fixtures/memory-bw.txt
+#   fixtures/host-health.txt   stderr.txt   summary.txt
+set -u -o pipefail
+
+cd "$(dirname "$0")/.."
+REPO="$PWD"
+OUT="${OUT:-$REPO/device-check-out}"
+PY="${PYTHON:-python3}"
+mkdir -p "$OUT/fixtures"
+: > "$OUT/stderr.txt"
+START=$(date +%s)
+DEADLINE=$((START + 330))
+
+log() { echo "[device-check +$(($(date +%s) - START))s] $*" | tee -a "$OUT/summary.txt"; }
+
+# Install only what is missing; the GPU image usually has both already, and may have no
+# network, so a failed install is reported, not fatal (the runner then exits 3 and says why).
+ensure() {
+  local module=$1 package=$2
+  if timeout 90 "$PY" -c "import $module" 2>>"$OUT/stderr.txt"; then
+    log "python module $module present"
+    return 0
+  fi
+  if [ -n "${DEVICE_CHECK_NO_INSTALL:-}" ]; then
+    log "python module $module missing (DEVICE_CHECK_NO_INSTALL set: not installing)"
+    return 0
+  fi
+  log "python module $module missing: installing $package"
+  if [ -d "$REPO/hack/wheels" ]; then
+    timeout 180 "$PY" -m pip install --quiet --no-index --find-links "$REPO/hack/wheels" "$package" \
+      >>"$OUT/stderr.txt" 2>&1 && return 0
+  fi
+  timeout 180 "$PY" -m pip install --quiet "$package" >>"$OUT/stderr.txt" 2>&1 \
+    || log "could not install $package"
+}
+
+run_runner() {
+  local kind=$1 module=$2 limit=$3
+  shift 3
+  local fixture="$OUT/fixtures/$kind.txt" left rc began
+  left=$((DEADLINE - $(date +%s)))
+  if [ "$left" -lt 30 ]; then
+    log "$kind: NOT RUN (time budget spent)"
+    echo "# glimmer device fixture: runner=$module exit=none provenance=silicon not-run=time-budget" >"$fixture"
+    return
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  log "$kind: running $module (limit ${limit}s) $*"
+  began=$(date +%s)
+  env -u GLIMMER_SIM_GPU PYTHONPATH="$REPO" "$@" \
+    timeout --kill-after=10 "$limit" "$PY" -m "$module" >"$fixture.tmp" 2>>"$OUT/stderr.txt"
+  rc=$?
+  {
+    echo "# glimmer device fixture: runner=$module exit=$rc provenance=silicon wall_s=$(($(date +%s) - began)) date=$(date -u +%Y-%m-%dT%H:%M:%SZ) gpu=$(timeout 20 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 | tr ' ,' '_;')"
+    cat "$fixture.tmp"
+  } >"$fixture"
+  rm -f "$fixture.tmp"
+  log "$kind: exit $rc; last line: $(grep -v '=' "$fixture" | tail -1)"
+}
+
+log "device check in $REPO, python $("$PY" -c 'import sys; print(sys.version.split()[0])' 2>&1)"
+timeout 20 nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,clocks.sm,clocks.max.sm,pstate \
+  --format=csv 2>&1 | tee -a "$OUT/summary.txt" || log "nvidia-smi unavailable"
+ensure torch torch
+ensure pynvml nvidia-ml-py
+
+run_runner compute-smoke runners.compute_smoke 150
+run_runner clockprobe runners.clockprobe 120 BURNIN_CLOCKPROBE_WINDOW_SECONDS=20
+run_runner memory-bw runners.memory_bw 150
+run_runner host-health runners.host_health 60 BURNIN_HOST_HEALTH_WINDOW_SECONDS=10
+
+# Bandwidth against the device's limits: HBM3e 4.8 TB/s; PCIe Gen5 x16 about 64 GB/s.
+PYTHONPATH="$REPO" timeout 60 "$PY" - "$OUT/fixtures/memory-bw.txt" <<'PYEOF' 2>>"$OUT/stderr.txt" | tee -a "$OUT/summary.txt"
+import sys
+from pathlib import Path
+
+from glimmer.contract import read_report
+
+text = Path(sys.argv[1]).read_text()
+header, _, body = text.partition("\n")
+exit_code = int(header.split("exit=")[1].split()[0]) if "exit=" in header else -1
+report = read_report(body.encode(), kind="memory-bw", exit_code=exit_code if exit_code >= 0 else 3)
+limits = {
+    "deviceToDeviceBandwidthGBs": ("D2D", 4800.0, "HBM3e 4.8 TB/s"),
+    "hostToDeviceBandwidthGBs": ("H2D", 64.0, "PCIe Gen5 x16 ~64 GB/s"),
+    "deviceToHostBandwidthGBs": ("D2H", 64.0, "PCIe Gen5 x16 ~64 GB/s"),
+}
+print(f"memory-bw exit {exit_code}, provenance {report.provenance}")
+for name, (label, limit, basis) in limits.items():
+    value = report.metrics.get(name)
+    if value is None:
+        print(f"{label}: not measured")
+        continue
+    print(f"{label}: {float(value):9.1f} GB/s = {float(value) / limit * 100:5.1f} % of {basis}")
+PYEOF
+
+log "done in $(($(date +%s) - START))s"

@@ -1,0 +1,216 @@
+"""Every runner this repository ships: its kind, module, markers and healthy metric set.
+
+Why a catalog: the dispatcher (``glimmer run``), the conformance suite and the docs need
+the same kind -> module map; keeping it here means a new runner is registered once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SIM_ENV = "GLIMMER_SIM_GPU"
+
+
+@dataclass(frozen=True)
+class RunnerSpec:
+    kind: str
+    module: str
+    prefix: str
+    #: Marker printed on exit 0 (None: the runner prints no line on exit 0).
+    pass_line: str | None
+    fail_prefix: str
+    error_prefix: str
+    #: Metrics a healthy run prints (value or n/a); conformance requires each.
+    healthy_metrics: frozenset[str]
+    #: Whether it reads the (possibly simulated) GPU; if not its provenance is silicon.
+    reads_gpu: bool = True
+    #: Settings that keep a conformance run short; none changes what is checked.
+    test_env: dict[str, str] = field(default_factory=dict)
+    #: Environment that removes the runner's external dependency (must exit 3).
+    missing_dependency_env: dict[str, str] = field(default_factory=dict)
+    #: Environment under which the runner must declare a skip (exit 2), if it can skip.
+    declared_skip_env: dict[str, str] | None = None
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        return ("python", "-m", self.module)
+
+
+_FOLD = frozenset(
+    {
+        "deviceCount",
+        "devicesVisible",
+        "deviceHomogeneous",
+        "deviceConcurrency",
+        "worstDeviceIndex",
+        "worstDevicePciBusId",
+    }
+)
+
+RUNNERS: dict[str, RunnerSpec] = {
+    spec.kind: spec
+    for spec in (
+        RunnerSpec(
+            kind="compute-smoke",
+            module="runners.compute_smoke",
+            prefix="FP4_GEMM",
+            pass_line="FP4_GEMM_PASS",
+            fail_prefix="FP4_GEMM_FAIL:",
+            error_prefix="FP4_GEMM_ERROR:",
+            healthy_metrics=_FOLD
+            | {
+                "provenance",
+                "builtCudaArch",
+                "nonfiniteCount",
+                "maxRelativeError",
+                "maxAbsError",
+                "maxAbsRef",
+                "throughputTflops",
+                "gemmPrecision",
+                "gemmShape",
+                "gpuName",
+                "computeCap",
+                "pciBusId",
+            },
+            missing_dependency_env={SIM_ENV: "h200:no-driver"},
+        ),
+        RunnerSpec(
+            kind="clockprobe",
+            module="runners.clockprobe",
+            prefix="CLOCKPROBE",
+            pass_line="CLOCKPROBE_PASS",
+            fail_prefix="CLOCKPROBE_FAIL:",
+            error_prefix="CLOCKPROBE_ERROR:",
+            healthy_metrics=_FOLD
+            | {
+                "provenance",
+                "smClockMHz",
+                "memClockMHz",
+                "sustainedClockPct",
+                "minSmClockPct",
+                "ratedBoostClockMHz",
+                "throttleEvents",
+                "throttledSamples",
+                "gpuTempC",
+                "powerDrawW",
+                "throttleReasons",
+                "throttleClassification",
+                "sustainedClockSpreadPct",
+                "elapsedS",
+                "deviceWindowS",
+            },
+            missing_dependency_env={SIM_ENV: "h200:no-driver"},
+        ),
+        RunnerSpec(
+            kind="dcgm-diag",
+            module="runners.dcgm_diag",
+            prefix="DCGM_DIAG",
+            pass_line="DCGM_DIAG_PASS",
+            fail_prefix="DCGM_DIAG_FAIL:",
+            error_prefix="DCGM_DIAG_ERROR:",
+            healthy_metrics=frozenset(
+                {
+                    "provenance",
+                    "diagTestsFailed",
+                    "testsWarned",
+                    "gpuTempC",
+                    "devicesVisible",
+                    "driverVersion",
+                    "elapsedS",
+                }
+            ),
+            missing_dependency_env={SIM_ENV: "", "BURNIN_DCGMI_PATH": "/nonexistent/dcgmi"},
+        ),
+        RunnerSpec(
+            kind="host-health",
+            module="runners.host_health",
+            prefix="HOST_HEALTH",
+            pass_line="HOST_HEALTH_OK",
+            fail_prefix="HOST_HEALTH_FAULT:",
+            error_prefix="HOST_HEALTH_ERROR:",
+            healthy_metrics=frozenset(
+                {
+                    "provenance",
+                    "xidEvents",
+                    "eccErrors",
+                    "remappedRows",
+                    "pcieReplayErrors",
+                    "nicLinkDownEvents",
+                    "xidSource",
+                    "eccMode",
+                    "devicesVisible",
+                    "elapsedS",
+                }
+            ),
+            test_env={"BURNIN_HOST_HEALTH_WINDOW_SECONDS": "2"},
+            missing_dependency_env={SIM_ENV: "h200:no-driver"},
+        ),
+        RunnerSpec(
+            kind="memory-bw",
+            module="runners.memory_bw",
+            prefix="MEMORY_BW",
+            pass_line="MEMORY_BW_PASS",
+            fail_prefix="MEMORY_BW_FAIL:",
+            error_prefix="MEMORY_BW_ERROR:",
+            healthy_metrics=_FOLD
+            | {
+                "provenance",
+                "hostToDeviceBandwidthGBs",
+                "deviceToHostBandwidthGBs",
+                "deviceToDeviceBandwidthGBs",
+                "peerReadBandwidthGBs",
+                "peerWriteBandwidthGBs",
+                "gpuName",
+                "elapsedS",
+            },
+            missing_dependency_env={SIM_ENV: "h200:no-driver"},
+        ),
+        RunnerSpec(
+            kind="memory-stress",
+            module="runners.memory_stress",
+            prefix="STRESSAPPTEST",
+            pass_line="STRESSAPPTEST_PASS",
+            fail_prefix="STRESSAPPTEST_FAIL:",
+            error_prefix="STRESSAPPTEST_ERROR:",
+            healthy_metrics=frozenset(
+                {
+                    "provenance",
+                    "memoryErrors",
+                    "miscompares",
+                    "sdcDetections",
+                    "readBandwidthMBs",
+                    "writeBandwidthMBs",
+                    "elapsedS",
+                    "durationRequestedS",
+                }
+            ),
+            reads_gpu=False,
+            test_env={"BURNIN_STRESS_SECONDS": "1", "BURNIN_STRESS_MEMORY_MB": "32"},
+            missing_dependency_env={"BURNIN_STRESSAPPTEST_PATH": "/nonexistent/stressapptest"},
+        ),
+        RunnerSpec(
+            kind="fingerprint-probe",
+            module="runners.fingerprint_probe",
+            prefix="FINGERPRINT_PROBE",
+            pass_line=None,
+            fail_prefix="FINGERPRINT_PROBE_ERROR:",
+            error_prefix="FINGERPRINT_PROBE_ERROR:",
+            healthy_metrics=frozenset(
+                {
+                    "provenance",
+                    "acceleratorCount",
+                    "pciAddresses",
+                    "pciVendorIds",
+                    "pciDeviceIds",
+                    "acceleratorVendors",
+                    "acceleratorDrivers",
+                }
+            ),
+            missing_dependency_env={SIM_ENV: "h200:no-driver"},
+            declared_skip_env={SIM_ENV: "", "BURNIN_SYSFS_ROOT": "/nonexistent/sys"},
+        ),
+    )
+}
+
+#: kind -> ``python -m`` module, for the bare-host dispatcher.
+RUNNER_MODULES: dict[str, str] = {kind: spec.module for kind, spec in RUNNERS.items()}

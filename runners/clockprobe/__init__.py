@@ -1,0 +1,1 @@
+"""clockprobe: clocks sampled under sustained load, to catch parts that never boost."""

@@ -1,0 +1,113 @@
+"""Clock samples under load and what they say about throttling.
+
+Why classify: a low clock with a reason bit set (power, thermal) is the part protecting
+itself; a low clock with *no* reason while a P-state above P0 holds is a part pinned in
+a low performance state — healthy to every passive check, yet slow under load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from runners.sdk.hardware import CLOCK_EVENT_REASONS
+
+#: Reason bits that mean the part is slowing itself (idle and app-clock settings are not).
+THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+_THERMAL = 0x20 | 0x40
+_POWER = 0x4 | 0x80
+_HARDWARE = 0x8
+
+
+@dataclass(frozen=True)
+class Sample:
+    sm_mhz: int
+    mem_mhz: int
+    pstate: int
+    reasons: int
+    temp_c: float | None
+    power_w: float | None
+
+
+@dataclass(frozen=True)
+class DeviceClocks:
+    """One device's samples summarised against its rated boost clock."""
+
+    rated_boost_mhz: int
+    samples: Sequence[Sample]
+
+    @property
+    def mean_sm_mhz(self) -> float:
+        return sum(s.sm_mhz for s in self.samples) / len(self.samples)
+
+    @property
+    def mean_mem_mhz(self) -> float:
+        return sum(s.mem_mhz for s in self.samples) / len(self.samples)
+
+    @property
+    def sustained_pct(self) -> float:
+        return self.mean_sm_mhz / self.rated_boost_mhz * 100.0
+
+    @property
+    def min_pct(self) -> float:
+        return min(s.sm_mhz for s in self.samples) / self.rated_boost_mhz * 100.0
+
+    @property
+    def max_pct(self) -> float:
+        return max(s.sm_mhz for s in self.samples) / self.rated_boost_mhz * 100.0
+
+    @property
+    def throttled_samples(self) -> int:
+        return sum(1 for s in self.samples if s.reasons & THROTTLE_MASK)
+
+    @property
+    def throttle_events(self) -> int:
+        """Entries into a throttled state (a run of throttled samples counts once)."""
+        events, previous = 0, False
+        for sample in self.samples:
+            now = bool(sample.reasons & THROTTLE_MASK)
+            events += now and not previous
+            previous = now
+        return events
+
+    @property
+    def reasons_mask(self) -> int:
+        mask = 0
+        for sample in self.samples:
+            mask |= sample.reasons
+        return mask
+
+    @property
+    def worst_pstate(self) -> int:
+        return max(s.pstate for s in self.samples)
+
+    @property
+    def max_temp_c(self) -> float | None:
+        temps = [s.temp_c for s in self.samples if s.temp_c is not None]
+        return max(temps) if temps else None
+
+    @property
+    def max_power_w(self) -> float | None:
+        powers = [s.power_w for s in self.samples if s.power_w is not None]
+        return max(powers) if powers else None
+
+
+def reason_names(mask: int) -> str:
+    names = [name for bit, name in CLOCK_EVENT_REASONS.items() if mask & bit]
+    return "+".join(names) if names else "none"
+
+
+def classify(clocks: DeviceClocks, *, floor_pct: float) -> str:
+    mask = clocks.reasons_mask & THROTTLE_MASK
+    kinds = []
+    if mask & _THERMAL:
+        kinds.append("thermal")
+    if mask & _POWER:
+        kinds.append("power")
+    if mask & _HARDWARE:
+        kinds.append("hardware")
+    if kinds:
+        return "+".join(kinds)
+    if clocks.sustained_pct < floor_pct:
+        return "pinned-low-pstate" if clocks.worst_pstate > 0 else "unexplained-low-clock"
+    return "none"

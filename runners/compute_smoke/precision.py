@@ -1,0 +1,65 @@
+"""Which GEMM precision a GPU is tested in, and whether this image can run on it.
+
+Why a rule per architecture: a smoke test in a precision the tensor cores do not have
+proves nothing about the units that will run real work. The rule (README):
+sm_100 and newer have block-scaled FP4 -> ``fp4``; sm_89/sm_90 have FP8 -> ``fp8``;
+sm_80..sm_88 -> ``bf16``; below sm_80 there is no low-precision tensor path -> declared
+skip. This runner implements ``fp8`` and ``bf16`` only, so FP4 hardware is an Error
+(exit 3), never a silent downgrade to a precision that leaves the FP4 units untested.
+"""
+
+from __future__ import annotations
+
+import re
+
+from runners.sdk.outcome import DeclaredSkip, RunnerError
+
+IMPLEMENTED_PRECISIONS: frozenset[str] = frozenset({"fp8", "bf16"})
+
+#: Normwise tolerance: max |C - C_ref| / max |C_ref|, with C_ref computed in float64 from
+#: the *same* quantised operands, so only accumulation and output rounding contribute.
+TOLERANCE: dict[str, float] = {"bf16": 1e-2, "fp8": 5e-2}
+
+_ARCH = re.compile(r"(sm|compute)_(\d+)(\d)[a-z]?\Z")
+
+
+def hardware_precision(capability: tuple[int, int]) -> str:
+    """The lowest precision the tensor cores of this capability implement."""
+    if capability >= (10, 0):
+        return "fp4"
+    if capability in ((8, 9), (9, 0)):
+        return "fp8"
+    if capability >= (8, 0):
+        return "bf16"
+    raise DeclaredSkip(
+        f"sm_{capability[0]}{capability[1]} has no low-precision tensor path (needs sm_80+)"
+    )
+
+
+def choose_precision(capability: tuple[int, int]) -> str:
+    precision = hardware_precision(capability)
+    if precision not in IMPLEMENTED_PRECISIONS:
+        raise RunnerError(
+            f"sm_{capability[0]}{capability[1]} has {precision.upper()} tensor cores but this "
+            f"runner implements only {', '.join(sorted(IMPLEMENTED_PRECISIONS))}: refusing to "
+            "test a lower precision in its place"
+        )
+    return precision
+
+
+def image_runs_on(capability: tuple[int, int], built: list[str]) -> bool:
+    """Whether a library built for ``built`` arches has code for this device.
+
+    Exact SASS (``sm_XY``) runs on its own capability; PTX (``compute_XY``) is JIT
+    compiled for any capability at or above it.
+    """
+    for arch in built:
+        match = _ARCH.match(arch)
+        if match is None:
+            continue
+        kind, major, minor = match.group(1), int(match.group(2)), int(match.group(3))
+        if kind == "sm" and (major, minor) == capability:
+            return True
+        if kind == "compute" and (major, minor) <= capability:
+            return True
+    return False

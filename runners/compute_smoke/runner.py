@@ -1,0 +1,113 @@
+"""compute-smoke: one arch-correct GEMM per GPU, compared with a float64 reference.
+
+Burst-only: ``BURNIN_DURATION_SECONDS`` is ignored (A15). Fails on any non-finite output
+element or on a normwise error above the precision's tolerance; the throughput is
+evidence only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runners.compute_smoke.precision import TOLERANCE, choose_precision, image_runs_on
+from runners.sdk.entry import RunnerContext
+from runners.sdk.fold import DeviceSlot, concurrency_mode, print_fold, select_devices
+from runners.sdk.hardware import GemmCheck
+from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
+
+CHECK_SIZE = 4096
+THROUGHPUT_SIZE = 8192
+THROUGHPUT_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class DeviceResult:
+    slot: DeviceSlot
+    capability: tuple[int, int]
+    check: GemmCheck
+    tflops: float
+
+    @property
+    def relative_error(self) -> float | None:
+        if self.check.max_abs_error is None or not self.check.max_abs_ref:
+            return None
+        return self.check.max_abs_error / self.check.max_abs_ref
+
+    def badness(self) -> tuple[int, float]:
+        """Sort key: non-finite output first, then the larger error."""
+        rel = self.relative_error
+        return (self.check.nonfinite, rel if rel is not None else float("inf"))
+
+
+def measure(ctx: RunnerContext) -> Verdict:
+    report = ctx.report
+    platform = ctx.platform()
+    compute = platform.compute()
+    built = compute.built_arch_list()
+    report.metric("builtCudaArch", ",".join(built) if built else "none")
+    nvml = platform.nvml()
+    slots, visible = select_devices(nvml=nvml, allocated=ctx.env.allocated_gpus)
+    if compute.device_count() != visible:
+        raise RunnerError(f"NVML sees {visible} GPUs but CUDA sees {compute.device_count()}")
+    results = []
+    for slot in slots:
+        capability = nvml.device(slot.index).compute_capability()
+        precision = choose_precision(capability)
+        if not image_runs_on(capability, built):
+            raise RunnerError(
+                f"image not built for sm_{capability[0]}{capability[1]} (has {','.join(built)})"
+            )
+        check = compute.gemm_check(device=slot.index, precision=precision, size=CHECK_SIZE)
+        tflops = compute.gemm_throughput_tflops(
+            device=slot.index, precision=precision, size=THROUGHPUT_SIZE, seconds=THROUGHPUT_SECONDS
+        )
+        result = DeviceResult(slot=slot, capability=capability, check=check, tflops=tflops)
+        results.append(result)
+        report.note(
+            f"device {slot.index} ({slot.pci_bus_id}) {precision}: nonfinite {check.nonfinite}, "
+            f"relative error {result.relative_error}, {tflops:.1f} TFLOP/s"
+        )
+    worst = max(results, key=DeviceResult.badness)
+    report.metric("gpuName", worst.slot.name)
+    report.metric("computeCap", f"{worst.capability[0]}.{worst.capability[1]}")
+    report.metric("pciBusId", worst.slot.pci_bus_id)
+    report.metric("gemmPrecision", worst.check.precision)
+    report.metric("gemmShape", "x".join(str(n) for n in worst.check.shape))
+    nonfinite = sum(r.check.nonfinite for r in results)
+    report.metric("nonfiniteCount", nonfinite)
+    errors = [r.check.max_abs_error for r in results if r.check.max_abs_error is not None]
+    if errors:
+        report.metric("maxAbsError", max(errors))
+    refs = [r.check.max_abs_ref for r in results if r.check.max_abs_ref is not None]
+    if refs:
+        report.metric("maxAbsRef", max(refs))
+    relative = [r.relative_error for r in results if r.relative_error is not None]
+    if relative:
+        report.metric("maxRelativeError", max(relative))
+    report.metric("throughputTflops", min(r.tflops for r in results))
+    concurrency, warning = concurrency_mode(
+        ctx.env.device_concurrency, default="sequential", supported=("sequential",)
+    )
+    if warning is not None:
+        report.metric("configWarnings", warning)
+    print_fold(
+        report=report,
+        slots=slots,
+        visible=visible,
+        worst=worst.slot,
+        concurrency=concurrency,
+        window_s=None,
+    )
+    if nonfinite:
+        return Failed(f"{nonfinite} non-finite GEMM output elements (worst GPU {worst.slot.index})")
+    if len(relative) != len(results):
+        raise RunnerError("a GPU produced no comparable output")
+    for result in results:
+        tolerance = TOLERANCE[result.check.precision]
+        rel = result.relative_error
+        if rel is not None and rel > tolerance:
+            return Failed(
+                f"GPU {result.slot.index} {result.check.precision} relative error {rel:.3g} "
+                f"exceeds {tolerance:g}"
+            )
+    return Passed()

@@ -1,0 +1,1 @@
+"""dcgm-diag: NVIDIA DCGM diagnostics (site-mounted ``dcgmi``) turned into metrics."""

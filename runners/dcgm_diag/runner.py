@@ -1,0 +1,88 @@
+"""dcgm-diag: ``dcgmi diag -r <level> -j`` from the site's DCGM, as metrics.
+
+DCGM is not redistributable, so the site mounts it; without it the runner exits 3
+(Error), never 1. Level: ``BURNIN_DCGM_DIAG_LEVEL`` (1-4, default 2; anything else is
+refused). Exit 1 iff some test reported ``Fail``; an unreadable document, a runtime
+error, or a run in which no test passed or failed is exit 3.
+"""
+
+from __future__ import annotations
+
+from runners.dcgm_diag.parse import UnexpectedDocumentError, parse_diag
+from runners.sdk.entry import RunnerContext
+from runners.sdk.hardware import DriverUnavailableError, GpuLostError, NotSupportedError
+from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
+
+LEVEL_TIMEOUT_S = {1: 120.0, 2: 600.0, 3: 2400.0, 4: 7200.0}
+BUDGET_MARGIN_S = 30.0
+
+
+def _max_temperature(ctx: RunnerContext) -> float | None:
+    """Hottest GPU as NVML reads it now; None when NVML cannot say."""
+    try:
+        nvml = ctx.platform().nvml()
+        temps = []
+        for index in range(nvml.device_count()):
+            try:
+                temps.append(nvml.device(index).temperature_c())
+            except (NotSupportedError, GpuLostError):
+                continue
+    except DriverUnavailableError:
+        return None
+    return max(temps) if temps else None
+
+
+def measure(ctx: RunnerContext) -> Verdict:
+    report = ctx.report
+    platform = ctx.platform()
+    level = int(ctx.env.choice("BURNIN_DCGM_DIAG_LEVEL", default="2", allowed=("1", "2", "3", "4")))
+    timeout_s = LEVEL_TIMEOUT_S[level]
+    if ctx.env.duration_budget_s is not None:
+        timeout_s = min(timeout_s, max(ctx.env.duration_budget_s - BUDGET_MARGIN_S, 10.0))
+    dcgmi = platform.dcgmi()
+    report.metric("diagLevel", level)
+    before = _max_temperature(ctx)
+    clock = platform.clock
+    started = clock.monotonic()
+    result = dcgmi.diag(level=level, timeout_s=timeout_s)
+    elapsed = clock.monotonic() - started
+    after = _max_temperature(ctx)
+    try:
+        diag = parse_diag(result.stdout)
+    except UnexpectedDocumentError as error:
+        tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise RunnerError(
+            f"dcgmi diag exit {result.exit_code}: unreadable output ({error}): {tail[0]}"
+        ) from None
+    if diag.runtime_error:
+        raise RunnerError(f"dcgmi diag could not run: {diag.runtime_error}")
+    for test in diag.tests:
+        if test.status in ("Fail", "Warn"):
+            report.note(f"{test.category}/{test.name}: {test.status}: {'; '.join(test.warnings)}")
+    failed, warned, passed = diag.count("Fail"), diag.count("Warn"), diag.count("Pass")
+    report.metric("diagLayout", diag.layout)
+    if diag.dcgm_version:
+        report.metric("dcgmVersion", diag.dcgm_version)
+    if diag.driver_version:
+        report.metric("driverVersion", diag.driver_version)
+    report.metric("testsRun", failed + warned + passed)
+    report.metric("diagTestsFailed", failed)
+    report.metric("testsWarned", warned)
+    report.metric("testsPassed", passed)
+    report.metric("testsSkipped", diag.count("Skip") + diag.count("Not Run"))
+    if diag.gpus:
+        report.metric("devicesVisible", len(diag.gpus))
+    temps = [t for t in (before, after) if t is not None]
+    if temps:
+        report.metric("gpuTempC", max(temps))
+    if diag.last_xid is not None:
+        report.metric("lastXidCode", diag.last_xid)
+    report.metric("elapsedS", elapsed)
+    if failed:
+        names = ", ".join(t.name for t in diag.tests if t.status == "Fail")
+        return Failed(f"{failed} diagnostic test(s) failed: {names}")
+    if failed + warned + passed == 0:
+        raise RunnerError("dcgmi diag ran no test to a result (all skipped or not run)")
+    if result.exit_code != 0:
+        raise RunnerError(f"dcgmi diag exited {result.exit_code} without a failed test")
+    return Passed()

@@ -1,0 +1,91 @@
+"""What each runner must conclude for each simulated fault (the fault-coverage record).
+
+Why a table in code: the matrix in docs/simulated-gpu.md is rendered from this table and
+a test compares the two, and the conformance suite runs every cell — so the document,
+the simulator and the runners cannot drift apart. A ``Passed`` cell for a fault is a
+*finding* (this runner does not catch that fault), not an endorsement.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from runners.catalog import RUNNERS
+from runners.sdk.simgpu.profiles import PROFILES
+
+PASSED: Final = "Passed"
+FAILED: Final = "Failed"
+ERROR: Final = "Error"
+SKIPPED: Final = "Skipped"
+NOT_READ: Final = "not read"
+
+EXIT_CODES: Final[dict[str, int]] = {PASSED: 0, FAILED: 1, SKIPPED: 2, ERROR: 3}
+
+#: Two devices, so every fault lands on device 1 and the fold must find it.
+MATRIX_PROFILE: Final = "h200x2"
+
+FAULTS: Final[tuple[str, ...]] = (
+    "healthy",
+    "low-clock",
+    "ecc-uncorrectable",
+    "remap-pending",
+    "fallen-off-bus",
+    "xid:79",
+    "low-bandwidth",
+    "nan-compute",
+    "no-driver",
+    "crash",
+)
+
+_P, _F, _E, _N = PASSED, FAILED, ERROR, NOT_READ
+
+#: kind -> one phase per entry of FAULTS, in order.
+_ROWS: Final[dict[str, tuple[str, ...]]] = {
+    "compute-smoke": (_P, _P, _P, _P, _E, _P, _P, _F, _E, _E),
+    "clockprobe": (_P, _F, _P, _P, _E, _P, _P, _P, _E, _E),
+    "dcgm-diag": (_P, _P, _F, _F, _E, _F, _F, _P, _E, _E),
+    "host-health": (_P, _P, _F, _F, _F, _F, _P, _P, _E, _E),
+    "memory-bw": (_P, _P, _P, _P, _E, _P, _F, _P, _E, _E),
+    "memory-stress": (_P, _N, _N, _N, _N, _N, _N, _N, _N, _E),
+    "fingerprint-probe": (_P, _P, _P, _P, _E, _P, _P, _P, _E, _E),
+}
+
+FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
+    kind: dict(zip(FAULTS, row, strict=True)) for kind, row in _ROWS.items()
+}
+
+
+def _healthy_phase(kind: str, profile: str) -> str:
+    if kind == "compute-smoke" and profile == "t4":
+        return SKIPPED  # sm_75: no low-precision tensor path, declared skip
+    if kind == "compute-smoke" and profile in ("b200", "gb200"):
+        return ERROR  # FP4 hardware, no implemented FP4 path: refused, never downgraded
+    if not RUNNERS[kind].reads_gpu and profile != "h200":
+        return NOT_READ  # host-only runner: the GPU profile changes nothing it reads
+    return PASSED
+
+
+#: Healthy runs per profile.
+PROFILE_MATRIX: Final[dict[str, dict[str, str]]] = {
+    kind: {profile: _healthy_phase(kind, profile) for profile in PROFILES} for kind in RUNNERS
+}
+
+
+def render_markdown() -> str:
+    """The fault matrix as the Markdown table docs/simulated-gpu.md carries."""
+    kinds = list(FAULT_MATRIX)
+    lines = [
+        "| fault (`" + MATRIX_PROFILE + ":<fault>`) | " + " | ".join(kinds) + " |",
+        "|---|" + "---|" * len(kinds),
+    ]
+    for fault in FAULTS:
+        cells = [FAULT_MATRIX[kind][fault] for kind in kinds]
+        lines.append(f"| `{fault}` | " + " | ".join(cells) + " |")
+    lines.append("")
+    profiles = list(next(iter(PROFILE_MATRIX.values())))
+    lines.append("| healthy profile | " + " | ".join(kinds) + " |")
+    lines.append("|---|" + "---|" * len(kinds))
+    for profile in profiles:
+        cells = [PROFILE_MATRIX[kind][profile] for kind in kinds]
+        lines.append(f"| `{profile}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

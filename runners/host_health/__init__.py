@@ -1,0 +1,1 @@
+"""host-health: passive hardware error counters over a short window."""

@@ -1,0 +1,1 @@
+"""memory-bw: host<->device, device and peer copy bandwidth."""

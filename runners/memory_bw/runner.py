@@ -1,0 +1,137 @@
+"""memory-bw: host-to-device, device-to-host, device-to-device and peer copy bandwidth.
+
+Pinned host memory, 1 GiB transfers, CUDA-event timing, best of five; a device-to-device
+copy counts bytes read plus bytes written. Each figure is the worst GPU's. Fails when a
+GPU's D2D figure is below ``BURNIN_BANDWIDTH_FLOOR_PCT`` (default 50) percent of its HBM
+theoretical bandwidth, or its H2D/D2H below that percent of its PCIe link's theoretical
+bandwidth (``expected.py``); where NVML cannot give the theoretical figure, no floor is
+applied and thresholds alone decide.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from itertools import permutations
+
+from runners.memory_bw.expected import hbm_theoretical_gbs, pcie_theoretical_gbs
+from runners.sdk.entry import RunnerContext
+from runners.sdk.fold import DeviceSlot, concurrency_mode, print_fold, print_spread, select_devices
+from runners.sdk.hardware import ClockKind, DriverUnavailableError, NotSupportedError, Nvml
+from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
+
+TRANSFER_BYTES = 1 << 30
+REPEATS = 5
+DIRECTIONS = {
+    "h2d": "hostToDeviceBandwidthGBs",
+    "d2h": "deviceToHostBandwidthGBs",
+    "d2d": "deviceToDeviceBandwidthGBs",
+}
+
+
+def _theoretical(nvml: Nvml, slot: DeviceSlot) -> dict[str, float]:
+    device = nvml.device(slot.index)
+    limits: dict[str, float] = {}
+    # The floor is optional evidence: an NVML read that fails only removes the floor.
+    with contextlib.suppress(NotSupportedError, DriverUnavailableError):
+        limits["d2d"] = hbm_theoretical_gbs(
+            bus_width_bits=device.memory_bus_width_bits(),
+            max_mem_clock_mhz=device.max_clock_mhz(ClockKind.MEM),
+        )
+    try:
+        generation, width = device.max_pcie_link()
+    except (NotSupportedError, DriverUnavailableError):
+        pass
+    else:
+        pcie = pcie_theoretical_gbs(generation=generation, width=width)
+        if pcie is not None:
+            limits["h2d"] = limits["d2h"] = pcie
+    return limits
+
+
+def measure(ctx: RunnerContext) -> Verdict:
+    report = ctx.report
+    platform = ctx.platform()
+    nvml = platform.nvml()
+    slots, visible = select_devices(nvml=nvml, allocated=ctx.env.allocated_gpus)
+    compute = platform.compute()
+    if compute.device_count() != visible:
+        raise RunnerError(f"NVML sees {visible} GPUs but CUDA sees {compute.device_count()}")
+    floor_pct = ctx.env.number("BURNIN_BANDWIDTH_FLOOR_PCT", default=50.0, low=0.0, high=100.0)
+    clock = platform.clock
+    started = clock.monotonic()
+    figures: dict[str, dict[int, float]] = {d: {} for d in DIRECTIONS}
+    shortfalls: list[tuple[float, DeviceSlot, str]] = []
+    has_basis = False
+    for slot in slots:
+        limits = _theoretical(nvml, slot)
+        has_basis = has_basis or bool(limits)
+        for direction in DIRECTIONS:
+            gbs = compute.copy_bandwidth_gbs(
+                device=slot.index, direction=direction, nbytes=TRANSFER_BYTES, repeats=REPEATS
+            )
+            figures[direction][slot.index] = gbs
+            limit = limits.get(direction)
+            pct = None if limit is None else gbs / limit * 100.0
+            report.note(
+                f"device {slot.index} ({slot.pci_bus_id}) {direction}: {gbs:.1f} GB/s"
+                + ("" if limit is None else f" = {pct:.0f} % of {limit:.0f} GB/s theoretical")
+            )
+            if pct is not None and pct < floor_pct:
+                shortfalls.append((pct, slot, direction))
+    peers: dict[str, list[float]] = {"read": [], "write": []}
+    for src, dst in permutations([slot.index for slot in slots], 2):
+        for mode, values in peers.items():
+            peer_gbs = compute.peer_bandwidth_gbs(
+                src=src, dst=dst, mode=mode, nbytes=TRANSFER_BYTES, repeats=REPEATS
+            )
+            if peer_gbs is not None:
+                values.append(peer_gbs)
+    elapsed = clock.monotonic() - started
+
+    worst_slot = slots[0]
+    for direction, name in DIRECTIONS.items():
+        per_device = figures[direction]
+        report.metric(name, min(per_device.values()))
+        report.metric(name.replace("BandwidthGBs", "BandwidthMaxGBs"), max(per_device.values()))
+    print_spread(
+        report=report,
+        name="hostToDeviceBandwidthSpreadPct",
+        slots=slots,
+        values=[figures["h2d"][slot.index] for slot in slots],
+    )
+    for mode, values in peers.items():
+        name = f"peer{mode.capitalize()}BandwidthGBs"
+        if values:
+            report.metric(name, min(values))
+            report.metric(name.replace("BandwidthGBs", "BandwidthMaxGBs"), max(values))
+        else:
+            # Fewer than two GPUs, or no peer path between them: there is no peer figure.
+            report.unmeasurable(name)
+    report.metric("bandwidthFloorPct", floor_pct)
+    report.metric("bandwidthFloorBasis", "nvml" if has_basis else "none")
+    report.metric("gpuName", slots[0].name)
+    if shortfalls:
+        worst_slot = min(shortfalls, key=lambda item: item[0])[1]
+    else:
+        worst_slot = min(slots, key=lambda slot: figures["d2d"][slot.index])
+    report.metric("elapsedS", elapsed)
+    concurrency, warning = concurrency_mode(
+        ctx.env.device_concurrency, default="sequential", supported=("sequential",)
+    )
+    if warning is not None:
+        report.metric("configWarnings", warning)
+    print_fold(
+        report=report,
+        slots=slots,
+        visible=visible,
+        worst=worst_slot,
+        concurrency=concurrency,
+        window_s=None,
+    )
+    if shortfalls:
+        pct, slot, direction = min(shortfalls, key=lambda item: item[0])
+        return Failed(
+            f"GPU {slot.index} {direction} bandwidth is {pct:.0f} % of theoretical "
+            f"(floor {floor_pct:g} %)"
+        )
+    return Passed()

@@ -1,0 +1,1 @@
+"""memory-stress: host DRAM stressed by the real ``stressapptest``."""

@@ -1,0 +1,227 @@
+"""The one seam between runners and hardware: NVML, compute, clocks and host sources.
+
+Why one seam: the simulated GPU must stand behind *every* source a runner reads, and a
+runner that reached around this module (a stray ``import pynvml``) would read silicon
+while claiming ``provenance=sim``. So runners see only the protocols below, and
+:func:`open_platform` is the single place that chooses silicon or the simulator
+(``GLIMMER_SIM_GPU``). Heavy libraries (pynvml, torch) are imported only when a silicon
+facade is first used, so nothing GPU-related loads at import time.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from runners.sdk.outcome import RunnerError
+
+SIM_ENV = "GLIMMER_SIM_GPU"
+
+
+class DriverUnavailableError(RunnerError):
+    """The GPU driver/library cannot be used: nothing can be measured (exit 3)."""
+
+
+class GpuLostError(RunnerError):
+    """NVML reports the GPU lost (fallen off the bus)."""
+
+    def __init__(self, message: str, *, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+class ToolMissingError(RunnerError):
+    """A site-provided tool (dcgmi, stressapptest) is not installed: exit 3, never Fail."""
+
+
+class NotSupportedError(RunnerError):
+    """This part or driver does not support the query.
+
+    Runners catch it where the answer is optional (or where "not supported" is itself the
+    finding, e.g. a part without ECC); anywhere else it ends the run with exit 3.
+    """
+
+
+class ClockKind(enum.Enum):
+    SM = "sm"
+    MEM = "mem"
+
+
+#: NVML clock-event reason bits (external-formats.md) and our names for them.
+CLOCK_EVENT_REASONS: Mapping[int, str] = {
+    0x1: "gpuIdle",
+    0x2: "applicationsClocksSetting",
+    0x4: "swPowerCap",
+    0x8: "hwSlowdown",
+    0x20: "swThermalSlowdown",
+    0x40: "hwThermalSlowdown",
+    0x80: "hwPowerBrakeSlowdown",
+}
+
+
+@dataclass(frozen=True)
+class RemappedRows:
+    correctable: int
+    uncorrectable: int
+    pending: bool
+    failure: bool
+
+
+class GpuDevice(Protocol):
+    """One GPU as NVML sees it. Reads raise :class:`GpuLostError` or :class:`NotSupportedError`."""
+
+    @property
+    def index(self) -> int: ...
+    def name(self) -> str: ...
+    def uuid(self) -> str: ...
+    def serial(self) -> str: ...
+    def board_part_number(self) -> str: ...
+    def vbios_version(self) -> str: ...
+    def pci_bus_id(self) -> str: ...
+    def compute_capability(self) -> tuple[int, int]: ...
+    def memory_total_bytes(self) -> int: ...
+    def memory_bus_width_bits(self) -> int: ...
+    def max_pcie_link(self) -> tuple[int, int]: ...
+    def clock_mhz(self, kind: ClockKind) -> int: ...
+    def max_clock_mhz(self, kind: ClockKind) -> int: ...
+    def performance_state(self) -> int: ...
+    def clock_event_reasons(self) -> int: ...
+    def temperature_c(self) -> float: ...
+    def power_draw_w(self) -> float: ...
+    def power_limit_w(self) -> float: ...
+    def ecc_enabled(self) -> bool: ...
+    def uncorrected_ecc_total(self) -> int: ...
+    def remapped_rows(self) -> RemappedRows: ...
+    def pcie_replay_count(self) -> int: ...
+
+
+class Nvml(Protocol):
+    def driver_version(self) -> str: ...
+    def device_count(self) -> int: ...
+    def device(self, index: int) -> GpuDevice: ...
+
+
+@dataclass(frozen=True)
+class GemmCheck:
+    """A low-precision GEMM compared element-wise against a higher-precision reference."""
+
+    precision: str
+    shape: tuple[int, int, int]
+    nonfinite: int
+    max_abs_error: float | None
+    max_abs_ref: float | None
+
+
+class LoadHandle(Protocol):
+    """Sustained compute load running on some devices until :meth:`stop`."""
+
+    def stop(self) -> dict[int, float]:
+        """Stop and return achieved TFLOP/s per device; raises if the load failed."""
+        ...
+
+
+class Compute(Protocol):
+    def device_count(self) -> int: ...
+    def built_arch_list(self) -> list[str]: ...
+    def gemm_check(self, *, device: int, precision: str, size: int) -> GemmCheck: ...
+    def gemm_throughput_tflops(
+        self, *, device: int, precision: str, size: int, seconds: float
+    ) -> float: ...
+    def start_load(self, devices: Sequence[int]) -> LoadHandle: ...
+    def copy_bandwidth_gbs(
+        self, *, device: int, direction: str, nbytes: int, repeats: int
+    ) -> float: ...
+    def peer_bandwidth_gbs(
+        self, *, src: int, dst: int, mode: str, nbytes: int, repeats: int
+    ) -> float | None: ...
+
+
+class Clock(Protocol):
+    def monotonic(self) -> float: ...
+    def sleep(self, seconds: float) -> None: ...
+
+
+class KmsgReader(Protocol):
+    """Kernel log records; :meth:`drain` returns what arrived since the last call."""
+
+    def drain(self) -> list[str]: ...
+    def dropped(self) -> int: ...
+    def close(self) -> None: ...
+
+
+class Sysfs(Protocol):
+    def read_text(self, path: str) -> str | None: ...
+    def list_dir(self, path: str) -> list[str] | None: ...
+    def link_name(self, path: str) -> str | None:
+        """Final component of a symlink's target (a bound driver's name), or None."""
+        ...
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+class Dcgmi(Protocol):
+    def diag(self, *, level: int, timeout_s: float) -> ToolResult: ...
+
+
+@dataclass
+class Platform:
+    """Everything a runner may read, all from one provenance."""
+
+    provenance: str
+    clock: Clock
+    sysfs: Sysfs
+    _nvml: Callable[[], Nvml]
+    _compute: Callable[[], Compute]
+    _kmsg: Callable[[], KmsgReader | None]
+    _dcgmi: Callable[[], Dcgmi]
+    _nvml_open: Nvml | None = field(default=None, init=False)
+    _compute_open: Compute | None = field(default=None, init=False)
+
+    def nvml(self) -> Nvml:
+        """NVML, initialised on first use; raises :class:`DriverUnavailableError`."""
+        if self._nvml_open is None:
+            self._nvml_open = self._nvml()
+        return self._nvml_open
+
+    def compute(self) -> Compute:
+        """The compute library, loaded on first use; raises :class:`DriverUnavailableError`."""
+        if self._compute_open is None:
+            self._compute_open = self._compute()
+        return self._compute_open
+
+    def open_kmsg(self) -> KmsgReader | None:
+        """The kernel log, or None when it cannot be read (never an empty stand-in)."""
+        return self._kmsg()
+
+    def dcgmi(self) -> Dcgmi:
+        return self._dcgmi()
+
+
+class MemoryStressTool(Protocol):
+    def run(self, *, argv: Sequence[str], timeout_s: float) -> ToolResult: ...
+
+
+def host_memory_stress(environ: Mapping[str, str]) -> MemoryStressTool:
+    """``stressapptest`` on the real host, also under simulation: host DRAM is never simulated."""
+    from runners.sdk.silicon.host import HostStressapptest
+
+    return HostStressapptest(environ.get("BURNIN_STRESSAPPTEST_PATH", "").strip() or None)
+
+
+def open_platform(environ: Mapping[str, str]) -> Platform:
+    """Silicon, or the simulated GPU when ``GLIMMER_SIM_GPU`` is set."""
+    spec = environ.get(SIM_ENV, "").strip()
+    if spec:
+        from runners.sdk.simgpu.platform import open_simulated
+
+        return open_simulated(spec, environ)
+    from runners.sdk.silicon.platform import open_silicon
+
+    return open_silicon(environ)

@@ -1,0 +1,235 @@
+"""Compute on silicon through PyTorch (choice argued in docs/runners.md).
+
+Device indices are NVML's: ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` is set before CUDA starts so
+CUDA's numbering is the PCI order NVML uses. Timings use CUDA events (device-side), so
+host scheduling noise does not lower a figure.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from runners.sdk.hardware import DriverUnavailableError, GemmCheck
+
+_FP8_MAX = 448.0  # largest finite float8_e4m3fn
+
+
+class TorchLoad:
+    """One thread per device launching bf16 GEMMs until stopped."""
+
+    def __init__(self, *, torch: Any, devices: Sequence[int], size: int = 8192) -> None:
+        self._torch = torch
+        self._stop = threading.Event()
+        self._results: dict[int, float] = {}
+        self._errors: list[BaseException] = []
+        self._threads = [
+            threading.Thread(target=self._run, args=(device, size), daemon=True)
+            for device in devices
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _run(self, device: int, size: int) -> None:
+        torch = self._torch
+        try:
+            with torch.cuda.device(device):
+                a = torch.randn(size, size, device=device, dtype=torch.bfloat16)
+                b = torch.randn(size, size, device=device, dtype=torch.bfloat16)
+                torch.cuda.synchronize(device)
+                started = time.perf_counter()
+                iterations = 0
+                while not self._stop.is_set():
+                    for _ in range(8):
+                        torch.matmul(a, b)
+                    iterations += 8
+                    torch.cuda.synchronize(device)
+                elapsed = time.perf_counter() - started
+                self._results[device] = 2.0 * size**3 * iterations / elapsed / 1e12
+        except BaseException as error:
+            self._errors.append(error)
+
+    def stop(self) -> dict[int, float]:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=60)
+        if self._errors:
+            raise RuntimeError(f"load failed: {self._errors[0]!r}") from self._errors[0]
+        if any(thread.is_alive() for thread in self._threads):
+            raise RuntimeError("load thread did not stop within 60 s")
+        return dict(self._results)
+
+
+class TorchCompute:
+    def __init__(self) -> None:
+        os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+        try:
+            import torch
+        except ImportError as error:
+            raise DriverUnavailableError(f"PyTorch is not installed: {error}") from error
+        if not torch.cuda.is_available():
+            raise DriverUnavailableError(
+                "CUDA is not available to PyTorch (no driver or no device)"
+            )
+        self._t = torch
+
+    def device_count(self) -> int:
+        return int(self._t.cuda.device_count())
+
+    def built_arch_list(self) -> list[str]:
+        return [str(arch) for arch in self._t.cuda.get_arch_list()]
+
+    def _product(self, *, precision: str, a32: Any, b32: Any) -> tuple[Any, Any]:
+        """The low-precision product and its float64 reference from the same operands."""
+        torch = self._t
+        if precision == "bf16":
+            a, b = a32.to(torch.bfloat16), b32.to(torch.bfloat16)
+            return torch.matmul(a, b), torch.matmul(a.double(), b.double())
+        if precision == "fp8":
+            scale_a = (a32.abs().max() / _FP8_MAX).float()
+            scale_b = (b32.abs().max() / _FP8_MAX).float()
+            a8 = (a32 / scale_a).to(torch.float8_e4m3fn)
+            # _scaled_mm wants the second operand column-major.
+            b8 = (b32 / scale_b).to(torch.float8_e4m3fn).t().contiguous().t()
+            out = torch._scaled_mm(
+                a8, b8, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16
+            )
+            if isinstance(out, tuple):  # torch < 2.5 also returned amax
+                out = out[0]
+            ref = torch.matmul(
+                a8.float().double() * scale_a.double(), b8.float().double() * scale_b.double()
+            )
+            return out, ref
+        raise ValueError(f"no implemented path for precision {precision!r}")
+
+    def _operands(self, *, device: int, size: int) -> tuple[Any, Any]:
+        torch = self._t
+        generator = torch.Generator(device=f"cuda:{device}").manual_seed(20261129)
+        shape = (size, size)
+        kwargs = {"device": f"cuda:{device}", "dtype": torch.float32, "generator": generator}
+        return torch.randn(*shape, **kwargs), torch.randn(*shape, **kwargs)
+
+    def gemm_check(self, *, device: int, precision: str, size: int) -> GemmCheck:
+        torch = self._t
+        with torch.cuda.device(device):
+            a32, b32 = self._operands(device=device, size=size)
+            out, ref = self._product(precision=precision, a32=a32, b32=b32)
+            finite = torch.isfinite(out)
+            nonfinite = int((~finite).sum().item())
+            max_abs_error = None
+            if bool(finite.any().item()):
+                diff = (out.double() - ref).abs()
+                max_abs_error = float(diff[finite].max().item())
+            max_abs_ref = float(ref.abs().max().item())
+            torch.cuda.synchronize(device)
+        return GemmCheck(
+            precision=precision,
+            shape=(size, size, size),
+            nonfinite=nonfinite,
+            max_abs_error=max_abs_error,
+            max_abs_ref=max_abs_ref,
+        )
+
+    def gemm_throughput_tflops(
+        self, *, device: int, precision: str, size: int, seconds: float
+    ) -> float:
+        torch = self._t
+        with torch.cuda.device(device):
+            a32, b32 = self._operands(device=device, size=size)
+            if precision == "bf16":
+                a, b = a32.to(torch.bfloat16), b32.to(torch.bfloat16)
+
+                def step() -> None:
+                    torch.matmul(a, b)
+            elif precision == "fp8":
+                one = torch.ones((), device=f"cuda:{device}", dtype=torch.float32)
+                a8 = a32.to(torch.float8_e4m3fn)
+                b8 = b32.to(torch.float8_e4m3fn).t().contiguous().t()
+
+                def step() -> None:
+                    torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+            else:
+                raise ValueError(f"no implemented path for precision {precision!r}")
+            for _ in range(3):
+                step()
+            torch.cuda.synchronize(device)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(10):
+                step()
+            end.record()
+            end.synchronize()
+            per_iter_s = start.elapsed_time(end) / 1e3 / 10
+            iterations = max(10, int(seconds / max(per_iter_s, 1e-6)))
+            start.record()
+            for _ in range(iterations):
+                step()
+            end.record()
+            end.synchronize()
+            elapsed_s = start.elapsed_time(end) / 1e3
+        return float(2.0 * size**3 * iterations / elapsed_s / 1e12)
+
+    def start_load(self, devices: Sequence[int]) -> TorchLoad:
+        return TorchLoad(torch=self._t, devices=devices)
+
+    def copy_bandwidth_gbs(
+        self, *, device: int, direction: str, nbytes: int, repeats: int
+    ) -> float:
+        torch = self._t
+        with torch.cuda.device(device):
+            dev = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{device}")
+            if direction == "d2d":
+                other = torch.empty_like(dev)
+
+                def op() -> None:
+                    other.copy_(dev)
+            elif direction in ("h2d", "d2h"):
+                host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+
+                def op() -> None:
+                    if direction == "h2d":
+                        dev.copy_(host, non_blocking=True)
+                    else:
+                        host.copy_(dev, non_blocking=True)
+            else:
+                raise ValueError(f"unknown copy direction {direction!r}")
+            op()
+            torch.cuda.synchronize(device)
+            best_ms = float("inf")
+            for _ in range(repeats):
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                op()
+                end.record()
+                end.synchronize()
+                best_ms = min(best_ms, start.elapsed_time(end))
+        # A device-to-device copy reads and writes every byte: count both (docs/runners.md).
+        moved = 2 * nbytes if direction == "d2d" else nbytes
+        return moved / (best_ms / 1e3) / 1e9
+
+    def peer_bandwidth_gbs(
+        self, *, src: int, dst: int, mode: str, nbytes: int, repeats: int
+    ) -> float | None:
+        torch = self._t
+        if not torch.cuda.can_device_access_peer(src, dst):
+            return None
+        source = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{src}")
+        target = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{dst}")
+        # "read": the destination pulls from its peer; "write": the source pushes.
+        driver = dst if mode == "read" else src
+        best_s = float("inf")
+        with torch.cuda.device(driver):
+            target.copy_(source)
+            for _ in range(repeats):
+                torch.cuda.synchronize(src)
+                torch.cuda.synchronize(dst)
+                started = time.perf_counter()
+                target.copy_(source)
+                torch.cuda.synchronize(src)
+                torch.cuda.synchronize(dst)
+                best_s = min(best_s, time.perf_counter() - started)
+        return nbytes / best_s / 1e9

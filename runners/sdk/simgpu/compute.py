@@ -1,0 +1,122 @@
+"""Simulated compute: GEMM checks, sustained load and copies answered from the profile.
+
+No arithmetic is performed: errors and throughputs are nominal figures (and the injected
+faults), so under simulation they show that the runner's *logic* reacts correctly, never
+that a part computes correctly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from runners.sdk.hardware import DriverUnavailableError, GemmCheck, GpuLostError
+from runners.sdk.simgpu.state import SimState
+
+#: The arch list a typical CUDA 12.8 PyTorch wheel is built for (static under simulation).
+SIM_BUILT_ARCHES = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "compute_120"]
+_PRECISION_SPEEDUP = {"bf16": 1.0, "fp8": 2.0, "fp4": 4.0}
+_NOMINAL_ERROR = {"bf16": 3.9e-3, "fp8": 2.1e-2, "fp4": 6.0e-2}
+_EFFICIENCY = 0.8
+
+
+class SimLoad:
+    def __init__(self, *, state: SimState, devices: Sequence[int]) -> None:
+        self._state = state
+        self._devices = list(devices)
+        state.loaded.update(self._devices)
+
+    def stop(self) -> dict[int, float]:
+        self._state.loaded.difference_update(self._devices)
+        profile = self._state.spec.profile
+        result = {}
+        for device in self._devices:
+            scale = 345 / profile.rated_boost_sm_mhz if self._pinned(device) else 1.0
+            result[device] = profile.dense_bf16_tflops * _EFFICIENCY * scale
+        return result
+
+    def _pinned(self, device: int) -> bool:
+        return self._state.spec.has("low-clock") and self._state.is_faulty(device)
+
+
+class SimCompute:
+    def __init__(self, state: SimState) -> None:
+        if state.spec.has("no-driver"):
+            raise DriverUnavailableError(
+                "CUDA driver not found (torch.cuda.is_available() is False)"
+            )
+        self._state = state
+
+    def _check(self, device: int) -> None:
+        if not 0 <= device < self._state.spec.count:
+            raise IndexError(device)
+        if self._state.spec.has("fallen-off-bus") and self._state.is_faulty(device):
+            raise GpuLostError(f"CUDA error: GPU {device} has fallen off the bus", index=device)
+
+    def device_count(self) -> int:
+        return self._state.spec.count
+
+    def built_arch_list(self) -> list[str]:
+        return list(SIM_BUILT_ARCHES)
+
+    def gemm_check(self, *, device: int, precision: str, size: int) -> GemmCheck:
+        self._check(device)
+        ref = 4.0 * size**0.5
+        if self._state.spec.has("nan-compute") and self._state.is_faulty(device):
+            return GemmCheck(
+                precision=precision,
+                shape=(size, size, size),
+                nonfinite=size * size // 64,
+                max_abs_error=None,
+                max_abs_ref=ref,
+            )
+        return GemmCheck(
+            precision=precision,
+            shape=(size, size, size),
+            nonfinite=0,
+            max_abs_error=ref * _NOMINAL_ERROR[precision],
+            max_abs_ref=ref,
+        )
+
+    def gemm_throughput_tflops(
+        self, *, device: int, precision: str, size: int, seconds: float
+    ) -> float:
+        self._check(device)
+        profile = self._state.spec.profile
+        scale = 1.0
+        if self._state.spec.has("low-clock") and self._state.is_faulty(device):
+            scale = profile.idle_sm_mhz / profile.rated_boost_sm_mhz
+        self._state.clock.sleep(seconds)
+        return profile.dense_bf16_tflops * _PRECISION_SPEEDUP[precision] * _EFFICIENCY * scale
+
+    def start_load(self, devices: Sequence[int]) -> SimLoad:
+        for device in devices:
+            self._check(device)
+        return SimLoad(state=self._state, devices=devices)
+
+    def _bandwidth_scale(self, device: int) -> float:
+        if self._state.spec.has("low-bandwidth") and self._state.is_faulty(device):
+            return 0.3
+        return 1.0
+
+    def copy_bandwidth_gbs(
+        self, *, device: int, direction: str, nbytes: int, repeats: int
+    ) -> float:
+        self._check(device)
+        profile = self._state.spec.profile
+        if direction == "d2d":
+            nominal = profile.hbm_bandwidth_gbs * 0.9
+        elif direction in ("h2d", "d2h"):
+            nominal = profile.host_link_gbs * (1.0 if direction == "h2d" else 0.97)
+        else:
+            raise ValueError(f"unknown copy direction {direction!r}")
+        gbs = nominal * self._bandwidth_scale(device)
+        self._state.clock.sleep(nbytes * (repeats + 1) / (gbs * 1e9))
+        return gbs
+
+    def peer_bandwidth_gbs(
+        self, *, src: int, dst: int, mode: str, nbytes: int, repeats: int
+    ) -> float | None:
+        self._check(src)
+        self._check(dst)
+        nvlink_gbs = 360.0 if self._state.spec.profile.compute_capability < (10, 0) else 720.0
+        return nvlink_gbs * min(self._bandwidth_scale(src), self._bandwidth_scale(dst))

@@ -1,0 +1,132 @@
+"""Nominal figures for the simulated parts.
+
+Why static tables: a simulated value is only as good as its source; these are published
+nominal figures (datasheet class), used so that runner arithmetic (percent of rated
+clock, percent of theoretical bandwidth) has realistic inputs. They say nothing about
+any real part's health.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GpuProfile:
+    key: str
+    name: str
+    memory_mib: int
+    compute_capability: tuple[int, int]
+    rated_boost_sm_mhz: int
+    idle_sm_mhz: int
+    memory_bus_width_bits: int
+    hbm_bandwidth_gbs: float
+    pcie_generation: int
+    pcie_width: int
+    host_link_gbs: float
+    pci_device_id: int
+    power_limit_w: float
+    board_part_number: str
+    vbios: str
+    ecc_supported: bool = True
+    dense_bf16_tflops: float = 0.0
+
+    @property
+    def max_mem_clock_mhz(self) -> int:
+        """Memory clock that makes 2 x clock x bus width equal the nominal HBM bandwidth."""
+        return round(self.hbm_bandwidth_gbs * 1e9 / (2 * self.memory_bus_width_bits / 8) / 1e6)
+
+
+PROFILES: dict[str, GpuProfile] = {
+    # Pre-Ampere part (sm_75, GDDR6): exercises the paths where a runner must skip.
+    "t4": GpuProfile(
+        key="t4",
+        name="Tesla T4",
+        memory_mib=15360,
+        compute_capability=(7, 5),
+        rated_boost_sm_mhz=1590,
+        idle_sm_mhz=300,
+        memory_bus_width_bits=256,
+        hbm_bandwidth_gbs=320.0,
+        pcie_generation=3,
+        pcie_width=16,
+        host_link_gbs=12.5,
+        pci_device_id=0x1EB8,
+        power_limit_w=70.0,
+        board_part_number="900-2G183-0000-000",
+        vbios="90.04.38.00.03",
+        dense_bf16_tflops=65.0,
+    ),
+    "h100": GpuProfile(
+        key="h100",
+        name="NVIDIA H100 80GB HBM3",
+        memory_mib=81559,
+        compute_capability=(9, 0),
+        rated_boost_sm_mhz=1980,
+        idle_sm_mhz=345,
+        memory_bus_width_bits=5120,
+        hbm_bandwidth_gbs=3350.0,
+        pcie_generation=5,
+        pcie_width=16,
+        host_link_gbs=55.0,
+        pci_device_id=0x2330,
+        power_limit_w=700.0,
+        board_part_number="692-2G520-0200-000",
+        vbios="96.00.5E.00.01",
+        dense_bf16_tflops=989.0,
+    ),
+    "h200": GpuProfile(
+        key="h200",
+        name="NVIDIA H200",
+        memory_mib=143771,
+        compute_capability=(9, 0),
+        rated_boost_sm_mhz=1980,
+        idle_sm_mhz=345,
+        memory_bus_width_bits=6144,
+        hbm_bandwidth_gbs=4800.0,
+        pcie_generation=5,
+        pcie_width=16,
+        host_link_gbs=55.0,
+        pci_device_id=0x2335,
+        power_limit_w=700.0,
+        board_part_number="692-2G520-0280-000",
+        vbios="96.00.A5.00.01",
+        dense_bf16_tflops=989.0,
+    ),
+    "b200": GpuProfile(
+        key="b200",
+        name="NVIDIA B200",
+        memory_mib=183359,
+        compute_capability=(10, 0),
+        rated_boost_sm_mhz=1965,
+        idle_sm_mhz=345,
+        memory_bus_width_bits=8192,
+        hbm_bandwidth_gbs=8000.0,
+        pcie_generation=6,
+        pcie_width=16,
+        host_link_gbs=110.0,
+        pci_device_id=0x2901,
+        power_limit_w=1000.0,
+        board_part_number="699-2G525-0200-000",
+        vbios="97.00.1A.00.01",
+        dense_bf16_tflops=2250.0,
+    ),
+    "gb200": GpuProfile(
+        key="gb200",
+        name="NVIDIA GB200",
+        memory_mib=189471,
+        compute_capability=(10, 0),
+        rated_boost_sm_mhz=2062,
+        idle_sm_mhz=345,
+        memory_bus_width_bits=8192,
+        hbm_bandwidth_gbs=8000.0,
+        pcie_generation=5,
+        pcie_width=16,
+        host_link_gbs=400.0,
+        pci_device_id=0x2941,
+        power_limit_w=1200.0,
+        board_part_number="699-2G548-1200-000",
+        vbios="97.00.3B.00.01",
+        dense_bf16_tflops=2500.0,
+    ),
+}

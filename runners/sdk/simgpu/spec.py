@@ -1,0 +1,71 @@
+"""Parsing ``GLIMMER_SIM_GPU=<profile>[x<count>][:<fault>[,<fault>]]``.
+
+Why strict: a misspelt fault that were silently ignored would turn a fault-coverage run
+into a healthy run that "passes" — exactly the laundering the simulator exists to expose.
+Unknown profiles and faults are refused (exit 3).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from runners.sdk.outcome import RunnerError
+from runners.sdk.simgpu.profiles import PROFILES, GpuProfile
+
+FAULTS: frozenset[str] = frozenset(
+    {
+        "low-clock",
+        "ecc-uncorrectable",
+        "remap-pending",
+        "fallen-off-bus",
+        "low-bandwidth",
+        "nan-compute",
+        "no-driver",
+        "crash",
+    }
+)
+_PROFILE = re.compile(r"(?P<key>[a-z0-9]+?)(?:x(?P<count>[0-9]+))?\Z")
+_XID = re.compile(r"xid:(?P<code>[0-9]{1,3})\Z")
+
+
+@dataclass(frozen=True)
+class SimSpec:
+    profile: GpuProfile
+    count: int
+    faults: frozenset[str]
+    xid_codes: tuple[int, ...]
+
+    @property
+    def faulty_index(self) -> int:
+        """Faults land on the last device, so a fold must find it (not just device 0)."""
+        return self.count - 1
+
+    def has(self, fault: str) -> bool:
+        return fault in self.faults
+
+
+def parse_spec(text: str) -> SimSpec:
+    head, _, tail = text.strip().lower().partition(":")
+    match = _PROFILE.match(head)
+    if match is None or match.group("key") not in PROFILES:
+        raise RunnerError(f"GLIMMER_SIM_GPU: unknown profile {head!r} (known: {sorted(PROFILES)})")
+    count = int(match.group("count") or 1)
+    if not 1 <= count <= 64:
+        raise RunnerError(f"GLIMMER_SIM_GPU: device count {count} outside 1..64")
+    faults: set[str] = set()
+    xids: list[int] = []
+    for raw in (part.strip() for part in tail.split(",")) if tail else ():
+        xid = _XID.match(raw)
+        if xid is not None:
+            xids.append(int(xid.group("code")))
+        elif raw in FAULTS:
+            faults.add(raw)
+        else:
+            raise RunnerError(f"GLIMMER_SIM_GPU: unknown fault {raw!r}")
+    return SimSpec(
+        profile=PROFILES[match.group("key")],
+        count=count,
+        faults=frozenset(faults),
+        xid_codes=tuple(xids),
+    )

@@ -1,0 +1,34 @@
+"""State shared by the simulated sources: a virtual clock and which devices are loaded.
+
+Why shared: on silicon, clocks rise because a kernel runs; the simulated NVML must see
+the simulated compute load the same way, or clockprobe would measure an idle part. The
+clock is virtual (it jumps on ``sleep``), so windows of many seconds cost no wall time
+and tests are deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from runners.sdk.simgpu.spec import SimSpec
+
+
+@dataclass
+class VirtualClock:
+    now: float = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += max(seconds, 0.0)
+
+
+@dataclass
+class SimState:
+    spec: SimSpec
+    clock: VirtualClock = field(default_factory=VirtualClock)
+    loaded: set[int] = field(default_factory=set)
+
+    def is_faulty(self, index: int) -> bool:
+        return index == self.spec.faulty_index
