@@ -1,0 +1,1 @@
+"""The BurnInRun reconciler and the pure pieces it is built from."""

@@ -1,0 +1,180 @@
+"""Cordon stamps, prior schedulability and heat markers on Nodes (E6, E10-E12, E21).
+
+Pure: each function reads a Node (as JSON) and returns the merge patches to write,
+in order; the reconciler sends them with the node's resourceVersion as a
+precondition, reading the node uncached first (E22). The stamp is always written
+*before* ``spec.unschedulable=true``, so a crash between the two leaves a harmless
+stamp, never an ownerless cordon; and another owner's cordon is never taken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from glimmer.controllers.run import labels
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CordonStamp:
+    """``<namespace>/<name>/<uid>`` of the run that owns a node's cordon."""
+
+    namespace: str
+    name: str
+    uid: str
+
+    def render(self) -> str:
+        return f"{self.namespace}/{self.name}/{self.uid}"
+
+    @classmethod
+    def parse(cls, text: str | None) -> CordonStamp | None:
+        """Exactly three non-empty ``/`` parts, else None (and the stamp is left alone)."""
+        if not text:
+            return None
+        parts = text.split("/")
+        if len(parts) != 3 or not all(parts):
+            return None
+        return cls(namespace=parts[0], name=parts[1], uid=parts[2])
+
+
+@dataclass(frozen=True, slots=True)
+class HeatMarker:
+    """``<namespace>/<name>/<uid>/<RFC3339 UTC expiry>``: a deliberate soak, not a fault."""
+
+    stamp: CordonStamp
+    expiry: datetime
+
+    def render(self) -> str:
+        return f"{self.stamp.render()}/{self.expiry.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
+
+    @classmethod
+    def parse(cls, text: str | None) -> HeatMarker | None:
+        if not text:
+            return None
+        parts = text.split("/")
+        if len(parts) != 4 or not all(parts):
+            return None
+        try:
+            expiry = datetime.strptime(parts[3], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        except ValueError:
+            return None
+        return cls(stamp=CordonStamp(parts[0], parts[1], parts[2]), expiry=expiry)
+
+
+def node_annotations(node: Mapping[str, Any]) -> Mapping[str, str]:
+    return (node.get("metadata") or {}).get("annotations") or {}
+
+
+def unschedulable(node: Mapping[str, Any]) -> bool:
+    return bool((node.get("spec") or {}).get("unschedulable"))
+
+
+def owner_of(node: Mapping[str, Any]) -> CordonStamp | None:
+    return CordonStamp.parse(node_annotations(node).get(labels.CORDON_OWNER))
+
+
+def _precondition(node: Mapping[str, Any]) -> JSON:
+    version = (node.get("metadata") or {}).get("resourceVersion")
+    return {"resourceVersion": version} if version else {}
+
+
+def prior_for_capture(node: Mapping[str, Any]) -> bool:
+    """E6: schedulability to restore later. A node already carrying *any* cordon-owner
+    stamp reports its prior annotation, not its current (already cordoned) flag."""
+    notes = node_annotations(node)
+    if labels.CORDON_OWNER in notes:
+        return notes.get(labels.PRIOR_UNSCHEDULABLE) == "true"
+    return unschedulable(node)
+
+
+def _heat_value(
+    node: Mapping[str, Any], *, stamp: CordonStamp, heat_until: datetime | None
+) -> str | bool | None:
+    """The heat-marker value to write: a string, None to delete it, False to leave it."""
+    current_text = node_annotations(node).get(labels.HEAT_EXPECTED)
+    current = HeatMarker.parse(current_text)
+    ours = current is not None and current.stamp.uid == stamp.uid
+    if current_text and not ours:
+        return False  # another run's or an unparseable marker: never touched
+    if heat_until is None:
+        return None if ours else False  # a non-load test withdraws our own marker
+    if current is not None and ours and current.expiry >= heat_until:
+        return False  # expiry only moves forward
+    return HeatMarker(stamp=stamp, expiry=heat_until).render()
+
+
+def cordon_patches(
+    node: Mapping[str, Any],
+    *,
+    stamp: CordonStamp,
+    prior: bool | None,
+    heat_until: datetime | None,
+) -> tuple[list[JSON], bool]:
+    """E10/E11: the patches that cordon ``node`` for ``stamp``, and whether the run
+    should record the node in ``status.cordonedNodes``.
+
+    ``prior`` is the run's start-time record for this node (None: fall back to what is
+    observed). ``heat_until`` is set only for sustained-load kinds.
+    """
+    owner = owner_of(node)
+    if owner is not None and owner.uid != stamp.uid:
+        return [], False
+    if owner is None and labels.CORDON_OWNER in node_annotations(node):
+        return [], False  # an unparseable stamp is someone else's business
+    heat = _heat_value(node, stamp=stamp, heat_until=heat_until)
+    if owner is None:
+        stamp_notes: JSON = {
+            labels.CORDON_OWNER: stamp.render(),
+            labels.PRIOR_UNSCHEDULABLE: "true"
+            if (prior if prior is not None else unschedulable(node))
+            else "false",
+        }
+        if heat is not False:
+            stamp_notes[labels.HEAT_EXPECTED] = heat
+        first = {"metadata": {**_precondition(node), "annotations": stamp_notes}}
+        second = {"spec": {"unschedulable": True}}
+        return [first, second], True
+    patches: list[JSON] = []
+    if heat is not False:
+        patches.append(
+            {"metadata": {**_precondition(node), "annotations": {labels.HEAT_EXPECTED: heat}}}
+        )
+    if not unschedulable(node):
+        patches.append({"spec": {"unschedulable": True}})
+    return patches, True
+
+
+def release_patch(
+    node: Mapping[str, Any], *, stamp: CordonStamp, prior: bool | None
+) -> JSON | None:
+    """E12: restore what was there if the stamp is still ours; None when it is not."""
+    owner = owner_of(node)
+    if owner is None or owner.uid != stamp.uid:
+        return None
+    if prior is None:
+        prior = node_annotations(node).get(labels.PRIOR_UNSCHEDULABLE) == "true"
+    notes: JSON = {labels.CORDON_OWNER: None, labels.PRIOR_UNSCHEDULABLE: None}
+    heat = HeatMarker.parse(node_annotations(node).get(labels.HEAT_EXPECTED))
+    if heat is not None and heat.stamp.uid == stamp.uid:
+        notes[labels.HEAT_EXPECTED] = None
+    return {
+        "metadata": {**_precondition(node), "annotations": notes},
+        "spec": {"unschedulable": prior or None},
+    }
+
+
+def reap_patch(node: Mapping[str, Any], *, owner_alive: bool) -> JSON | None:
+    """E21: a stamp whose run is gone (NotFound or another UID) is removed and the
+    node's schedulability restored from its prior annotation."""
+    owner = owner_of(node)
+    if owner is None or owner_alive:
+        return None
+    return release_patch(node, stamp=owner, prior=None)
+
+
+def heat_until(now: datetime, *, seconds: int) -> datetime:
+    return (now + timedelta(seconds=seconds)).replace(microsecond=0)

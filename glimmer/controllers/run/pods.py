@@ -1,0 +1,182 @@
+"""The one runner-pod builder (E13) for every scope.
+
+Pod names are deterministic per (run UID, test index, node, attempt[, role]) so a
+restarted manager finds the pods it already created and a repeat never re-harvests
+an earlier attempt. Host access (host paths, privileges, host network) is granted
+exactly as the pinned test names it, nothing more.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from glimmer.controllers.run import labels
+from glimmer.plan import (
+    PlannedTest,
+    active_deadline_seconds,
+    host_path_volume_name,
+    label_value,
+    pod_name,
+    runner_env,
+)
+from glimmer.plan import spec as specs
+from glimmer.plan.env import GroupRendezvous, PairRendezvous
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRef:
+    """The owning BurnInRun, as pods and services refer to it."""
+
+    namespace: str
+    name: str
+    uid: str
+
+    def owner_reference(self) -> JSON:
+        return {
+            "apiVersion": labels.API_VERSION,
+            "kind": "BurnInRun",
+            "name": self.name,
+            "uid": self.uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PodRequest:
+    """One pod of one attempt of one unit."""
+
+    test_index: int
+    test: PlannedTest
+    node: str
+    attempt: int
+    image: str
+    #: ``server``/``client`` for a Pair, ``rank-<i>`` for a Group rank, else None.
+    role: str | None = None
+    rank: int | None = None
+    service: str | None = None
+    rendezvous: PairRendezvous | GroupRendezvous | None = None
+
+
+def pod_labels(run: RunRef, request: PodRequest) -> dict[str, str]:
+    values = {
+        labels.RUN_LABEL: label_value(run.name),
+        labels.TEST_LABEL: label_value(request.test.name),
+        labels.NODE_LABEL: label_value(request.node),
+        labels.ATTEMPT_LABEL: str(request.attempt),
+    }
+    if isinstance(request.rendezvous, PairRendezvous):
+        values[labels.PAIR_ROLE_LABEL] = request.rendezvous.role
+    if request.rank is not None:
+        values[labels.RANK_LABEL] = str(request.rank)
+    return values
+
+
+def _security_context(runner: Mapping[str, Any]) -> JSON | None:
+    context: JSON = {}
+    if runner.get("privileged"):
+        context["privileged"] = True
+    run_as = runner.get("runAsUser")
+    if isinstance(run_as, int) and not isinstance(run_as, bool):
+        context["runAsUser"] = run_as
+        context["runAsNonRoot"] = run_as != 0
+    return context or None
+
+
+def _volumes(host_paths: Sequence[Mapping[str, Any]]) -> tuple[list[JSON], list[JSON]]:
+    volumes: list[JSON] = []
+    mounts: list[JSON] = []
+    for index, entry in enumerate(host_paths):
+        name = host_path_volume_name(index=index, mount_path=str(entry["mountPath"]))
+        source: JSON = {"path": entry["path"]}
+        if entry.get("type"):
+            source["type"] = entry["type"]
+        volumes.append({"name": name, "hostPath": source})
+        read_only = entry.get("readOnly")
+        mounts.append(
+            {
+                "name": name,
+                "mountPath": entry["mountPath"],
+                "readOnly": True if read_only is None else bool(read_only),
+            }
+        )
+    return volumes, mounts
+
+
+def build_pod(
+    *,
+    run: RunRef,
+    request: PodRequest,
+    tolerations: Sequence[Mapping[str, Any]] = (),
+) -> JSON:
+    """The runner pod manifest (api §9.3, §10) for one attempt of one unit."""
+    spec = request.test.spec
+    runner = specs.runner(spec)
+    volumes, mounts = _volumes(specs.host_paths(spec))
+    container: JSON = {
+        "name": labels.RUNNER_CONTAINER,
+        "image": request.image,
+        "env": runner_env(
+            spec=spec,
+            attempt=request.attempt,
+            axes=request.test.axes,
+            rendezvous=request.rendezvous,
+        ),
+    }
+    for key in ("command", "args"):
+        if runner.get(key):
+            container[key] = list(runner[key])
+    if spec.get("resources"):
+        container["resources"] = copy.deepcopy(dict(spec["resources"]))
+    if runner.get("readinessProbe"):
+        container["readinessProbe"] = copy.deepcopy(dict(runner["readinessProbe"]))
+    security = _security_context(runner)
+    if security:
+        container["securityContext"] = security
+    if mounts:
+        container["volumeMounts"] = mounts
+    pod_spec: JSON = {
+        "containers": [container],
+        "restartPolicy": "Never",
+        "nodeSelector": {labels.HOSTNAME_LABEL: request.node},
+        "tolerations": [
+            *(copy.deepcopy(dict(t)) for t in tolerations),
+            {"key": labels.UNSCHEDULABLE_TAINT, "operator": "Exists", "effect": "NoSchedule"},
+        ],
+        "activeDeadlineSeconds": active_deadline_seconds(spec, request.test.scope),
+    }
+    if volumes:
+        pod_spec["volumes"] = volumes
+    if spec.get("hostNetwork"):
+        pod_spec["hostNetwork"] = True
+    if runner.get("priorityClassName"):
+        pod_spec["priorityClassName"] = runner["priorityClassName"]
+    if request.service and request.role:
+        pod_spec["hostname"] = request.role
+        pod_spec["subdomain"] = request.service
+        if spec.get("hostNetwork"):
+            pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod_name(
+                run_name=run.name,
+                run_uid=run.uid,
+                test_index=request.test_index,
+                node=request.node,
+                attempt=request.attempt,
+                role=request.role,
+            ),
+            "namespace": run.namespace,
+            "labels": pod_labels(run, request),
+            "annotations": {labels.SAFE_TO_EVICT: "false"},
+            "ownerReferences": [run.owner_reference()],
+        },
+        "spec": pod_spec,
+    }
