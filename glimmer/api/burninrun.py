@@ -1,0 +1,336 @@
+"""BurnInRun: one execution of a profile against a target, and its checkpointed result
+(api §4).
+
+The status is the controller's checkpoint store, so every field the upstream
+controller persists is modelled here with its exact wire name; ``results[].kind`` is
+always serialised (an empty kind marks a synthetic result).
+"""
+
+# field() returns attrs.field() with schema metadata; ruff cannot see that.
+# ruff: noqa: RUF009
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import attrs
+
+from glimmer.api.burnintest import API_VERSION
+from glimmer.api.core import KubeCondition, ObjectMeta
+from glimmer.api.fields import field
+from glimmer.api.target import TargetSelector
+from glimmer.api.vocabulary import AttemptTrigger, CancelPolicy, RunPhase, TestScope
+
+
+@attrs.define(kw_only=True)
+class BurnInRunSpec:
+    """Which profile to run against which nodes, and how."""
+
+    profile_ref: str = field(
+        json="profileRef",
+        required=True,
+        description="BurnInProfile in the run's namespace (resolved once, then pinned).",
+    )
+    target: TargetSelector = field(
+        json="target", required=True, description="Nodes to test (resolved once, then pinned)."
+    )
+    max_concurrent_nodes: int = field(
+        json="maxConcurrentNodes",
+        default=1,
+        fmt="int32",
+        minimum=1,
+        description="Most nodes under test at once (a Pair holds 2, a Group all of its ranks); "
+        "read live.",
+    )
+    force: bool = field(
+        json="force",
+        default=False,
+        description="Admit the run even though an active run holds an overlapping node.",
+    )
+    retry_on_error_limit: int = field(
+        json="retryOnErrorLimit",
+        default=0,
+        fmt="int32",
+        minimum=0,
+        description="Extra attempts after an Error (never after a Fail); read live.",
+    )
+    deadline_seconds: int | None = field(
+        json="deadlineSeconds",
+        fmt="int32",
+        minimum=0,
+        description="Bound on the whole run from status.startedAt; 0 or unset means none; "
+        "expiry ends the run as Error.",
+    )
+    suspend: bool = field(
+        json="suspend",
+        default=False,
+        description="Launch nothing new while set (reversible; running pods continue).",
+    )
+    baseline: bool = field(
+        json="baseline",
+        default=False,
+        description="Measurement run: refused if any planned test has thresholds.",
+    )
+    cancel: bool = field(
+        json="cancel", default=False, description="Stop the run as Cancelled (one-way)."
+    )
+    cancel_policy: str = field(
+        json="cancelPolicy",
+        default=CancelPolicy.GRACEFUL.value,
+        enum=CancelPolicy,
+        description="Graceful lets running pods finish their grace period; Immediate deletes "
+        "them at once.",
+    )
+    cancel_reason: str | None = field(
+        json="cancelReason",
+        max_length=512,
+        description="Reason echoed in the delivery envelope when Cancelled.",
+    )
+    ttl_seconds_after_finished: int | None = field(
+        json="ttlSecondsAfterFinished",
+        fmt="int32",
+        description="Delete the run this long after it finished; 0, negative or unset keeps it.",
+    )
+
+
+@attrs.define(kw_only=True)
+class Violation:
+    """One failed gate of the deciding evaluation."""
+
+    index: int = field(
+        json="index",
+        required=True,
+        fmt="int32",
+        minimum=0,
+        description="Position of the threshold in the test's thresholds.",
+    )
+    metric: str = field(json="metric", required=True, description="Gated metric.")
+    cause: str = field(
+        json="cause",
+        required=True,
+        description="Who acts: Measurement (hardware), Evidence (nobody yet), Authoring "
+        "(profile author).",
+    )
+    kind: str = field(
+        json="kind",
+        required=True,
+        description="Violation kind, e.g. Unsatisfied, NotReported, NonFinite.",
+    )
+    reason: str | None = field(json="reason", description="Human-readable reason.")
+
+
+@attrs.define(kw_only=True)
+class NotEvaluated:
+    """A gate that was not applied."""
+
+    metric: str = field(json="metric", required=True, description="Gated metric.")
+    reason: str = field(json="reason", required=True, description="Why it was not applied.")
+
+
+@attrs.define(kw_only=True)
+class ArtifactRef:
+    """Evidence stored by reference (or a record of why it was dropped)."""
+
+    name: str = field(json="name", required=True, description="Artifact name.")
+    media_type: str | None = field(json="mediaType", description="Media type.")
+    size_bytes: int | None = field(
+        json="sizeBytes",
+        fmt="int64",
+        minimum=0,
+        description="True size in bytes (also on dropped artifacts).",
+    )
+    digest: str | None = field(json="digest", description="sha256:<hex> of the content.")
+    config_map: str | None = field(json="configMap", description="ConfigMap holding it.")
+    key: str | None = field(json="key", description="Key in that ConfigMap.")
+    dropped: str | None = field(
+        json="dropped", description="Non-empty when the artifact was not stored, saying why."
+    )
+
+
+@attrs.define(kw_only=True)
+class TestAttempt:
+    """One execution of a test unit."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    attempt: int = field(
+        json="attempt",
+        required=True,
+        fmt="int32",
+        minimum=1,
+        description="1-based attempt index within the unit.",
+    )
+    trigger: str = field(
+        json="trigger",
+        required=True,
+        enum=AttemptTrigger,
+        description="Why the attempt started.",
+    )
+    node: str | None = field(
+        json="node", description="Node (Pair: server node; Group: rank-0 node)."
+    )
+    pod_name: str | None = field(
+        json="podName", description="Runner pod (Pair: server pod; Group: root pod)."
+    )
+    phase: str | None = field(
+        json="phase", enum=RunPhase, description="This execution's own outcome."
+    )
+    exit_code: int | None = field(
+        json="exitCode",
+        fmt="int32",
+        description="Runner exit code; -1 if the pod failed before the runner terminated.",
+    )
+    started_at: datetime | None = field(json="startedAt", fmt="date-time", description="Start.")
+    finished_at: datetime | None = field(json="finishedAt", fmt="date-time", description="End.")
+    last_checkpoint_at: datetime | None = field(
+        json="lastCheckpointAt", fmt="date-time", description="Last mid-flight refresh."
+    )
+    metrics: dict[str, str] | None = field(json="metrics", description="This execution's metrics.")
+    message: str | None = field(json="message", description="Human-readable outcome.")
+
+
+@attrs.define(kw_only=True)
+class TestResult:
+    """The result of one planned test on one node (or one Pair/Group unit)."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    name: str = field(
+        json="name",
+        required=True,
+        description="Planned test name (resolve/admission for synthetic results).",
+    )
+    kind: str = field(
+        json="kind",
+        required=True,
+        description="Test kind; always serialised, empty exactly for synthetic results.",
+    )
+    scope: str | None = field(
+        json="scope", enum=TestScope, description="Scope (absent on synthetic results)."
+    )
+    phase: str = field(
+        json="phase", required=True, enum=RunPhase, description="Running while open."
+    )
+    nodes: list[str] | None = field(
+        json="nodes",
+        description="Node: [node]; Pair: [server, client]; Group: all targets in rank order.",
+    )
+    started_at: datetime | None = field(
+        json="startedAt", fmt="date-time", description="First attempt's real start."
+    )
+    finished_at: datetime | None = field(
+        json="finishedAt", fmt="date-time", description="Last attempt's end."
+    )
+    last_checkpoint_at: datetime | None = field(
+        json="lastCheckpointAt",
+        fmt="date-time",
+        description="Last mid-flight refresh; with no finishedAt the metrics are unjudged.",
+    )
+    metrics: dict[str, str] | None = field(
+        json="metrics", description="Canonical metric name to raw value, as reported."
+    )
+    message: str | None = field(
+        json="message", description="Human-readable outcome (names the first violation)."
+    )
+    violations: list[Violation] | None = field(
+        json="violations", description="Every failed gate, in threshold order."
+    )
+    not_evaluated: list[NotEvaluated] | None = field(
+        json="notEvaluated", description="Gates not applied."
+    )
+    unmeasurable: list[str] | None = field(
+        json="unmeasurable", description="Metrics the runner declared n/a (sorted)."
+    )
+    artifacts: list[ArtifactRef] | None = field(
+        json="artifacts", description="Evidence by reference."
+    )
+    variant_axes: dict[str, str] | None = field(
+        json="variantAxes", description="The variant cell's axes."
+    )
+    repeats_required: int | None = field(
+        json="repeatsRequired", fmt="int32", minimum=0, description="Resolved repeatCount."
+    )
+    repeats_completed: int | None = field(
+        json="repeatsCompleted", fmt="int32", minimum=0, description="Passing executions so far."
+    )
+    error_retries: int | None = field(
+        json="errorRetries", fmt="int32", minimum=0, description="Error retries consumed."
+    )
+    segments_required: int | None = field(
+        json="segmentsRequired",
+        fmt="int32",
+        minimum=0,
+        description="Soak segments required; 0 means not segmented.",
+    )
+    segments_completed: int | None = field(
+        json="segmentsCompleted", fmt="int32", minimum=0, description="Clean segments folded."
+    )
+    segment_seconds: int | None = field(
+        json="segmentSeconds", fmt="int32", minimum=0, description="Pinned segment length."
+    )
+    aggregated_metrics: dict[str, str] | None = field(
+        json="aggregatedMetrics", description="Persisted fold of the clean segments."
+    )
+    truncated_attempts: int | None = field(
+        json="truncatedAttempts",
+        fmt="int32",
+        minimum=0,
+        description="Passing segment attempts elided from attempts.",
+    )
+    attempts: list[TestAttempt] | None = field(json="attempts", description="Attempt history.")
+
+
+@attrs.define(kw_only=True)
+class BurnInRunStatus:
+    """Observed state of a run: the controller's checkpoint store."""
+
+    phase: str = field(
+        json="phase",
+        default=RunPhase.PENDING.value,
+        enum=RunPhase,
+        description="Run phase.",
+    )
+    fingerprint: dict[str, str] | None = field(
+        json="fingerprint", description="Per node: kernel, OS image, arch and hardware labels."
+    )
+    started_at: datetime | None = field(
+        json="startedAt", fmt="date-time", description="When the run went Running."
+    )
+    finished_at: datetime | None = field(
+        json="finishedAt", fmt="date-time", description="When the run became terminal."
+    )
+    results: list[TestResult] | None = field(json="results", description="Per-test results.")
+    passed: int | None = field(json="passed", fmt="int32", description="Passed results.")
+    failed: int | None = field(json="failed", fmt="int32", description="Failed results.")
+    errored: int | None = field(json="errored", fmt="int32", description="Error results.")
+    skipped: int | None = field(json="skipped", fmt="int32", description="Skipped results.")
+    cordoned_nodes: list[str] | None = field(
+        json="cordonedNodes",
+        description="Nodes this run cordoned and still owes a release (sorted).",
+    )
+    prior_unschedulable: dict[str, bool] | None = field(
+        json="priorUnschedulable",
+        description="Per target, whether it was unschedulable when the run started.",
+    )
+    sink_status: dict[str, str] | None = field(
+        json="sinkStatus", description="Declared for compatibility; not written."
+    )
+    observed_generation: int | None = field(
+        json="observedGeneration",
+        fmt="int64",
+        description="Generation observed when the run went Running.",
+    )
+    conditions: list[KubeCondition] | None = field(
+        json="conditions", description="Admitted, ThresholdsSound, PlanExpanded."
+    )
+
+
+@attrs.define(kw_only=True)
+class BurnInRun:
+    """BurnInRun is one execution of a BurnInProfile against a set of nodes."""
+
+    api_version: str = field(json="apiVersion", default=API_VERSION, description="API version.")
+    kind: str = field(json="kind", default="BurnInRun", description="Kind.")
+    metadata: ObjectMeta = field(json="metadata", factory=ObjectMeta, description="Metadata.")
+    spec: BurnInRunSpec = field(json="spec", required=True, description="The run.")
+    status: BurnInRunStatus | None = field(json="status", description="Observed state.")
