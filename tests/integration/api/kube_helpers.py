@@ -1,0 +1,23 @@
+"""Small kubectl helpers shared by the API control-plane tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def kustomize(control_plane: Any, directory: str) -> str:
+    """``kubectl kustomize`` output for a directory under manifests/."""
+    result: subprocess.CompletedProcess[str] = control_plane.kubectl(
+        "kustomize", str(REPO / "manifests" / directory)
+    )
+    return result.stdout
+
+
+def as_list(items: list[dict[str, Any]]) -> str:
+    """Objects as one kubectl-readable ``List`` document."""
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
