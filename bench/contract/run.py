@@ -73,14 +73,17 @@ def bench_large(megabytes: int) -> None:
         elapsed = time.perf_counter() - start
         peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(f"large output: {size / 1e6:.1f} MB in {elapsed:.2f} s = {size / 1e6 / elapsed:.1f} MB/s")
-    print(f"large output: peak RSS of the whole process {peak_rss / 1e6:.1f} MB "
-          f"(input {size / 1e6:.0f} MB; phase {verdict.phase}, {len(report.metrics)} metrics, "
-          f"{len(report.artifacts)} artifacts)")
+    print(
+        f"large output: peak RSS of the whole process {peak_rss / 1e6:.1f} MB "
+        f"(input {size / 1e6:.0f} MB; phase {verdict.phase}, {len(report.metrics)} metrics, "
+        f"{len(report.artifacts)} artifacts)"
+    )
 
 
 def bench_small(count: int) -> None:
-    outputs = [b"".join(_block(i + k) for k in range(6)) + b"CLOCKPROBE_PASS\n"
-               for i in range(count)]
+    outputs = [
+        b"".join(_block(i + k) for k in range(6)) + b"CLOCKPROBE_PASS\n" for i in range(count)
+    ]
     start = time.perf_counter()
     phases: dict[str, int] = {}
     for data in outputs:
@@ -88,8 +91,10 @@ def bench_small(count: int) -> None:
         verdict = judge_attempt(report, kind="clockprobe", thresholds=THRESHOLDS)
         phases[verdict.phase] = phases.get(verdict.phase, 0) + 1
     elapsed = time.perf_counter() - start
-    print(f"small outputs: {count} in {elapsed:.2f} s = {count / elapsed:,.0f} outputs/s "
-          f"({elapsed / count * 1e6:.0f} us each; phases {phases})")
+    print(
+        f"small outputs: {count} in {elapsed:.2f} s = {count / elapsed:,.0f} outputs/s "
+        f"({elapsed / count * 1e6:.0f} us each; phases {phases})"
+    )
 
 
 def main() -> None:

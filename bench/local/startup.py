@@ -34,7 +34,8 @@ def once(glimmer: str, folder: Path) -> float:
     launched = time.time()
     subprocess.run(
         [glimmer, "run", str(profile), "--report-dir", str(folder / "r")],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     )
     doc = json.loads((folder / "r" / "run.json").read_text())
     return float(doc["results"][0]["metrics"]["started"]) - launched
@@ -47,9 +48,11 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         samples = [once(args.glimmer, Path(tmp)) for _ in range(args.repeat)]
-    print(f"launch -> first runner start over {len(samples)} runs: "
-          f"median {statistics.median(samples) * 1000:.0f} ms, "
-          f"min {min(samples) * 1000:.0f} ms, max {max(samples) * 1000:.0f} ms (goal <= 500 ms)")
+    print(
+        f"launch -> first runner start over {len(samples)} runs: "
+        f"median {statistics.median(samples) * 1000:.0f} ms, "
+        f"min {min(samples) * 1000:.0f} ms, max {max(samples) * 1000:.0f} ms (goal <= 500 ms)"
+    )
 
 
 if __name__ == "__main__":

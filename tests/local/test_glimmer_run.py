@@ -19,7 +19,11 @@ from runners.fault_matrix import FAULT_MATRIX, NOT_READ
 def glimmer(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", "from glimmer.cli import main; main()", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=300, check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
 
@@ -42,8 +46,17 @@ def test_acceptance_profile_passes_on_a_healthy_simulated_h200(tmp_path: Path) -
     assert table and all("SIMULATED" in line for line in table)
 
 
-FAULTS = ["low-clock", "ecc-uncorrectable", "remap-pending", "fallen-off-bus", "xid:79",
-          "low-bandwidth", "nan-compute", "no-driver", "crash"]
+FAULTS = [
+    "low-clock",
+    "ecc-uncorrectable",
+    "remap-pending",
+    "fallen-off-bus",
+    "xid:79",
+    "low-bandwidth",
+    "nan-compute",
+    "no-driver",
+    "crash",
+]
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -71,7 +84,8 @@ def custom_profile(tmp_path: Path, script: str, **spec: Any) -> Path:
     path = tmp_path / "profile.yaml"
     path.write_text(
         "kind: BurnInProfile\nmetadata: {name: p}\nspec:\n  tests:\n  - inline: "
-        + json.dumps(body) + "\n"
+        + json.dumps(body)
+        + "\n"
     )
     return path
 
@@ -90,8 +104,15 @@ GATE = {"thresholds": [{"metric": "bw", "comparison": "GreaterThanOrEqual", "val
         ("echo only prose", GATE, "Error", 3),
         ("kill -9 $$", {}, "Error", 3),
     ],
-    ids=["passed", "failed-exit1", "failed-threshold", "skipped", "undeclared-skip",
-         "empty-harvest", "killed"],
+    ids=[
+        "passed",
+        "failed-exit1",
+        "failed-threshold",
+        "skipped",
+        "undeclared-skip",
+        "empty-harvest",
+        "killed",
+    ],
 )
 def test_custom_command_drives_every_phase(
     tmp_path: Path, script: str, spec: dict[str, Any], phase: str, code: int
@@ -107,8 +128,9 @@ def test_custom_command_drives_every_phase(
 def test_error_retried_then_passed_records_the_trigger(tmp_path: Path) -> None:
     script = 'if [ "$BURNIN_ATTEMPT" = 1 ]; then echo flaky; exit 3; fi; echo bw=20'
     profile = custom_profile(tmp_path, script, **GATE)
-    proc = glimmer("run", str(profile), "--retry-on-error", "1", "--report-dir", str(tmp_path),
-                   cwd=tmp_path)
+    proc = glimmer(
+        "run", str(profile), "--retry-on-error", "1", "--report-dir", str(tmp_path), cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stdout
     result = document(tmp_path)["results"][0]
     assert result["phase"] == "Passed" and result["errorRetries"] == 1
@@ -119,20 +141,21 @@ def test_error_retried_then_passed_records_the_trigger(tmp_path: Path) -> None:
 
 def test_failed_is_never_retried(tmp_path: Path) -> None:
     profile = custom_profile(tmp_path, "echo bw=1", **GATE)
-    glimmer("run", str(profile), "--retry-on-error", "5", "--report-dir", str(tmp_path),
-            cwd=tmp_path)
+    glimmer(
+        "run", str(profile), "--retry-on-error", "5", "--report-dir", str(tmp_path), cwd=tmp_path
+    )
     result = document(tmp_path)["results"][0]
     assert result["phase"] == "Failed" and len(result["attempts"]) == 1
 
 
 def test_repeats_run_sequentially_and_all_must_pass(tmp_path: Path) -> None:
-    script = 'echo bw=$((8 + BURNIN_ATTEMPT))'
+    script = "echo bw=$((8 + BURNIN_ATTEMPT))"
     profile = custom_profile(tmp_path, script, repeatCount=3, **GATE)
     glimmer("run", str(profile), "--report-dir", str(tmp_path), cwd=tmp_path)
     result = document(tmp_path)["results"][0]
     # attempt 1 prints bw=9 (< 10): the first Failed settles, no more repeats
     assert result["phase"] == "Failed" and len(result["attempts"]) == 1
-    profile = custom_profile(tmp_path, 'echo bw=$((9 + BURNIN_ATTEMPT))', repeatCount=3, **GATE)
+    profile = custom_profile(tmp_path, "echo bw=$((9 + BURNIN_ATTEMPT))", repeatCount=3, **GATE)
     glimmer("run", str(profile), "--report-dir", str(tmp_path), cwd=tmp_path)
     result = document(tmp_path)["results"][0]
     assert result["phase"] == "Passed" and result["repeatsCompleted"] == 3
@@ -141,21 +164,26 @@ def test_repeats_run_sequentially_and_all_must_pass(tmp_path: Path) -> None:
 
 def test_pair_and_group_are_refused_with_a_clear_message(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         kind: BurnInProfile
         metadata: {name: p}
         spec:
           tests:
           - inline: {kind: ib-write-bw, scope: Pair}
-    """))
+    """)
+    )
     proc = glimmer("run", str(path), "--report-dir", str(tmp_path), cwd=tmp_path)
     assert proc.returncode == 3
     assert "Node scope only" in proc.stderr or "refused" in proc.stderr
 
 
 def test_plan_refusal_is_reported_not_run(tmp_path: Path) -> None:
-    profile = custom_profile(tmp_path, "echo bw=1", thresholds=[
-        {"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "NaN"}])
+    profile = custom_profile(
+        tmp_path,
+        "echo bw=1",
+        thresholds=[{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "NaN"}],
+    )
     proc = glimmer("run", str(profile), "--report-dir", str(tmp_path), cwd=tmp_path)
     assert proc.returncode == 3 and "plan refused" in proc.stderr
 
@@ -163,8 +191,13 @@ def test_plan_refusal_is_reported_not_run(tmp_path: Path) -> None:
 def test_A14_deadline_is_error_even_when_the_runner_exits_0(tmp_path: Path) -> None:
     script = "trap 'echo bw=99; exit 0' TERM; while true; do sleep 0.1; done"
     started = time.monotonic()
-    outcome = run_runner(command=["sh", "-c", script], env={"PATH": "/usr/bin:/bin"},
-                         kind="custom", deadline_seconds=1.0, raw_log=tmp_path / "log")
+    outcome = run_runner(
+        command=["sh", "-c", script],
+        env={"PATH": "/usr/bin:/bin"},
+        kind="custom",
+        deadline_seconds=1.0,
+        raw_log=tmp_path / "log",
+    )
     assert time.monotonic() - started < 10
     assert outcome.termination.deadline_exceeded
     assert outcome.report.exit_code == 0  # the trap ran; the deadline still wins (A14)
