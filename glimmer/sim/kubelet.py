@@ -346,9 +346,12 @@ class SimKubelet:
         await pods_synced.wait()
         await nodes_synced.wait()
         if self.config.ready_file is not None:
-            self.config.ready_file.write_text(
+            # Written aside then renamed: a waiter that sees the file sees all of it.
+            staging = self.config.ready_file.with_name(self.config.ready_file.name + ".tmp")
+            staging.write_text(
                 json.dumps({"nodes": self.node_names, "port": self.port, "pid": os.getpid()})
             )
+            staging.replace(self.config.ready_file)
         await asyncio.Event().wait()
 
     async def _shut_down(self) -> None:

@@ -1,0 +1,142 @@
+"""The controller engine: client-go semantics for asyncio.
+
+Client seam, informers with transform-on-ingest and indexes, a workqueue with
+client-go's dirty/processing sets and rate limiting, controller workers, Lease
+leader election, and the manager that serves health and metrics. It knows
+nothing of burn-in: reconcilers above it see only `KubeClient`, `Store` and
+`reconcile(key) -> Result`.
+
+The public names are re-exported here; everything else is internal.
+"""
+
+from glimmer.engine.apiserver import ApiServerClient, ClientOptions, load_configuration
+from glimmer.engine.cache import (
+    CORDON_OWNER_ANNOTATION,
+    RUN_LABEL,
+    Store,
+    annotation_index,
+    label_index,
+    nodes_by_cordon_owner,
+    pods_by_run,
+)
+from glimmer.engine.client import (
+    CONFIGMAPS,
+    EVENTS,
+    FIELD_MANAGER,
+    LEASES,
+    NAMESPACES,
+    NODES,
+    PODS,
+    ApiError,
+    KubeClient,
+    PatchType,
+    Resource,
+    WatchEvent,
+    is_already_exists,
+    is_conflict,
+    is_gone,
+    is_not_found,
+    object_key,
+)
+from glimmer.engine.clock import Clock, FakeClock, MonotonicClock, autojump, settle
+from glimmer.engine.controller import Controller, ControllerOptions, Reconciler, Result
+from glimmer.engine.fake import FakeClient
+from glimmer.engine.informer import (
+    Informer,
+    InformerEvent,
+    InformerFactory,
+    InformerOptions,
+    keep_fields,
+    strip_managed_fields,
+)
+from glimmer.engine.leaderelection import (
+    LeaderElectionConfig,
+    LeaderElector,
+    LeadershipLostError,
+    default_identity,
+)
+from glimmer.engine.logconfig import configure_logging
+from glimmer.engine.manager import (
+    CacheSyncTimeoutError,
+    ControllerRegistration,
+    Manager,
+    ManagerOptions,
+    Watch,
+)
+from glimmer.engine.metrics import EngineMetrics
+from glimmer.engine.ratelimit import (
+    Backoff,
+    BucketRateLimiter,
+    ItemExponentialFailureRateLimiter,
+    MaxOfRateLimiter,
+    RateLimiter,
+    TokenBucket,
+    default_controller_rate_limiter,
+)
+from glimmer.engine.workqueue import QueueShutDownError, WorkQueue
+
+__all__ = [
+    "CONFIGMAPS",
+    "CORDON_OWNER_ANNOTATION",
+    "EVENTS",
+    "FIELD_MANAGER",
+    "LEASES",
+    "NAMESPACES",
+    "NODES",
+    "PODS",
+    "RUN_LABEL",
+    "ApiError",
+    "ApiServerClient",
+    "Backoff",
+    "BucketRateLimiter",
+    "CacheSyncTimeoutError",
+    "ClientOptions",
+    "Clock",
+    "Controller",
+    "ControllerOptions",
+    "ControllerRegistration",
+    "EngineMetrics",
+    "FakeClient",
+    "FakeClock",
+    "Informer",
+    "InformerEvent",
+    "InformerFactory",
+    "InformerOptions",
+    "ItemExponentialFailureRateLimiter",
+    "KubeClient",
+    "LeaderElectionConfig",
+    "LeaderElector",
+    "LeadershipLostError",
+    "Manager",
+    "ManagerOptions",
+    "MaxOfRateLimiter",
+    "MonotonicClock",
+    "PatchType",
+    "QueueShutDownError",
+    "RateLimiter",
+    "Reconciler",
+    "Resource",
+    "Result",
+    "Store",
+    "TokenBucket",
+    "Watch",
+    "WatchEvent",
+    "WorkQueue",
+    "annotation_index",
+    "autojump",
+    "configure_logging",
+    "default_controller_rate_limiter",
+    "default_identity",
+    "is_already_exists",
+    "is_conflict",
+    "is_gone",
+    "is_not_found",
+    "keep_fields",
+    "label_index",
+    "load_configuration",
+    "nodes_by_cordon_owner",
+    "object_key",
+    "pods_by_run",
+    "settle",
+    "strip_managed_fields",
+]
