@@ -19,7 +19,7 @@ from glimmer.api.burnintest import API_VERSION
 from glimmer.api.core import KubeCondition, ObjectMeta
 from glimmer.api.fields import field
 from glimmer.api.target import TargetSelector
-from glimmer.api.vocabulary import AttemptTrigger, CancelPolicy, RunPhase, TestScope
+from glimmer.api.vocabulary import AttemptTrigger, CancelPolicy, Provenance, RunPhase, TestScope
 
 
 @attrs.define(kw_only=True)
@@ -187,6 +187,11 @@ class TestAttempt:
     )
     metrics: dict[str, str] | None = field(json="metrics", description="This execution's metrics.")
     message: str | None = field(json="message", description="Human-readable outcome.")
+    provenance: str | None = field(
+        json="provenance",
+        enum=Provenance,
+        description="silicon or sim: whether this execution measured real hardware.",
+    )
 
 
 @attrs.define(kw_only=True)
@@ -278,6 +283,16 @@ class TestResult:
         description="Passing segment attempts elided from attempts.",
     )
     attempts: list[TestAttempt] | None = field(json="attempts", description="Attempt history.")
+    provenance: str | None = field(
+        json="provenance",
+        enum=Provenance,
+        description="silicon or sim: whether the deciding execution measured real hardware.",
+    )
+    suspect: bool | None = field(
+        json="suspect",
+        description="A Passed result measured on the simulated GPU for a hardware-dependent "
+        "kind: it proves the plumbing, never the part.",
+    )
 
 
 @attrs.define(kw_only=True)
@@ -322,6 +337,16 @@ class BurnInRunStatus:
     )
     conditions: list[KubeCondition] | None = field(
         json="conditions", description="Admitted, ThresholdsSound, PlanExpanded."
+    )
+    provenance: str | None = field(
+        json="provenance",
+        enum=Provenance,
+        description="sim when any result was measured on the simulated GPU, else silicon.",
+    )
+    certifies_silicon: bool | None = field(
+        json="certifiesSilicon",
+        description="True only for a Passed run measured entirely on silicon with no suspect "
+        "result; a run holding any simulated result never certifies silicon.",
     )
 
 

@@ -106,3 +106,11 @@ class ConditionStatus(StrEnum):
     TRUE = "True"
     FALSE = "False"
     UNKNOWN = "Unknown"
+
+
+class Provenance(StrEnum):
+    """Whether a result was measured on real silicon or on the simulated GPU (Glimmer
+    extension; absent on objects written by the Go implementation)."""
+
+    SILICON = "silicon"
+    SIM = "sim"

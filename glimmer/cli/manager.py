@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from pathlib import Path
@@ -18,6 +19,8 @@ from pathlib import Path
 import click
 import structlog
 
+from glimmer.controllers.interlock import Interlock
+from glimmer.controllers.run.setup import reaper_controller, run_controller
 from glimmer.engine import (
     ApiServerClient,
     CacheSyncTimeoutError,
@@ -29,6 +32,7 @@ from glimmer.engine import (
     ManagerOptions,
     configure_logging,
 )
+from glimmer.engine.metrics import RunMetrics
 
 _SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 _DEFAULT_LEADER_NAMESPACE = "glimmer-system"
@@ -37,14 +41,21 @@ log = structlog.get_logger("glimmer.cli.manager")
 
 
 def controller_registrations(client: KubeClient, manager: Manager) -> list[ControllerRegistration]:
-    """The reconcilers this binary runs.
+    """The reconcilers this binary runs: BurnInRuns and the orphan-stamp reaper.
 
-    The per-kind reconcilers (run, schedule, fingerprint, ...) register here
-    as they land; until then the manager runs election, health and metrics
-    with no controllers, which is a supported configuration.
+    They share one interlock (which nodes each run holds), rebuilt from the cluster.
     """
-    del client, manager
-    return []
+    operator_namespace = os.environ.get("POD_NAMESPACE") or _leader_namespace(None)
+    return [
+        run_controller(
+            client=client,
+            namespace=manager.options.namespace,
+            operator_namespace=operator_namespace,
+            interlock=Interlock(),
+            metrics=RunMetrics(manager.metrics.registry),
+        ),
+        reaper_controller(client=client),
+    ]
 
 
 def _leader_namespace(explicit: str | None) -> str:

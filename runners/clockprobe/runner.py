@@ -67,6 +67,15 @@ def _load_and_sample(
     return achieved
 
 
+def _margin(ctx: RunnerContext) -> float:
+    """Budget kept back: up to ``BUDGET_MARGIN_S``, a quarter of a short budget, and
+    never less than the warm-up plus two seconds (so a 20 s budget still samples)."""
+    budget = ctx.env.duration_budget_s
+    if budget is None:
+        return BUDGET_MARGIN_S
+    return max(min(BUDGET_MARGIN_S, budget * 0.25), WARMUP_S + 2.0)
+
+
 def measure(ctx: RunnerContext) -> Verdict:
     report = ctx.report
     platform = ctx.platform()
@@ -74,7 +83,7 @@ def measure(ctx: RunnerContext) -> Verdict:
     slots, visible = select_devices(nvml=nvml, allocated=ctx.env.allocated_gpus)
     compute = platform.compute()
     floor_pct = ctx.env.number("BURNIN_CLOCK_FLOOR_PCT", default=85.0, low=1.0, high=100.0)
-    window_s = ctx.env.window_s(default=DEFAULT_WINDOW_S, cap=MAX_WINDOW_S, margin=BUDGET_MARGIN_S)
+    window_s = ctx.env.window_s(default=DEFAULT_WINDOW_S, cap=MAX_WINDOW_S, margin=_margin(ctx))
     window_s = ctx.env.number("BURNIN_CLOCKPROBE_WINDOW_SECONDS", default=window_s, low=1, high=600)
     devices = {slot.index: nvml.device(slot.index) for slot in slots}
     rated = {index: device.max_clock_mhz(ClockKind.SM) for index, device in devices.items()}

@@ -1,0 +1,78 @@
+"""What every part of the run reconciler shares: its options, clients and clock.
+
+The reconciler is split by rule group (start, sweep, finish); each part gets the same
+:class:`RunContext`, so none of them keeps state of its own between passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from glimmer.controllers.interlock import Interlock
+from glimmer.controllers.run import kube
+from glimmer.controllers.run.delivery import Deliverer, NoDelivery
+from glimmer.engine import KubeClient
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How the run controller behaves; every default is the upstream behaviour."""
+
+    #: Where NodeFingerprints live (E14 reads a node's GPU vendor from them).
+    operator_namespace: str
+    #: E2: a run may be applied before its profile/tests; wait this long (120 s) after
+    #: creation before refusing it.
+    resolve_grace_seconds: float = 120.0
+    #: E2: how often a run inside that grace looks again (15 s).
+    resolve_retry_seconds: float = 15.0
+    #: A pod still pulling its image this long (120 s) after creation is settled as
+    #: Error (InvalidImageName/ErrImageNeverPull settle at once). Without it an
+    #: unpullable image would only be noticed at the overdue point (window + 420 s).
+    image_pull_grace_seconds: float = 120.0
+    #: Requeue backstop while a pod has not started (30 s); pod events usually come first.
+    requeue_unstarted_seconds: float = 30.0
+    #: Requeue backstop otherwise (5 min), shortened to checkpoints and deadlines.
+    requeue_idle_seconds: float = 300.0
+    #: E19: how often a terminal envelope a sink refused is re-sent (5 min).
+    terminal_delivery_retry_seconds: float = 300.0
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def run_key(run: Mapping[str, Any]) -> str:
+    m = kube.meta(run)
+    return f"{m['namespace']}/{m['name']}"
+
+
+@dataclass
+class RunContext:
+    client: KubeClient
+    interlock: Interlock
+    options: RunOptions
+    deliverer: Deliverer = field(default_factory=NoDelivery)
+    now: Callable[[], datetime] = now_utc
+    #: Called with the run after each status write (metrics).
+    observe: Callable[[Mapping[str, Any]], None] | None = None
+    #: Called with (namespace, name) when a run is gone (forget its metrics).
+    forget: Callable[[str, str], None] | None = None
+
+
+class Part:
+    """A rule group of the reconciler, bound to the shared context."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.client = ctx.client
+        self.interlock = ctx.interlock
+        self.options = ctx.options
+        self.deliverer = ctx.deliverer
+        self.now = ctx.now
+        self._observe = ctx.observe
+        self._forget = ctx.forget

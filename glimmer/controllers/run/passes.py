@@ -1,0 +1,142 @@
+"""One reconcile pass over a started run: what it read and what it will write.
+
+A :class:`Pass` is rebuilt from the cluster every time (E1) and indexed so that a pass
+stays linear in the size of the run, which may hold thousands of node results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from glimmer.controllers.run import kube, labels, podstate, wire
+from glimmer.controllers.run.delivery import Delivery
+from glimmer.plan import PinnedPlan, PlannedTest, Unit
+from glimmer.plan import spec as specs
+from glimmer.verdict import AttemptVerdict, Phase, TestResultState, fail_fast_stops
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class Pass:
+    """One reconcile pass over a started run: what it read and what it will write."""
+
+    run: JSON
+    plan: PinnedPlan
+    pods: dict[str, JSON]
+    now: datetime
+    results: list[JSON]
+    delete_after_write: list[str] = field(default_factory=list)
+    deliveries: list[Delivery] = field(default_factory=list)
+    events: list[tuple[str, str, str]] = field(default_factory=list)
+    launched: set[str] = field(default_factory=set)
+    requeue: float = 300.0
+    changed: bool = False
+    _index: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)
+    _required: dict[str, bool] = field(default_factory=dict)
+    _busy: set[str] | None = None
+    _stops: bool | None = None
+
+    def __post_init__(self) -> None:
+        # Indexes keep one pass linear in the run's size (thousands of node results).
+        self._required = {test.name: test.required for test in self.plan.tests}
+        for position, result in enumerate(self.results):
+            self._index[self._identity(result)] = position
+
+    @staticmethod
+    def _identity(result: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+        return (str(result.get("name", "")), tuple(str(n) for n in result.get("nodes") or []))
+
+    @property
+    def status(self) -> JSON:
+        status: JSON = self.run.setdefault("status", {})
+        return status
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        return self.run.get("spec") or {}
+
+    def find(self, test: str, nodes: Sequence[str]) -> int | None:
+        return self._index.get((test, tuple(nodes)))
+
+    def put(self, result: JSON) -> None:
+        identity = self._identity(result)
+        index = self._index.get(identity)
+        if index is None:
+            self._index[identity] = len(self.results)
+            self.results.append(result)
+        else:
+            self.results[index] = result
+        self._busy = None
+        self._stops = None
+        self.changed = True
+
+    def launch(self, node: str) -> None:
+        self.launched.add(node)
+        self._busy = None
+
+    def wait(self, seconds: float) -> None:
+        self.requeue = min(self.requeue, max(seconds, 1.0))
+
+    def required(self, name: str) -> bool:
+        return self._required.get(name, True)
+
+    def fail_fast_stops(self) -> bool:
+        """D7 (decided by ``glimmer.verdict``), recomputed only after a result changed."""
+        if not self.plan.fail_fast:
+            return False
+        if self._stops is None:
+            self._stops = fail_fast_stops(self.states())
+        return self._stops
+
+    def add_pod(self, pod: JSON) -> None:
+        self.pods[str(kube.meta(pod)["name"])] = pod
+        self._busy = None
+
+    def states(self) -> list[TestResultState]:
+        return [
+            wire.state_from_wire(r, required=self.required(str(r.get("name"))))
+            for r in self.results
+        ]
+
+    def busy(self) -> set[str]:
+        """E8: nodes with a live owned pod plus every node of every open result."""
+        if self._busy is not None:
+            return set(self._busy)
+        nodes = {
+            str(((p.get("spec") or {}).get("nodeSelector") or {}).get(labels.HOSTNAME_LABEL, ""))
+            for p in self.pods.values()
+            if podstate.live(p)
+        }
+        for result in self.results:
+            if result.get("phase") == str(Phase.RUNNING):
+                nodes.update(result.get("nodes") or [])
+        nodes |= self.launched
+        nodes.discard("")
+        self._busy = nodes
+        return set(nodes)
+
+
+def new_result(test: PlannedTest, unit: Unit) -> JSON:
+    result: JSON = {
+        "name": test.name,
+        "kind": test.kind,
+        "scope": test.scope,
+        "phase": str(Phase.RUNNING),
+        "nodes": list(unit.nodes),
+        "repeatsRequired": specs.repeat_count(test.spec),
+        "repeatsCompleted": 0,
+        "errorRetries": 0,
+    }
+    if test.axes:
+        result["variantAxes"] = dict(test.axes)
+    return result
+
+
+def error_verdict(message: str, *, exit_code: int = 0) -> AttemptVerdict:
+    return AttemptVerdict(
+        phase=Phase.ERROR, message=message, exit_code=exit_code, metrics={}, unmeasurable=()
+    )

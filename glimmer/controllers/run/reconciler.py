@@ -1,0 +1,192 @@
+"""The BurnInRun reconciler, Node scope (semantics E, H).
+
+Nothing is remembered between passes: every pass re-derives what to do from the pinned
+plan, the run's status and the run's pods (E1), so a manager restarted at any point
+adopts its pods (deterministic names) and finishes. The status is the checkpoint: a pod
+is deleted only after the status that justifies deleting it has been written, and a
+status write carries the resourceVersion it was computed from, so a conflict is a
+requeue, never a blind overwrite.
+
+This module holds the E1 dispatch and the E7 step gate (cancel, deadline, sweep); the
+rule groups live beside it: ``start`` (E2-E6), ``sweep`` (E8-E16), ``evidence``
+(A12-A14, H), ``finish`` (E19-E20). Every Pass/Fail/Error decision is made by
+``glimmer.verdict`` (the one choke point). Pair and Group units are not run yet: they
+are recorded as Error results that say so, never Failed and never silently skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from glimmer.api import parse_time
+from glimmer.controllers.interlock import Interlock
+from glimmer.controllers.run import kube, labels, podstate, wire
+from glimmer.controllers.run.context import RunContext, RunOptions, now_utc
+from glimmer.controllers.run.delivery import Deliverer, NoDelivery
+from glimmer.controllers.run.finish import Finisher
+from glimmer.controllers.run.start import Pinned, Refused, Starter
+from glimmer.controllers.run.sweep import Sweeper
+from glimmer.engine import NODES, ApiError, KubeClient, Result, is_conflict, is_not_found
+from glimmer.plan import PinnedPlan, PlanDecodeError
+from glimmer.verdict import Phase
+
+JSON = dict[str, Any]
+
+NO_REASON: Final = "cancelled with no reason given"
+
+__all__ = ["RunOptions", "RunReconciler", "now_utc"]
+
+
+class RunReconciler:
+    """Drives one BurnInRun ("namespace/name") from start to its terminal phase."""
+
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        interlock: Interlock,
+        options: RunOptions,
+        deliverer: Deliverer | None = None,
+        now: Callable[[], datetime] = now_utc,
+        observer: Callable[[Mapping[str, Any]], None] | None = None,
+        forget: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.ctx = RunContext(
+            client=client,
+            interlock=interlock,
+            options=options,
+            deliverer=deliverer if deliverer is not None else NoDelivery(),
+            now=now,
+            observe=observer,
+            forget=forget,
+        )
+        self.client = client
+        self.interlock = interlock
+        self.now = now
+        self._forget = forget
+        self._rebuild_lock = asyncio.Lock()
+        self.starter = Starter(self.ctx)
+        self.sweeper = Sweeper(self.ctx)
+        self.finisher = Finisher(self.ctx)
+
+    async def reconcile(self, key: str) -> Result:
+        namespace, _, name = key.partition("/")
+        if not self.interlock.rebuilt:
+            async with self._rebuild_lock:  # several workers may start at once
+                if not self.interlock.rebuilt:
+                    await self._rebuild_interlock()
+        try:
+            run = await self.client.get(kube.RUNS, name, namespace=namespace)
+        except ApiError as err:
+            if is_not_found(err):
+                self.interlock.drop_run(key)
+                if self._forget is not None:
+                    self._forget(namespace, name)
+                return Result()
+            raise
+        try:
+            result = await self._reconcile(run)
+        except ApiError as err:
+            if is_conflict(err):
+                # Someone (or our own stale view) moved the object: recompute from scratch.
+                return Result(requeue=True)
+            raise
+        return result
+
+    async def _rebuild_interlock(self) -> None:
+        runs = await kube.list_all(self.client, kube.RUNS)
+        nodes = await kube.list_all(self.client, NODES)
+        self.interlock.rebuild(runs=runs, nodes=nodes)
+
+    async def _reconcile(self, run: JSON) -> Result:
+        m = kube.meta(run)
+        if m.get("deletionTimestamp"):
+            return await self.finisher.cleanup(run)
+        phase = str((run.get("status") or {}).get("phase") or "")
+        if phase in {p.value for p in Phase} and Phase(phase).terminal:
+            return await self.finisher.converge_terminal(run)
+        text = (m.get("annotations") or {}).get(labels.PLAN_ANNOTATION)
+        if not text:
+            return await self._start(run)
+        try:
+            plan = PinnedPlan.from_annotation(text)
+        except PlanDecodeError as err:
+            return await self.finisher.finalise(
+                run,
+                phase=Phase.ERROR,
+                extra=[wire.synthetic_result("resolve", str(err))],
+                plan=None,
+            )
+        if phase in ("", str(Phase.PENDING)):
+            run = await self.starter.mark_running(run, plan)
+        return await self._step(run, plan)
+
+    async def _start(self, run: JSON) -> Result:
+        outcome = await self.starter.start(run)
+        if isinstance(outcome, Refused):
+            return await self.finisher.finalise(
+                outcome.run,
+                phase=Phase.ERROR,
+                extra=[outcome.result],
+                plan=None,
+                sinks=outcome.sinks,
+            )
+        if isinstance(outcome, Pinned):
+            run = await self.starter.mark_running(outcome.run, outcome.plan)
+            return await self._step(run, outcome.plan)
+        return outcome
+
+    async def _step(self, run: JSON, plan: PinnedPlan) -> Result:
+        spec = run.get("spec") or {}
+        notes = kube.meta(run).get("annotations") or {}
+        if spec.get("cancel") or labels.CANCELLING_ANNOTATION in notes:
+            return await self._cancel(run, plan)
+        deadline = int(spec.get("deadlineSeconds") or 0)
+        started = (run.get("status") or {}).get("startedAt")
+        if deadline > 0 and started:
+            elapsed = (self.now() - parse_time(str(started))).total_seconds()
+            if elapsed >= deadline:
+                return await self._expire(run, plan, deadline=deadline)
+        work = await self.sweeper.new_pass(run, plan)
+        if deadline > 0 and started:
+            work.wait(deadline - (self.now() - parse_time(str(started))).total_seconds())
+        done = await self.sweeper.sweep(work, launch=not spec.get("suspend"))
+        run = await self.sweeper.commit(work)
+        if done is not None:
+            return await self.finisher.finalise(run, phase=done, extra=[], plan=plan)
+        return Result(requeue_after=work.requeue)
+
+    async def _cancel(self, run: JSON, plan: PinnedPlan) -> Result:
+        spec = run.get("spec") or {}
+        notes = kube.meta(run).get("annotations") or {}
+        reason = notes.get(labels.CANCELLING_ANNOTATION)
+        if reason is None:
+            # One-way: the annotation is written first; clearing spec.cancel has no effect.
+            reason = str(spec.get("cancelReason") or "") or NO_REASON
+            run = await kube.patch_metadata(
+                self.client, run, {"annotations": {labels.CANCELLING_ANNOTATION: reason}}
+            )
+        work = await self.sweeper.new_pass(run, plan)
+        await self.sweeper.sweep(work, launch=False)  # harvest what already terminated
+        # Graceful waits for what is running; a pod that never started is not running.
+        running = [p for p in work.pods.values() if podstate.live(p) and podstate.started_at(p)]
+        if spec.get("cancelPolicy", "Graceful") != "Immediate" and running:
+            run = await self.sweeper.commit(work)
+            return Result(requeue_after=min(work.requeue, 30.0))
+        message = f"run cancelled: {reason}"
+        self.sweeper.settle_rest(work, phase=Phase.CANCELLED, message=message)
+        run = await self.sweeper.commit(work)
+        return await self.finisher.finalise(run, phase=Phase.CANCELLED, extra=[], plan=plan)
+
+    async def _expire(self, run: JSON, plan: PinnedPlan, *, deadline: int) -> Result:
+        work = await self.sweeper.new_pass(run, plan)
+        message = (
+            f"run deadline of {deadline}s (spec.deadlineSeconds) exceeded before this "
+            "execution completed; no verdict"
+        )
+        self.sweeper.settle_rest(work, phase=Phase.ERROR, message=message)
+        run = await self.sweeper.commit(work)
+        return await self.finisher.finalise(run, phase=Phase.ERROR, extra=[], plan=plan)

@@ -1,0 +1,107 @@
+"""Registrations the manager wires in: the run controller and the stamp reaper.
+
+Both are keyed so that the workqueue gives one worker per object, which is all the
+concurrency safety the run reconciler needs: it keeps no state between passes except
+the shared :class:`~glimmer.controllers.interlock.Interlock`, rebuilt from the cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from glimmer.controllers.interlock import Interlock
+from glimmer.controllers.reaper import StampReaper
+from glimmer.controllers.run import labels
+from glimmer.controllers.run.delivery import Deliverer
+from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.run.reconciler import RunOptions, RunReconciler, now_utc
+from glimmer.engine import (
+    NODES,
+    PODS,
+    ControllerOptions,
+    ControllerRegistration,
+    InformerEvent,
+    KubeClient,
+    Watch,
+)
+from glimmer.engine.metrics import RunMetrics
+
+RUN_CONTROLLER: str = "burninrun"
+
+
+def observe_run(metrics: RunMetrics, run: Mapping[str, Any]) -> None:
+    meta = run.get("metadata") or {}
+    status = run.get("status") or {}
+    results = [
+        (str(r.get("name", "")), str(node), str(r.get("phase", "")))
+        for r in status.get("results") or []
+        for node in r.get("nodes") or [""]
+    ]
+    metrics.observe(
+        namespace=str(meta.get("namespace", "")),
+        run=str(meta.get("name", "")),
+        phase=str(status.get("phase") or "Pending"),
+        results=results,
+    )
+
+
+REAPER_CONTROLLER: str = "cordon-reaper"
+
+
+def owner_run_keys(event: InformerEvent) -> list[str]:
+    """A runner pod's event concerns the BurnInRun that controls it."""
+    meta = event.obj.get("metadata") or {}
+    return [
+        f"{meta.get('namespace')}/{ref.get('name')}"
+        for ref in meta.get("ownerReferences") or []
+        if ref.get("kind") == "BurnInRun" and ref.get("controller")
+    ]
+
+
+def run_controller(
+    *,
+    client: KubeClient,
+    namespace: str | None,
+    operator_namespace: str,
+    interlock: Interlock,
+    deliverer: Deliverer | None = None,
+    options: RunOptions | None = None,
+    now: Callable[[], datetime] = now_utc,
+    workers: int = 4,
+    metrics: RunMetrics | None = None,
+) -> ControllerRegistration:
+    """The BurnInRun controller. ``namespace`` None watches every namespace.
+
+    Pass ``RunMetrics(manager.metrics.registry)`` to export ``glimmer_run_*``.
+    """
+    reconciler = RunReconciler(
+        client=client,
+        interlock=interlock,
+        options=options or RunOptions(operator_namespace=operator_namespace),
+        deliverer=deliverer,
+        now=now,
+        observer=(lambda run: observe_run(metrics, run)) if metrics is not None else None,
+        forget=metrics.forget if metrics is not None else None,
+    )
+    return ControllerRegistration(
+        name=RUN_CONTROLLER,
+        reconciler=reconciler,
+        watches=(
+            Watch(RUNS, namespace=namespace),
+            Watch(
+                PODS, namespace=namespace, label_selector=labels.RUN_LABEL, to_keys=owner_run_keys
+            ),
+        ),
+        options=ControllerOptions(max_concurrent_reconciles=workers),
+    )
+
+
+def reaper_controller(*, client: KubeClient) -> ControllerRegistration:
+    """E21 over every Node event (plus its own 5-minute recheck of live stamps)."""
+    return ControllerRegistration(
+        name=REAPER_CONTROLLER,
+        reconciler=StampReaper(client=client),
+        watches=(Watch(NODES),),
+    )

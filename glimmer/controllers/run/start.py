@@ -1,0 +1,249 @@
+"""Starting a run: resolve, admission, plan validation, pin, Running (E2-E6).
+
+Nothing is held before the plan is pinned: a run refused here has cordoned nothing,
+and its refusal is a synthetic Error result (``resolve``/``admission``), never Failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import structlog
+
+from glimmer.api import format_time, parse_time
+from glimmer.controllers.run import kube, labels, wire
+from glimmer.controllers.run.admission import find_conflict, holds, precedence_key
+from glimmer.controllers.run.conditions import set_condition
+from glimmer.controllers.run.context import Part
+from glimmer.controllers.run.cordon import prior_for_capture
+from glimmer.controllers.run.delivery import Delivery, Reason
+from glimmer.engine import NODES, ApiError, Result, is_not_found
+from glimmer.plan import (
+    PinnedPlan,
+    PlanDecodeError,
+    PlanRefusal,
+    build_plan,
+    describe_findings,
+    unsound_findings,
+)
+from glimmer.verdict import Phase
+
+log = structlog.get_logger("glimmer.controllers.run")
+
+JSON = dict[str, Any]
+FINGERPRINT_LABELS: Final = ("nvidia.com/gpu.product", "glimmer.ai/gpu-arch", "glimmer.ai/hw-class")
+
+
+class ConfigError(Exception):
+    """A resolve failure that is the author's to fix (subject to E2's grace)."""
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Refused at start: the run (with its conditions) and its synthetic result."""
+
+    run: JSON
+    result: JSON
+    sinks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """Admitted and pinned: the run as written and its plan."""
+
+    run: JSON
+    plan: PinnedPlan
+
+
+def fingerprint_of(node: Mapping[str, Any]) -> str:
+    info = (node.get("status") or {}).get("nodeInfo") or {}
+    node_labels = kube.meta(node).get("labels") or {}
+    text = (
+        f"kernel={info.get('kernelVersion', '')} os={info.get('osImage', '')} "
+        f"arch={info.get('architecture', '')}"
+    )
+    for label in FINGERPRINT_LABELS:
+        if label in node_labels:
+            text += f" {label}={node_labels[label]}"
+    return text
+
+
+class Starter(Part):
+    """From a new run to a pinned, Running one; or to a refusal that holds nothing."""
+
+    async def _resolve_targets(self, spec: Mapping[str, Any]) -> list[str]:
+        target = spec.get("target") or {}
+        names = [str(n) for n in target.get("nodeNames") or []]
+        if names:
+            return names
+        selector = target.get("nodeSelector") or {}
+        if not selector:
+            raise ConfigError("spec.target selects no nodes: set nodeNames or nodeSelector")
+        text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        nodes = await kube.list_all(self.client, NODES, label_selector=text)
+        if not nodes:
+            raise ConfigError(f"spec.target.nodeSelector {text} matches no nodes")
+        return [str(kube.meta(n)["name"]) for n in nodes]
+
+    async def _resolve(self, run: JSON) -> tuple[JSON, dict[str, JSON], list[str]]:
+        namespace = str(kube.meta(run)["namespace"])
+        spec = run.get("spec") or {}
+        profile_name = str(spec.get("profileRef") or "")
+        try:
+            profile = await self.client.get(kube.PROFILES, profile_name, namespace=namespace)
+        except ApiError as err:
+            if is_not_found(err):
+                raise ConfigError(f"BurnInProfile {namespace}/{profile_name} not found") from err
+            raise
+        profile_spec = dict(profile.get("spec") or {})
+        tests: dict[str, JSON] = {}
+        for entry in profile_spec.get("tests") or []:
+            ref = entry.get("testRef") if isinstance(entry, Mapping) else None
+            if not ref or ref in tests:
+                continue
+            try:
+                test = await self.client.get(kube.TESTS, str(ref), namespace=namespace)
+            except ApiError as err:
+                if is_not_found(err):
+                    continue  # build_plan reports it as an unresolved ref (grace applies)
+                raise
+            tests[str(ref)] = dict(test.get("spec") or {})
+        targets = await self._resolve_targets(spec)
+        return profile_spec, tests, targets
+
+    def _within_grace(self, run: JSON) -> bool:
+        created = kube.meta(run).get("creationTimestamp")
+        if not created:
+            return False
+        age = (self.now() - parse_time(str(created))).total_seconds()
+        return age < self.options.resolve_grace_seconds
+
+    async def _targets_of(self, other: Mapping[str, Any]) -> list[str]:
+        text = (kube.meta(other).get("annotations") or {}).get(labels.PLAN_ANNOTATION)
+        if text:
+            with contextlib.suppress(PlanDecodeError):
+                return list(PinnedPlan.from_annotation(text).targets)
+        try:
+            return await self._resolve_targets(other.get("spec") or {})
+        except ConfigError:
+            return []
+
+    async def start(self, run: JSON) -> Result | Refused | Pinned:
+        """E2 resolve, E3 admission, E4 validation, E5 pin; nothing is held before the pin."""
+        spec = run.get("spec") or {}
+        try:
+            profile, tests, targets = await self._resolve(run)
+        except ConfigError as err:
+            if self._within_grace(run):
+                return Result(requeue_after=self.options.resolve_retry_seconds)
+            return self._refuse(run, name="resolve", message=str(err))
+        # E3: admission, against an uncached list of every run in every namespace.
+        ours = precedence_key(run)
+        others: list[tuple[JSON, list[str]]] = []
+        for other in await kube.list_all(self.client, kube.RUNS):
+            if kube.meta(other).get("uid") == kube.meta(run).get("uid"):
+                continue
+            if holds(other) and precedence_key(other) < ours:
+                others.append((other, await self._targets_of(other)))
+        conflict = find_conflict(run, targets=targets, others=others)
+        now = self.now()
+        status = run.setdefault("status", {})
+        if conflict is not None and not spec.get("force"):
+            set_condition(status, type_="Admitted", status_="False", reason="TargetsBusy",
+                          message=conflict.message(), now=now)  # fmt: skip
+            return self._refuse(
+                run, name="admission", message=conflict.message(), sinks=profile.get("sinks")
+            )
+        reason = "AdmittedByForce" if conflict is not None else "TargetsAvailable"
+        message = (
+            f"admitted despite overlap: {conflict.message()}"
+            if conflict is not None
+            else f"no active run holds any of the {len(targets)} target node(s)"
+        )
+        plan = build_plan(
+            profile=profile,
+            tests=tests,
+            targets=targets,
+            baseline=bool(spec.get("baseline")),
+            max_concurrent_nodes=spec.get("maxConcurrentNodes"),
+        )
+        if isinstance(plan, PlanRefusal):
+            if plan.unresolved_refs and self._within_grace(run):
+                return Result(requeue_after=self.options.resolve_retry_seconds)
+            return self._refuse(
+                run, name="resolve", message=plan.message, sinks=profile.get("sinks")
+            )
+        set_condition(status, type_="Admitted", status_="True", reason=reason, message=message,
+                      now=now)  # fmt: skip
+        run = await kube.write_status(self.client, run)
+        # E5: plan and finalizer in one metadata write.
+        finalizers = list(kube.meta(run).get("finalizers") or [])
+        if labels.FINALIZER not in finalizers:
+            finalizers.append(labels.FINALIZER)
+        annotations = {labels.PLAN_ANNOTATION: plan.to_annotation()}
+        run = await kube.patch_metadata(
+            self.client, run, {"annotations": annotations, "finalizers": finalizers}
+        )
+        return Pinned(run=run, plan=plan)
+
+    def _refuse(
+        self, run: JSON, *, name: str, message: str, sinks: Sequence[str] | None = None
+    ) -> Refused:
+        log.info("run refused", run=kube.meta(run).get("name"), cause=name, message=message)
+        # L4: a refused run's terminal envelope goes to the profile's sinks if it resolved.
+        return Refused(
+            run=run,
+            result=wire.synthetic_result(name, message),
+            sinks=tuple(s for s in sinks or () if isinstance(s, str)),
+        )
+
+    async def mark_running(self, run: JSON, plan: PinnedPlan) -> JSON:
+        status = run.setdefault("status", {})
+        prior = dict(status.get("priorUnschedulable") or {})
+        fingerprint = dict(status.get("fingerprint") or {})
+        for node in plan.targets:
+            try:
+                current = await self.client.get(NODES, node)
+            except ApiError as err:
+                if not is_not_found(err):
+                    raise
+                fingerprint.setdefault(node, "node object unavailable at run start")
+                continue
+            if node not in prior:
+                prior[node] = prior_for_capture(current)
+            fingerprint.setdefault(node, fingerprint_of(current))
+        now = self.now()
+        generation = int(kube.meta(run).get("generation") or 0) or None
+        status.update(
+            phase=str(Phase.RUNNING),
+            startedAt=status.get("startedAt") or format_time(now),
+            priorUnschedulable=prior,
+            fingerprint=fingerprint,
+        )
+        if generation is not None:
+            status["observedGeneration"] = generation
+        findings = unsound_findings(plan)
+        if findings:
+            set_condition(status, type_="ThresholdsSound", status_="False",
+                          reason="UnsoundThresholds", message=describe_findings(findings),
+                          now=now)  # fmt: skip
+        else:
+            set_condition(status, type_="ThresholdsSound", status_="True", reason="Reviewed",
+                          message="every planned threshold can be judged", now=now)  # fmt: skip
+        if plan.expanded_variants:
+            set_condition(status, type_="PlanExpanded", status_="True",
+                          reason="VariantsExpanded",
+                          message=f"{len(plan.tests)} planned executions x "
+                          f"{len(plan.targets)} nodes", now=now)  # fmt: skip
+        # E6: deliver the Running envelope, then write status.
+        await self.deliverer.deliver(
+            Delivery(Reason.RUN_PHASE_CHANGED, str(Phase.RUNNING), run, plan.sinks)
+        )
+        run = await kube.write_status(self.client, run)
+        await kube.record_event(self.client, run, type_="Normal", reason="Started",
+                                message=f"running {len(plan.tests)} test(s) on "
+                                f"{len(plan.targets)} node(s)")  # fmt: skip
+        return run

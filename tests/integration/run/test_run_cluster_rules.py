@@ -1,0 +1,179 @@
+"""Cross-run and cross-restart rules on the real apiserver: E3, E10, E12, E21, H."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from glimmer.controllers.run import labels
+from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
+from glimmer.engine import NODES, PODS, ApiServerClient
+from tests.integration.run.conftest import (
+    Operator,
+    apply_profile,
+    create_run,
+    custom,
+    terminal_run,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+async def test_node_acceptance_sample_reaches_a_verdict_on_three_simulated_nodes(
+    operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
+) -> None:
+    nodes = sim_nodes(count=3, extra_args=["--sim-gpu=h200"])
+    documents = list(yaml.safe_load_all((REPO / "glimmer/examples/acceptance.yaml").read_text()))
+    for doc in documents:
+        if doc["kind"] == "BurnInTest":
+            # Keep the test fast: simulated runners run on a virtual clock, and only
+            # memory-stress (real DIMMs) spends real time.
+            real_time = doc["spec"]["kind"] == "memory-stress"
+            doc["spec"]["durationSeconds"] = 3 if real_time else 10
+            await kube.create(TESTS, doc, namespace=namespace)
+        elif doc["kind"] == "BurnInProfile":
+            doc["spec"].pop("sinks", None)
+            await kube.create(PROFILES, doc, namespace=namespace)
+    profile = next(d for d in documents if d["kind"] == "BurnInProfile")["metadata"]["name"]
+    await kube.create(
+        RUNS,
+        {
+            "apiVersion": "burnin.glimmer.ai/v1alpha1",
+            "kind": "BurnInRun",
+            "metadata": {"name": "acceptance"},
+            "spec": {
+                "profileRef": profile,
+                "target": {"nodeNames": nodes.names},
+                "maxConcurrentNodes": 3,
+            },
+        },
+        namespace=namespace,
+    )
+    run = await terminal_run(kube, namespace, "acceptance", timeout=240)
+    status = run["status"]
+    assert status["phase"] == "Passed", [(r["name"], r["message"]) for r in status["results"]]
+    tests = {d["metadata"]["name"] for d in documents if d["kind"] == "BurnInTest"}
+    assert {r["name"] for r in status["results"]} == tests
+    assert len(status["results"]) == 3 * len(tests)
+    # A simulated GPU proves the plumbing, never the part: provenance says so.
+    assert status["provenance"] == "sim" and status["certifiesSilicon"] is False
+    for result in status["results"]:
+        assert result["attempts"][-1]["provenance"] == result["provenance"]
+        hardware = result["kind"] != "memory-stress"
+        assert result.get("suspect", False) is hardware, result
+    assert all(r["attempts"] and r["attempts"][-1].get("podName") for r in status["results"])
+    for name in nodes.names:
+        node = await kube.get(NODES, name)
+        assert not node["spec"].get("unschedulable")
+
+
+async def test_E3_targets_busy_refuses_a_run_in_another_namespace_unless_forced(
+    operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any, control_plane: Any
+) -> None:
+    nodes = sim_nodes(count=1)
+    other = f"{namespace}-b"
+    control_plane.kubectl("create", "namespace", other)
+    try:
+        for ns in (namespace, other):
+            await apply_profile(kube, ns, {"t": custom("sleep 4; echo ok=1")})
+        await create_run(kube, namespace, "holder", nodes.names)
+
+        async def running() -> bool:
+            run = await kube.get(RUNS, "holder", namespace=namespace)
+            return (run.get("status") or {}).get("phase") == "Running"
+
+        await wait_for(running, what="holder running")
+        await create_run(kube, other, "late", nodes.names)
+        late = await terminal_run(kube, other, "late")
+        assert late["status"]["phase"] == "Error"
+        [refusal] = late["status"]["results"]
+        assert (refusal["name"], refusal["kind"]) == ("admission", "")
+        assert f"{namespace}/holder" in refusal["message"]
+        await create_run(kube, other, "forced", nodes.names, force=True)
+        forced = await terminal_run(kube, other, "forced")
+        conditions = {c["type"]: c for c in forced["status"]["conditions"]}
+        assert conditions["Admitted"]["reason"] == "AdmittedByForce"
+        holder = await terminal_run(kube, namespace, "holder")
+        assert holder["status"]["phase"] == "Passed"
+    finally:
+        control_plane.kubectl("delete", "namespace", other, "--wait=false", check=False)
+
+
+async def test_E12_E21_an_admin_cordon_survives_the_run_and_an_orphan_stamp_is_reaped(
+    operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
+) -> None:
+    nodes = sim_nodes(count=2)
+    admin, spare = nodes.names
+    await kube.patch(NODES, admin, {"spec": {"unschedulable": True}})
+    await apply_profile(kube, namespace, {"t": custom("echo ok=1")})
+    await create_run(kube, namespace, "r", [admin])
+    run = await terminal_run(kube, namespace, "r")
+    assert run["status"]["phase"] == "Passed"
+    assert run["status"]["priorUnschedulable"] == {admin: True}
+    node = await kube.get(NODES, admin)
+    assert node["spec"].get("unschedulable") is True
+    assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {})
+    # A stamp naming a run that no longer exists is removed and the node restored.
+    await kube.patch(
+        NODES,
+        spare,
+        {
+            "metadata": {
+                "annotations": {
+                    labels.CORDON_OWNER: f"{namespace}/gone/0000-uid",
+                    labels.PRIOR_UNSCHEDULABLE: "false",
+                }
+            },
+            "spec": {"unschedulable": True},
+        },
+    )
+
+    async def reaped() -> bool:
+        node = await kube.get(NODES, spare)
+        notes = node["metadata"].get("annotations") or {}
+        return labels.CORDON_OWNER not in notes and not node["spec"].get("unschedulable")
+
+    await wait_for(reaped, what="orphan stamp reaped")
+
+
+async def test_H_a_manager_restarted_mid_run_reaches_the_verdict_recreating_no_pod(
+    operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
+) -> None:
+    nodes = sim_nodes(count=3)
+    await apply_profile(
+        kube,
+        namespace,
+        {
+            "a": custom("sleep 3; echo bw=12"),
+            "b": custom("sleep 2; echo bw=13"),
+        },
+    )
+    await create_run(kube, namespace, "r", nodes.names)
+
+    async def some_pod_running() -> bool:
+        pods = (await kube.list(PODS, namespace=namespace))["items"]
+        return any((p.get("status") or {}).get("phase") == "Running" for p in pods)
+
+    await wait_for(some_pod_running, what="a running pod")
+    await operator.stop(crash=True)
+    await asyncio.sleep(1)
+    await operator.start()
+    run = await terminal_run(kube, namespace, "r", timeout=120)
+    assert run["status"]["phase"] == "Passed", run["status"]["results"]
+    assert run["status"]["passed"] == 6
+    pods = (await kube.list(PODS, namespace=namespace))["items"]
+    names = [p["metadata"]["name"] for p in pods]
+    assert len(names) == len(set(names)) == 6  # one pod per unit, none created twice
+    attempts = [a for r in run["status"]["results"] for a in r["attempts"]]
+    assert all(a["attempt"] == 1 for a in attempts)
+    for name in nodes.names:
+        node = await kube.get(NODES, name)
+        assert not node["spec"].get("unschedulable")
+        assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {})

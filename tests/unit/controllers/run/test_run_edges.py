@@ -1,0 +1,275 @@
+"""Rules at the edges of a run: refusal, failFast, images, heat, cancel, TTL, deletion, E21."""
+
+from __future__ import annotations
+
+from glimmer.controllers.interlock import Interlock
+from glimmer.controllers.reaper import StampReaper
+from glimmer.controllers.run import labels
+from glimmer.controllers.run.delivery import Reason
+from glimmer.controllers.run.kube import RUNS
+from glimmer.engine import NODES, PODS
+from tests.unit.controllers.run.harness import NS, Cluster, custom_test
+
+
+async def finish_all(cluster: Cluster, *, exit_code: int, log: str) -> None:
+    for pod in cluster.live_pods():
+        await cluster.kubelet(pod["metadata"]["name"], exit_code=exit_code, log=log)
+
+
+async def test_E4_C5_a_malformed_threshold_refuses_the_run_at_once_without_cordon() -> None:
+    cluster = Cluster(nodes=1)
+    bad = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "fast"}]
+    await cluster.setup(tests={"t": custom_test("echo", thresholds=bad)})
+    await cluster.create_run()
+    await cluster.reconcile()
+    run = await cluster.run()
+    assert run["status"]["phase"] == "Error"
+    [refusal] = run["status"]["results"]
+    assert (refusal["name"], refusal["kind"]) == ("resolve", "")
+    assert not cluster.pods()
+    assert not cluster.node("n0")["spec"].get("unschedulable")
+    assert labels.FINALIZER not in (run["metadata"].get("finalizers") or [])
+
+
+async def test_E1_an_unreadable_pinned_plan_finalises_error_and_unloads() -> None:
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run()
+    await cluster.reconcile()
+    await cluster.client.patch(
+        RUNS,
+        "r1",
+        {"metadata": {"annotations": {labels.PLAN_ANNOTATION: '{"version":2}'}}},
+        namespace=NS,
+    )
+    await cluster.reconcile()
+    run = await cluster.run()
+    assert run["status"]["phase"] == "Error"
+    assert any(r["name"] == "resolve" and r["kind"] == "" for r in run["status"]["results"])
+    assert not cluster.live_pods()
+    assert not cluster.node("n0")["spec"].get("unschedulable")
+
+
+async def test_D7_fail_fast_stops_later_tests_once_a_required_result_failed() -> None:
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"a": custom_test("echo"), "b": custom_test("echo")})
+    from glimmer.controllers.run.kube import PROFILES
+
+    await cluster.client.patch(PROFILES, "prof", {"spec": {"failFast": True}}, namespace=NS)
+    await cluster.create_run()
+    await cluster.reconcile()
+    await finish_all(cluster, exit_code=1, log="broken\n")
+    await cluster.reconcile()
+    run = await cluster.run()
+    assert run["status"]["phase"] == "Failed"
+    assert [r["name"] for r in run["status"]["results"]] == ["a"]  # b untouched: no result
+    assert {p["metadata"]["labels"][labels.TEST_LABEL] for p in cluster.pods()} == {"a"}
+
+
+async def test_E14_an_execution_with_no_resolvable_image_is_error_and_places_no_cordon() -> None:
+    cluster = Cluster(nodes=1)
+    spec = {"kind": "custom", "scope": "Node", "runner": {"command": ["true"]}}
+    await cluster.setup(tests={"t": spec})
+    await cluster.create_run()
+    await cluster.reconcile()
+    run = await cluster.run()
+    assert run["status"]["phase"] == "Error"
+    assert "no runner image" in run["status"]["results"][0]["message"]
+    assert not cluster.pods()
+    assert labels.CORDON_OWNER not in (cluster.node("n0")["metadata"].get("annotations") or {})
+
+
+async def test_E11_a_sustained_load_kind_marks_heat_and_the_marker_goes_with_the_cordon() -> None:
+    cluster = Cluster(nodes=1)
+    spec = {
+        "kind": "gpu-burn",
+        "scope": "Node",
+        "durationSeconds": 60,
+        "runner": {"image": "example.com/burn:1"},
+    }
+    await cluster.setup(tests={"t": spec})
+    await cluster.create_run()
+    await cluster.reconcile()
+    notes = cluster.node("n0")["metadata"]["annotations"]
+    assert notes[labels.HEAT_EXPECTED].startswith(f"{NS}/r1/")
+    await finish_all(cluster, exit_code=0, log="ok=1\n")
+    await cluster.reconcile()
+    notes = cluster.node("n0")["metadata"].get("annotations") or {}
+    assert labels.HEAT_EXPECTED not in notes and labels.CORDON_OWNER not in notes
+
+
+async def test_E18_graceful_cancel_is_one_way_waits_for_running_pods_keeps_verdicts() -> None:
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run()
+    await cluster.reconcile()
+    pod = cluster.live_pods()[0]["metadata"]["name"]
+    await cluster.kubelet(pod, exit_code=None)
+    await cluster.client.patch(RUNS, "r1", {"spec": {"cancel": True}}, namespace=NS)
+    await cluster.reconcile()
+    run = await cluster.run()
+    assert run["status"]["phase"] == "Running"
+    assert run["metadata"]["annotations"][labels.CANCELLING_ANNOTATION] == (
+        "cancelled with no reason given"
+    )
+    await cluster.client.patch(RUNS, "r1", {"spec": {"cancel": False}}, namespace=NS)
+    await cluster.kubelet(pod, exit_code=0, log="ok=1\n")
+    await cluster.reconcile()
+    run = await cluster.run()
+    assert run["status"]["phase"] == "Cancelled"  # clearing spec.cancel had no effect
+    assert run["status"]["results"][0]["phase"] == "Passed"
+
+
+async def test_E16_a_started_pod_past_the_overdue_point_is_error_and_deleted_after_write() -> None:
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"t": custom_test("echo", durationSeconds=10)})
+    await cluster.create_run()
+    await cluster.reconcile()
+    pod = cluster.live_pods()[0]["metadata"]["name"]
+    await cluster.kubelet(pod, exit_code=None)
+    await cluster.reconcile()
+    cluster.advance(10 + 420 + 1)
+    await cluster.reconcile()
+    run = await cluster.run()
+    assert run["status"]["phase"] == "Error"
+    assert "overdue" in run["status"]["results"][0]["message"]
+    assert not cluster.client.objects(PODS)
+
+
+async def test_L4_running_is_delivered_before_its_status_write_terminal_after_release() -> None:
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run()
+    await cluster.reconcile()
+    [running] = list(cluster.delivered.sent)
+    assert (running.reason, running.event_key) == (Reason.RUN_PHASE_CHANGED, "Running")
+    assert (running.run.get("status") or {}).get("phase") == "Running"
+    await finish_all(cluster, exit_code=0, log="ok=1\n")
+    await cluster.reconcile()
+    reasons = [(d.reason, d.event_key) for d in cluster.delivered.sent]
+    assert reasons[1:] == [(Reason.TEST_COMPLETED, "t/n0"), (Reason.RUN_PHASE_CHANGED, "Passed")]
+
+
+async def test_E19_ttl_deletes_the_finished_run_after_its_time() -> None:
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run(ttlSecondsAfterFinished=60)
+    await cluster.reconcile()
+    await finish_all(cluster, exit_code=0, log="ok=1\n")
+    result = await cluster.reconcile()
+    assert result.requeue_after is not None and 0 < result.requeue_after <= 60
+    cluster.advance(61)
+    await cluster.reconcile()
+    assert not cluster.client.objects(RUNS)
+
+
+async def test_E20_deleting_a_running_run_unloads_and_restores_its_nodes() -> None:
+    cluster = Cluster(nodes=2)
+    await cluster.setup(tests={"t": custom_test("echo")}, unschedulable=("n1",))
+    await cluster.create_run(maxConcurrentNodes=2)
+    await cluster.reconcile()
+    await cluster.client.delete(RUNS, "r1", namespace=NS)
+    await cluster.reconcile()
+    assert not cluster.client.objects(RUNS)
+    assert not cluster.live_pods()
+    assert not cluster.node("n0")["spec"].get("unschedulable")
+    assert cluster.node("n1")["spec"].get("unschedulable") is True
+
+
+async def test_E21_the_reaper_restores_a_node_stamped_by_a_vanished_run_only() -> None:
+    cluster = Cluster(nodes=2)
+    await cluster.setup(tests={"t": custom_test("sleep 1")})
+    live = await cluster.create_run()
+    await cluster.reconcile()
+    stamp = f"{NS}/ghost/uid-gone"
+    await cluster.client.patch(
+        NODES,
+        "n1",
+        {
+            "metadata": {
+                "annotations": {labels.CORDON_OWNER: stamp, labels.PRIOR_UNSCHEDULABLE: "false"}
+            },
+            "spec": {"unschedulable": True},
+        },
+    )
+    reaper = StampReaper(client=cluster.client)
+    await reaper.reconcile("n1")
+    assert not cluster.node("n1")["spec"].get("unschedulable")
+    assert labels.CORDON_OWNER not in (cluster.node("n1")["metadata"].get("annotations") or {})
+    held = await reaper.reconcile("n0")  # stamped by a live run: left, rechecked later
+    assert held.requeue_after == 300
+    owner = cluster.node("n0")["metadata"]["annotations"][labels.CORDON_OWNER]
+    assert owner.endswith(live["metadata"]["uid"])
+
+
+async def test_E9_the_interlock_is_rebuilt_from_run_statuses_and_node_stamps() -> None:
+    cluster = Cluster(nodes=2)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run(maxConcurrentNodes=2)
+    await cluster.reconcile()
+    fresh = Interlock()
+    fresh.rebuild(runs=cluster.client.objects(RUNS), nodes=cluster.client.objects(NODES))
+    assert fresh.held() == {"n0": [f"{NS}/r1"], "n1": [f"{NS}/r1"]}
+    assert cluster.interlock.held() == fresh.held()
+
+
+async def test_E10_the_stamp_is_written_before_the_cordon_and_both_before_the_pod() -> None:
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run()
+    cluster.client.calls.clear()
+    await cluster.reconcile()
+    node_and_pod = [
+        (verb, res)
+        for verb, res, _, name in cluster.client.calls
+        if res in ("nodes", "pods") and verb in ("patch", "create")
+    ]
+    assert node_and_pod[:3] == [("patch", "nodes"), ("patch", "nodes"), ("create", "pods")]
+
+
+async def test_E6_variants_are_expanded_into_cells_and_reported_by_plan_expanded() -> None:
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    from glimmer.controllers.run.kube import PROFILES
+
+    variants = [{"name": "small", "axes": {"size": "s"}}, {"name": "large", "axes": {"size": "l"}}]
+    await cluster.client.patch(
+        PROFILES,
+        "prof",
+        {"spec": {"tests": [{"testRef": "t", "variants": variants}]}},
+        namespace=NS,
+    )
+    await cluster.create_run()
+    await cluster.reconcile()
+    run = await cluster.run()
+    conditions = {c["type"]: c for c in run["status"]["conditions"]}
+    assert conditions["PlanExpanded"]["reason"] == "VariantsExpanded"
+    assert conditions["ThresholdsSound"]["reason"] == "Reviewed"
+    await finish_all(cluster, exit_code=0, log="ok=1\n")
+    await cluster.reconcile()
+    await finish_all(cluster, exit_code=0, log="ok=1\n")
+    await cluster.reconcile()
+    run = await cluster.run()
+    assert [(r["name"], r["variantAxes"]) for r in run["status"]["results"]] == [
+        ("t-small", {"size": "s"}),
+        ("t-large", {"size": "l"}),
+    ]
+    assert run["status"]["phase"] == "Passed"
+
+
+async def test_E2_a_missing_test_ref_gets_the_grace_then_names_the_test_in_the_refusal() -> None:
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"present": custom_test("echo")})
+    from glimmer.controllers.run.kube import PROFILES
+
+    entries = [{"testRef": "present"}, {"testRef": "absent"}]
+    await cluster.client.patch(PROFILES, "prof", {"spec": {"tests": entries}}, namespace=NS)
+    await cluster.create_run()
+    assert (await cluster.reconcile()).requeue_after == 15
+    assert not cluster.pods()
+    cluster.advance(121)
+    await cluster.reconcile()
+    run = await cluster.run()
+    assert run["status"]["phase"] == "Error"
+    assert "absent" in run["status"]["results"][0]["message"]
+    assert not cluster.pods()
