@@ -25,3 +25,7 @@ envtest:
 # Contract + verdict throughput and memory figures.
 bench-contract:
     .venv/bin/python bench/contract/run.py
+
+# Chaos: SIGKILL the manager at 50 random instants over BurnInRuns on simulated nodes.
+chaos:
+    GLIMMER_CHAOS_KILLS=50 .venv/bin/pytest -q -s tests/e2e/test_chaos.py

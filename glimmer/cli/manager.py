@@ -24,6 +24,7 @@ from glimmer.controllers.run.setup import reaper_controller, run_controller
 from glimmer.engine import (
     ApiServerClient,
     CacheSyncTimeoutError,
+    ClientOptions,
     ControllerRegistration,
     EngineMetrics,
     KubeClient,
@@ -66,10 +67,15 @@ def _leader_namespace(explicit: str | None) -> str:
     return _DEFAULT_LEADER_NAMESPACE
 
 
-async def run_manager(*, kubeconfig: str | None, options: ManagerOptions) -> int:
+async def run_manager(
+    *,
+    kubeconfig: str | None,
+    options: ManagerOptions,
+    client_options: ClientOptions | None = None,
+) -> int:
     """Run until signalled (exit 0) or until leadership is lost (exit 1)."""
     metrics = EngineMetrics()
-    client = await ApiServerClient.connect(kubeconfig, metrics=metrics)
+    client = await ApiServerClient.connect(kubeconfig, options=client_options, metrics=metrics)
     try:
         manager = Manager(client, options=options, metrics=metrics)
         for registration in controller_registrations(client, manager):
@@ -138,6 +144,21 @@ async def run_manager(*, kubeconfig: str | None, options: ManagerOptions) -> int
     help="Seconds allowed for draining reconciles after SIGTERM.",
 )
 @click.option(
+    "--kube-api-qps",
+    type=click.FloatRange(min=1.0),
+    default=50.0,
+    show_default=True,
+    help="Sustained requests per second to the apiserver (a thousand-node run needs more "
+    "than client-go's 20).",
+)
+@click.option(
+    "--kube-api-burst",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Requests allowed above --kube-api-qps in a burst.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="info",
@@ -153,6 +174,8 @@ def manager(
     leader_election_namespace: str | None,
     leader_election_id: str,
     graceful_shutdown_timeout: float,
+    kube_api_qps: float,
+    kube_api_burst: int,
     log_level: str,
 ) -> None:
     """Run the Glimmer controller manager."""
@@ -166,4 +189,9 @@ def manager(
         leader_election_id=leader_election_id,
         graceful_shutdown_timeout=graceful_shutdown_timeout,
     )
-    sys.exit(asyncio.run(run_manager(kubeconfig=kubeconfig, options=options)))
+    client_options = ClientOptions(qps=kube_api_qps, burst=kube_api_burst)
+    sys.exit(
+        asyncio.run(
+            run_manager(kubeconfig=kubeconfig, options=options, client_options=client_options)
+        )
+    )

@@ -40,6 +40,14 @@ class RunOptions:
     requeue_idle_seconds: float = 300.0
     #: E19: how often a terminal envelope a sink refused is re-sent (5 min).
     terminal_delivery_retry_seconds: float = 300.0
+    #: Work one pass may do before it stops, commits what it did and requeues at once
+    #: (20 s). A pass only records progress in its final status write, so a pass cut off
+    #: by the reconcile timeout (60 s) would lose everything it did; at fleet scale (a
+    #: thousand nodes, a hundred at a time) one unbounded pass can outlast that timeout.
+    pass_budget_seconds: float = 20.0
+    #: Targets above this count are read with one uncached node list at mark-running
+    #: instead of one uncached get each (E6, E22).
+    node_list_threshold: int = 16
 
 
 def now_utc() -> datetime:

@@ -6,6 +6,8 @@ stays linear in the size of the run, which may hold thousands of node results.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,6 +37,8 @@ class Pass:
     launched: set[str] = field(default_factory=set)
     requeue: float = 300.0
     changed: bool = False
+    #: time.monotonic() after which the pass stops taking on units (see RunOptions).
+    deadline: float = math.inf
     _index: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)
     _required: dict[str, bool] = field(default_factory=dict)
     _busy: set[str] | None = None
@@ -77,6 +81,13 @@ class Pass:
     def launch(self, node: str) -> None:
         self.launched.add(node)
         self._busy = None
+
+    def out_of_time(self) -> bool:
+        """Past the pass budget: commit what was done and come straight back."""
+        if time.monotonic() < self.deadline:
+            return False
+        self.requeue = min(self.requeue, 0.1)
+        return True
 
     def wait(self, seconds: float) -> None:
         self.requeue = min(self.requeue, max(seconds, 1.0))

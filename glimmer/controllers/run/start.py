@@ -200,16 +200,33 @@ class Starter(Part):
             sinks=tuple(s for s in sinks or () if isinstance(s, str)),
         )
 
+    async def _target_nodes(self, targets: Sequence[str]) -> dict[str, JSON]:
+        """Uncached reads of the targets (E22): one get each for a few, one list for many
+        (a thousand gets at the client's rate limit would outlast a reconcile)."""
+        if len(targets) > self.options.node_list_threshold:
+            wanted = set(targets)
+            return {
+                str(kube.meta(n)["name"]): n
+                for n in await kube.list_all(self.client, NODES)
+                if kube.meta(n).get("name") in wanted
+            }
+        found: dict[str, JSON] = {}
+        for node in targets:
+            try:
+                found[node] = await self.client.get(NODES, node)
+            except ApiError as err:
+                if not is_not_found(err):
+                    raise
+        return found
+
     async def mark_running(self, run: JSON, plan: PinnedPlan) -> JSON:
         status = run.setdefault("status", {})
         prior = dict(status.get("priorUnschedulable") or {})
         fingerprint = dict(status.get("fingerprint") or {})
+        nodes = await self._target_nodes(plan.targets)
         for node in plan.targets:
-            try:
-                current = await self.client.get(NODES, node)
-            except ApiError as err:
-                if not is_not_found(err):
-                    raise
+            current = nodes.get(node)
+            if current is None:
                 fingerprint.setdefault(node, "node object unavailable at run start")
                 continue
             if node not in prior:

@@ -9,6 +9,7 @@ created with deterministic names, so a pass that crashed half-way is simply redo
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -58,6 +59,7 @@ class Sweeper(Part):
             now=self.now(),
             results=[dict(r) for r in status.get("results") or []],
             requeue=self.options.requeue_idle_seconds,
+            deadline=time.monotonic() + self.options.pass_budget_seconds,
         )
 
     async def commit(self, work: Pass) -> JSON:
@@ -118,6 +120,8 @@ class Sweeper(Part):
                 return run_phase(work.states())
             settled = True
             for unit in units_of_test(plan, index):
+                if work.out_of_time():
+                    return None  # commit what this pass did; the next one goes on
                 # D7 also stops the same test's other nodes: no new load once it is in.
                 go = launch and not work.fail_fast_stops()
                 settled = await self._unit(work, index, test, unit, launch=go) and settled

@@ -1,0 +1,216 @@
+"""Rule H under chaos: a manager SIGKILLed at random instants reaches the same verdict.
+
+The manager runs as a real `glimmer manager` process against three simulated nodes. One
+undisturbed run fixes the reference; then the manager is started, SIGKILLed after a random
+0.2-3 s (seeded; the seed is printed so a failure can be replayed with
+GLIMMER_CHAOS_SEED) and restarted, over fresh runs, until GLIMMER_CHAOS_KILLS kills have
+landed and the last run is terminal. Every run must match the reference result for result
+and attempt for attempt, leave no node cordoned or stamped, drop its finalizer, and no
+pod name may ever be created twice (a pod watch audits that from before the first start).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from glimmer.controllers.run import labels
+from glimmer.controllers.run.kube import RUNS
+from glimmer.engine import NODES, PODS, ApiServerClient
+from glimmer.plan.names import label_value
+from glimmer.testing import _process
+from tests.e2e.manager_process import ManagerProcess
+from tests.e2e.pod_audit import PodAudit
+from tests.integration.run.conftest import (
+    apply_profile,
+    create_run,
+    custom,
+    terminal_run,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(900)]
+
+KILLS = int(os.environ.get("GLIMMER_CHAOS_KILLS", "8"))
+TERMINAL = ("Passed", "Failed", "Error", "Cancelled")
+GATE = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "10"}]
+
+# Plan order: the flaky test errors on its first attempt only (BURNIN_ATTEMPT), so with
+# retryOnErrorLimit 1 and repeatCount 2 it needs Initial(Error), ErrorRetry, Repeat.
+TESTS = {
+    "flaky": custom(
+        'if [ "$BURNIN_ATTEMPT" = 1 ]; then echo flaky; exit 3; fi; echo bw=12',
+        thresholds=GATE,
+        repeatCount=2,
+    ),
+    "steady": custom("echo bw=12", thresholds=GATE, repeatCount=2),
+    "weak": custom("echo bw=3", thresholds=GATE, repeatCount=2),
+}
+# Derived from rules D2/D3 (repeats are an AND, the first Failed attempt settles; a retry
+# only after an Error), per node: (phase, [(attempt, trigger, attempt phase), ...]).
+EXPECTED_PER_NODE = {
+    "flaky": (
+        "Passed",
+        [(1, "Initial", "Error"), (2, "ErrorRetry", "Passed"), (3, "Repeat", "Passed")],
+    ),
+    "steady": ("Passed", [(1, "Initial", "Passed"), (2, "Repeat", "Passed")]),
+    "weak": ("Failed", [(1, "Initial", "Failed")]),
+}
+EXPECTED_PODS_PER_NODE = sum(len(a) for _, a in EXPECTED_PER_NODE.values())
+
+Outcome = dict[tuple[str, str], tuple[str, list[tuple[int, str, str]]]]
+
+
+def outcome(run: dict[str, Any]) -> Outcome:
+    """Per (test, node): the result phase and its attempt history, the parts a crash may
+    not change."""
+    results: Outcome = {}
+    for result in run["status"]["results"]:
+        key = (result["name"], ",".join(result.get("nodes") or []))
+        assert key not in results, f"two results for {key}"
+        attempts = [(a["attempt"], a["trigger"], a["phase"]) for a in result.get("attempts", [])]
+        results[key] = (result["phase"], attempts)
+    return results
+
+
+def summary(run: dict[str, Any]) -> tuple[str, int, int, int, int]:
+    status = run["status"]
+    return (
+        status["phase"],
+        status.get("passed", 0),
+        status.get("failed", 0),
+        status.get("errored", 0),
+        status.get("skipped", 0),
+    )
+
+
+async def assert_nodes_restored(kube: ApiServerClient, names: list[str]) -> None:
+    for name in names:
+        node = await kube.get(NODES, name)
+        notes = node["metadata"].get("annotations") or {}
+        assert not node["spec"].get("unschedulable"), f"{name} left cordoned"
+        assert labels.CORDON_OWNER not in notes, f"{name} keeps {notes[labels.CORDON_OWNER]}"
+        assert labels.HEAT_EXPECTED not in notes, f"{name} keeps heat-expected"
+
+
+async def run_pods(kube: ApiServerClient, namespace: str, run: str) -> list[str]:
+    pods = await kube.list(
+        PODS, namespace=namespace, label_selector=f"{labels.RUN_LABEL}={label_value(run)}"
+    )
+    return sorted(p["metadata"]["name"] for p in pods["items"])
+
+
+async def is_terminal(kube: ApiServerClient, namespace: str, name: str) -> bool:
+    run = await kube.get(RUNS, name, namespace=namespace)
+    phase = (run.get("status") or {}).get("phase")
+    return phase in TERMINAL and not run["metadata"].get("finalizers")
+
+
+async def check_run(
+    kube: ApiServerClient,
+    *,
+    namespace: str,
+    name: str,
+    nodes: list[str],
+    reference: dict[str, Any],
+) -> int:
+    """Assert the run matches the reference; returns how many pods it created."""
+    run = await kube.get(RUNS, name, namespace=namespace)
+    assert not run["metadata"].get("finalizers"), run["metadata"]
+    assert summary(run) == summary(reference), run["status"]
+    assert outcome(run) == outcome(reference), run["status"]["results"]
+    await assert_nodes_restored(kube, nodes)
+    pods = await run_pods(kube, namespace, name)
+    # One pod per recorded attempt: no attempt launched twice or launched unrecorded.
+    assert len(pods) == EXPECTED_PODS_PER_NODE * len(nodes), pods
+    return len(pods)
+
+
+async def test_H_a_manager_sigkilled_at_random_instants_reaches_the_undisturbed_verdict(
+    control_plane: Any,
+    run_crds: None,
+    kube: ApiServerClient,
+    namespace: str,
+    sim_nodes: Any,
+    tmp_path: Path,
+) -> None:
+    seed = int(os.environ.get("GLIMMER_CHAOS_SEED", str(time.time_ns() % 2**32)))
+    print(f"\nchaos: seed={seed} kills={KILLS} (replay with GLIMMER_CHAOS_SEED={seed})")
+    rng = random.Random(seed)
+    nodes = sim_nodes(count=3).names
+    await apply_profile(kube, namespace, TESTS)
+    audit = PodAudit(kubeconfig=str(control_plane.kubeconfig_path), namespace=namespace)
+    await audit.start()
+    manager = ManagerProcess(
+        kubeconfig=control_plane.kubeconfig_path, log_path=tmp_path / "manager.log"
+    )
+    try:
+        # The reference: an undisturbed run, which must itself match rules D2/D3.
+        manager.start()
+        await create_run(kube, namespace, "reference", nodes, retryOnErrorLimit=1)
+        reference = await terminal_run(kube, namespace, "reference", timeout=180)
+        manager.stop()
+        expected = {
+            (test, node): (phase, attempts)
+            for test, (phase, attempts) in EXPECTED_PER_NODE.items()
+            for node in nodes
+        }
+        assert outcome(reference) == expected, reference["status"]["results"]
+        assert summary(reference) == ("Failed", 6, 3, 0, 0)
+        await check_run(
+            kube, namespace=namespace, name="reference", nodes=nodes, reference=reference
+        )
+
+        kills = 0
+        runs = 0
+        started = time.monotonic()
+        while True:
+            runs += 1
+            name = f"chaos-{runs}"
+            await create_run(kube, namespace, name, nodes, retryOnErrorLimit=1)
+            while True:
+                manager.start()
+                if kills >= KILLS:
+                    await terminal_run(kube, namespace, name, timeout=180)
+                    break
+                await asyncio.sleep(rng.uniform(0.2, 3.0))
+                crashed = manager.exited()
+                assert crashed is None, (
+                    f"manager exited by itself with {crashed}" + _process.log_tail(manager.log_path)
+                )
+                manager.kill()
+                kills += 1
+                audit.check_alive()
+                if await is_terminal(kube, namespace, name):
+                    break
+            await check_run(kube, namespace=namespace, name=name, nodes=nodes, reference=reference)
+            if kills >= KILLS:
+                break
+        manager.stop()
+        pods_expected = EXPECTED_PODS_PER_NODE * len(nodes) * (runs + 1)
+
+        async def audit_caught_up() -> bool:
+            # The watch may lag the last creations by a moment.
+            audit.check_alive()
+            return audit.pods_created >= pods_expected
+
+        await wait_for(audit_caught_up, timeout=15, what="the pod audit to see every pod")
+        print(
+            f"chaos: kills={kills} runs={runs} manager_starts={manager.starts} "
+            f"pods_created={audit.pods_created} (expected {pods_expected}) "
+            f"added_events={audit.added_events} relists={audit.relists} "
+            f"duplicate_names={len(audit.duplicate_names)} "
+            f"chaos_wall_s={time.monotonic() - started:.1f}"
+        )
+        assert audit.duplicate_names == {}
+        assert audit.pods_created == pods_expected
+        assert kills == KILLS
+    finally:
+        manager.stop()
+        await audit.stop()
