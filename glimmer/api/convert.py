@@ -102,6 +102,8 @@ def _build_converter() -> cattrs.Converter:
 
     def structure_factory(cls: type[Any]) -> Callable[[Any, Any], Any]:
         overrides = {a.name: override(rename=spec_of(a).json) for a in attrs.fields(cls)}
+        # cattrs types **kwargs as its own bool options too, so a dict of overrides
+        # cannot be expressed; the overrides are exactly the AttributeOverrides it takes.
         return make_dict_structure_fn(cls, converter, **overrides)  # type: ignore[arg-type]
 
     def unstructure_factory(cls: type[Any]) -> Callable[[Any], Any]:
@@ -109,6 +111,7 @@ def _build_converter() -> cattrs.Converter:
             a.name: override(rename=spec_of(a).json, omit_if_default=a.default is None)
             for a in attrs.fields(cls)
         }
+        # As above: typed-kwargs limitation of cattrs, not a mismatch.
         return make_dict_unstructure_fn(cls, converter, **overrides)  # type: ignore[arg-type]
 
     converter.register_structure_hook_factory(attrs.has, structure_factory)

@@ -75,6 +75,7 @@ async def load_configuration(kubeconfig: str | None = None) -> k8s_client.Config
     if path:
         await k8s_config.load_kube_config(config_file=path, client_configuration=configuration)
     elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+        # kubernetes-asyncio ships this function without annotations.
         k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     else:
         await k8s_config.load_kube_config(client_configuration=configuration)

@@ -21,7 +21,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 from aiohttp import web
@@ -300,7 +300,8 @@ class SimKubelet:
             await site.start()
             server = site._server
             assert server is not None
-            self.port = int(server.sockets[0].getsockname()[1])  # type: ignore[attr-defined]
+            # aiohttp types the server as AbstractServer; for a TCP site it is asyncio's Server.
+            self.port = int(cast(asyncio.Server, server).sockets[0].getsockname()[1])
             for name in self.node_names:
                 await nodes.register(
                     self.kube, self.config, name=name, instance=self.instance, port=self.port

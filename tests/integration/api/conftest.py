@@ -5,7 +5,6 @@ The fixtures ``control_plane`` and ``namespace`` come from ``glimmer.testing.pyt
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,14 +13,9 @@ from typing import Any
 import pytest
 
 from glimmer.api.kinds import KINDS
+from tests.integration.api.kube_helpers import kustomize
 
 REPO = Path(__file__).resolve().parents[3]
-# The hypothesis strategies live with the unit tests (tests.unit.api.model_strategies);
-# this directory is not a package, so make the repository root importable.
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from tests.integration.api.kube_helpers import kustomize  # noqa: E402 - needs the path above
 
 
 @pytest.fixture(scope="session")

@@ -29,12 +29,12 @@ async def run_for(clock: FakeClock, seconds: float, *, step: float = 0.1) -> Non
         await settle()
 
 
-def config(identity: str, **kwargs: object) -> LeaderElectionConfig:
+def config(identity: str, **kwargs: Any) -> LeaderElectionConfig:
     return LeaderElectionConfig(
         lease_name="glimmer",
         lease_namespace="system",
         identity=identity,
-        **kwargs,  # type: ignore[arg-type]
+        **kwargs,
     )
 
 

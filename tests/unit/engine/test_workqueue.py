@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -21,8 +22,8 @@ from glimmer.engine import (
 from glimmer.engine.metrics import EngineMetrics
 
 
-def _queue(clock: FakeClock | None = None, **kwargs: object) -> WorkQueue[str]:
-    return WorkQueue(name="test", clock=clock or FakeClock(), **kwargs)  # type: ignore[arg-type]
+def _queue(clock: FakeClock | None = None, **kwargs: Any) -> WorkQueue[str]:
+    return WorkQueue(name="test", clock=clock or FakeClock(), **kwargs)
 
 
 async def test_duplicate_adds_collapse_to_one_item() -> None:
