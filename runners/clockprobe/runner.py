@@ -11,9 +11,10 @@ from collections.abc import Callable
 
 from runners.clockprobe.sampling import DeviceClocks, Sample, classify, reason_names
 from runners.sdk.entry import RunnerContext
-from runners.sdk.fold import concurrency_mode, print_fold, print_spread, select_devices
-from runners.sdk.hardware import Clock, ClockKind, Compute, GpuDevice, NotSupportedError
+from runners.sdk.fold import print_fold, print_spread, settle_concurrency
+from runners.sdk.gpus import open_gpus
 from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
+from runners.sdk.protocols import Clock, ClockKind, Compute, GpuDevice, NotSupportedError
 
 DEFAULT_WINDOW_S = 30.0
 MAX_WINDOW_S = 300.0
@@ -79,17 +80,19 @@ def _margin(ctx: RunnerContext) -> float:
 def measure(ctx: RunnerContext) -> Verdict:
     report = ctx.report
     platform = ctx.platform()
-    nvml = platform.nvml()
-    slots, visible = select_devices(nvml=nvml, allocated=ctx.env.allocated_gpus)
-    compute = platform.compute()
+    gpus = open_gpus(platform=platform, allocated=ctx.env.allocated_gpus)
+    nvml, compute, slots = gpus.nvml, gpus.compute, gpus.slots
     floor_pct = ctx.env.number("BURNIN_CLOCK_FLOOR_PCT", default=85.0, low=1.0, high=100.0)
     window_s = ctx.env.window_s(default=DEFAULT_WINDOW_S, cap=MAX_WINDOW_S, margin=_margin(ctx))
     window_s = ctx.env.number("BURNIN_CLOCKPROBE_WINDOW_SECONDS", default=window_s, low=1, high=600)
     devices = {slot.index: nvml.device(slot.index) for slot in slots}
     rated = {index: device.max_clock_mhz(ClockKind.SM) for index, device in devices.items()}
     clock = platform.clock
-    concurrency, _ = concurrency_mode(
-        ctx.env.device_concurrency, default="all", supported=("all", "sequential")
+    concurrency = settle_concurrency(
+        report=report,
+        requested=ctx.env.device_concurrency,
+        default="all",
+        also=("sequential",),
     )
     samples: dict[int, list[Sample]] = {index: [] for index in devices}
     achieved: dict[int, float] = {}
@@ -159,8 +162,7 @@ def measure(ctx: RunnerContext) -> Verdict:
     )
     print_fold(
         report=report,
-        slots=slots,
-        visible=visible,
+        gpus=gpus,
         worst=worst_slot,
         concurrency=concurrency,
         window_s=device_window_s,

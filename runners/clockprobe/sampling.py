@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runners.sdk.hardware import CLOCK_EVENT_REASONS
+from runners.sdk.protocols import CLOCK_EVENT_REASONS
 
 #: Reason bits that mean the part is slowing itself (idle and app-clock settings are not).
 THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 from runners.compute_smoke.precision import TOLERANCE, choose_precision, image_runs_on
 from runners.sdk.entry import RunnerContext
-from runners.sdk.fold import DeviceSlot, concurrency_mode, print_fold, select_devices
-from runners.sdk.hardware import GemmCheck
+from runners.sdk.fold import print_fold, settle_concurrency
+from runners.sdk.gpus import DeviceSlot, open_gpus
 from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
+from runners.sdk.protocols import GemmCheck
 
 CHECK_SIZE = 4096
 THROUGHPUT_SIZE = 8192
@@ -42,13 +43,12 @@ class DeviceResult:
 def measure(ctx: RunnerContext) -> Verdict:
     report = ctx.report
     platform = ctx.platform()
+    # Compute first: builtCudaArch is printed on every path (the preamble reuses it).
     compute = platform.compute()
     built = compute.built_arch_list()
     report.metric("builtCudaArch", ",".join(built) if built else "none")
-    nvml = platform.nvml()
-    slots, visible = select_devices(nvml=nvml, allocated=ctx.env.allocated_gpus)
-    if compute.device_count() != visible:
-        raise RunnerError(f"NVML sees {visible} GPUs but CUDA sees {compute.device_count()}")
+    gpus = open_gpus(platform=platform, allocated=ctx.env.allocated_gpus)
+    nvml, slots = gpus.nvml, gpus.slots
     results = []
     for slot in slots:
         capability = nvml.device(slot.index).compute_capability()
@@ -85,19 +85,10 @@ def measure(ctx: RunnerContext) -> Verdict:
     if relative:
         report.metric("maxRelativeError", max(relative))
     report.metric("throughputTflops", min(r.tflops for r in results))
-    concurrency, warning = concurrency_mode(
-        ctx.env.device_concurrency, default="sequential", supported=("sequential",)
+    concurrency = settle_concurrency(
+        report=report, requested=ctx.env.device_concurrency, default="sequential"
     )
-    if warning is not None:
-        report.metric("configWarnings", warning)
-    print_fold(
-        report=report,
-        slots=slots,
-        visible=visible,
-        worst=worst.slot,
-        concurrency=concurrency,
-        window_s=None,
-    )
+    print_fold(report=report, gpus=gpus, worst=worst.slot, concurrency=concurrency)
     if nonfinite:
         return Failed(f"{nonfinite} non-finite GEMM output elements (worst GPU {worst.slot.index})")
     if len(relative) != len(results):

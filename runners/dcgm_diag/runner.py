@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from runners.dcgm_diag.parse import UnexpectedDocumentError, parse_diag
 from runners.sdk.entry import RunnerContext
-from runners.sdk.hardware import DriverUnavailableError, GpuLostError, NotSupportedError
 from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
+from runners.sdk.protocols import DriverUnavailableError, GpuLostError, NotSupportedError
 
 LEVEL_TIMEOUT_S = {1: 120.0, 2: 600.0, 3: 2400.0, 4: 7200.0}
 BUDGET_MARGIN_S = 30.0

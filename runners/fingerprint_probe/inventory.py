@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runners.sdk.hardware import Sysfs
+from runners.sdk.protocols import Sysfs
 
 ACCELERATOR_VENDORS: dict[str, str] = {
     "0x10de": "nvidia",

@@ -17,8 +17,8 @@ from runners.fingerprint_probe.inventory import (
     rdma_identities,
 )
 from runners.sdk.entry import RunnerContext
-from runners.sdk.hardware import DriverUnavailableError
 from runners.sdk.outcome import DeclaredSkip, Passed, RunnerError, Verdict
+from runners.sdk.protocols import DriverUnavailableError
 
 
 def _identity_line(kind: str, fields: dict[str, str]) -> str:

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 
 from runners.host_health.xid import parse_xid
 from runners.sdk.entry import RunnerContext
-from runners.sdk.hardware import (
+from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
+from runners.sdk.protocols import (
     DriverUnavailableError,
     GpuDevice,
     GpuLostError,
     NotSupportedError,
     Sysfs,
 )
-from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
 
 DEFAULT_WINDOW_S = 15.0
 MAX_WINDOW_S = 30.0

@@ -15,9 +15,10 @@ from itertools import permutations
 
 from runners.memory_bw.expected import hbm_theoretical_gbs, pcie_theoretical_gbs
 from runners.sdk.entry import RunnerContext
-from runners.sdk.fold import DeviceSlot, concurrency_mode, print_fold, print_spread, select_devices
-from runners.sdk.hardware import ClockKind, DriverUnavailableError, NotSupportedError, Nvml
-from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
+from runners.sdk.fold import print_fold, print_spread, settle_concurrency
+from runners.sdk.gpus import DeviceSlot, open_gpus
+from runners.sdk.outcome import Failed, Passed, Verdict
+from runners.sdk.protocols import ClockKind, DriverUnavailableError, NotSupportedError, Nvml
 
 TRANSFER_BYTES = 1 << 30
 REPEATS = 5
@@ -51,11 +52,8 @@ def _theoretical(nvml: Nvml, slot: DeviceSlot) -> dict[str, float]:
 def measure(ctx: RunnerContext) -> Verdict:
     report = ctx.report
     platform = ctx.platform()
-    nvml = platform.nvml()
-    slots, visible = select_devices(nvml=nvml, allocated=ctx.env.allocated_gpus)
-    compute = platform.compute()
-    if compute.device_count() != visible:
-        raise RunnerError(f"NVML sees {visible} GPUs but CUDA sees {compute.device_count()}")
+    gpus = open_gpus(platform=platform, allocated=ctx.env.allocated_gpus)
+    nvml, compute, slots = gpus.nvml, gpus.compute, gpus.slots
     floor_pct = ctx.env.number("BURNIN_BANDWIDTH_FLOOR_PCT", default=50.0, low=0.0, high=100.0)
     clock = platform.clock
     started = clock.monotonic()
@@ -115,19 +113,10 @@ def measure(ctx: RunnerContext) -> Verdict:
     else:
         worst_slot = min(slots, key=lambda slot: figures["d2d"][slot.index])
     report.metric("elapsedS", elapsed)
-    concurrency, warning = concurrency_mode(
-        ctx.env.device_concurrency, default="sequential", supported=("sequential",)
+    concurrency = settle_concurrency(
+        report=report, requested=ctx.env.device_concurrency, default="sequential"
     )
-    if warning is not None:
-        report.metric("configWarnings", warning)
-    print_fold(
-        report=report,
-        slots=slots,
-        visible=visible,
-        worst=worst_slot,
-        concurrency=concurrency,
-        window_s=None,
-    )
+    print_fold(report=report, gpus=gpus, worst=worst_slot, concurrency=concurrency)
     if shortfalls:
         pct, slot, direction = min(shortfalls, key=lambda item: item[0])
         return Failed(

@@ -12,8 +12,8 @@ import os
 
 from runners.memory_stress.parse import UnreadableSummaryError, parse_summary
 from runners.sdk.entry import RunnerContext
-from runners.sdk.hardware import host_memory_stress
 from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
+from runners.sdk.platform import host_memory_stress
 
 DEFAULT_MEMORY_MB = 256
 DEFAULT_SECONDS = 60.0

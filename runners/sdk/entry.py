@@ -16,13 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from runners.sdk.env import RunnerEnv
-from runners.sdk.hardware import SIM_ENV, Platform, open_platform
 from runners.sdk.outcome import EXIT_ERROR, DeclaredSkip, RunnerError, Verdict
+from runners.sdk.platform import injected_crash_requested, open_platform
+from runners.sdk.protocols import Platform
 from runners.sdk.report import Markers, Report
-
-#: Fault that makes the SDK raise an unexpected exception inside the guarded body,
-#: so the conformance suite can prove a crash exits 3 for every runner.
-CRASH_FAULT = "crash"
 
 
 class InjectedCrashError(RuntimeError):
@@ -49,16 +46,6 @@ class RunnerContext:
 Measure = Callable[[RunnerContext], Verdict]
 
 
-def _wants_crash(environ: Mapping[str, str]) -> bool:
-    """Validate ``GLIMMER_SIM_GPU`` for every runner (a typo must not pass) and read the hook."""
-    text = environ.get(SIM_ENV, "").strip()
-    if not text:
-        return False
-    from runners.sdk.simgpu.spec import parse_spec
-
-    return parse_spec(text).has(CRASH_FAULT)
-
-
 def guarded_main(
     *, markers: Markers, measure: Measure, environ: Mapping[str, str], report: Report | None = None
 ) -> int:
@@ -66,7 +53,7 @@ def guarded_main(
     out = report if report is not None else Report(markers=markers)
     try:
         ctx = RunnerContext(report=out, env=RunnerEnv.from_environ(environ), environ=environ)
-        if _wants_crash(environ):
+        if injected_crash_requested(environ):
             raise InjectedCrashError("injected crash (GLIMMER_SIM_GPU ... :crash)")
         return out.conclude(measure(ctx))
     except DeclaredSkip as skip:

@@ -9,48 +9,28 @@ device or a mixed board), never printed as 0.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from runners.sdk.hardware import Nvml
-from runners.sdk.outcome import RunnerError
+from runners.sdk.gpus import DeviceSlot, Gpus
 from runners.sdk.report import Report
 
 
-@dataclass(frozen=True)
-class DeviceSlot:
-    """A device a runner measures: NVML index plus identity for the fold lines."""
-
-    index: int
-    pci_bus_id: str
-    name: str
-
-
-def select_devices(*, nvml: Nvml, allocated: int | None) -> tuple[list[DeviceSlot], int]:
-    """The devices to measure and how many are visible; refuses a short allocation."""
-    visible = nvml.device_count()
-    if visible == 0:
-        raise RunnerError("no GPU visible")
-    if allocated is not None and visible < allocated:
-        raise RunnerError(f"{allocated} GPUs allocated but only {visible} visible")
-    slots = []
-    for index in range(visible):
-        device = nvml.device(index)
-        slots.append(DeviceSlot(index=index, pci_bus_id=device.pci_bus_id(), name=device.name()))
-    return slots, visible
-
-
-def concurrency_mode(
-    requested: str | None, *, default: str, supported: tuple[str, ...]
-) -> tuple[str, str | None]:
-    """The mode actually used and, when the request could not be honoured, why.
+def settle_concurrency(
+    *, report: Report, requested: str | None, default: str, also: tuple[str, ...] = ()
+) -> str:
+    """The mode actually used (``default``, or one it ``also`` runs); a request it cannot
+    honour is said in ``configWarnings``.
 
     ``deviceConcurrency`` must say what the runner did, never echo what was asked.
     """
     if requested is None or requested == default:
-        return default, None
-    if requested in supported:
-        return requested, None
-    return default, f"deviceConcurrency {requested} not supported by this runner; ran {default}"
+        return default
+    if requested in also:
+        return requested
+    report.metric(
+        "configWarnings",
+        f"deviceConcurrency {requested} not supported by this runner; ran {default}",
+    )
+    return default
 
 
 def spread_pct(values: Sequence[float]) -> float:
@@ -64,16 +44,15 @@ def spread_pct(values: Sequence[float]) -> float:
 def print_fold(
     *,
     report: Report,
-    slots: Sequence[DeviceSlot],
-    visible: int,
+    gpus: Gpus,
     worst: DeviceSlot,
     concurrency: str,
-    window_s: float | None,
+    window_s: float | None = None,
 ) -> None:
     """Print the device-fold set (§O footnote)."""
-    report.metric("deviceCount", len(slots))
-    report.metric("devicesVisible", visible)
-    report.metric("deviceHomogeneous", is_homogeneous(slots))
+    report.metric("deviceCount", len(gpus.slots))
+    report.metric("devicesVisible", gpus.visible)
+    report.metric("deviceHomogeneous", is_homogeneous(gpus.slots))
     report.metric("deviceConcurrency", concurrency)
     if window_s is not None:
         report.metric("deviceWindowS", window_s)

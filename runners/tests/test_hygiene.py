@@ -17,7 +17,7 @@ def test_heavy_gpu_libraries_are_not_imported_at_module_load() -> None:
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"
-        "import runners.sdk.hardware, runners.conformance\n"
+        "import runners.sdk.platform, runners.sdk.gpus, runners.conformance\n"
         "bad = [m for m in ('torch', 'pynvml', 'cupy') if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from runners.sdk.hardware import DriverUnavailableError, GemmCheck
+from runners.sdk.protocols import DriverUnavailableError, GemmCheck
 
 _FP8_MAX = 448.0  # largest finite float8_e4m3fn
 

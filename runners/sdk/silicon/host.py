@@ -8,8 +8,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from runners.sdk.hardware import ToolMissingError, ToolResult
 from runners.sdk.outcome import RunnerError
+from runners.sdk.protocols import ToolMissingError, ToolResult
 
 
 class FileKmsg:

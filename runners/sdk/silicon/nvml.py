@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from runners.sdk.hardware import (
+from runners.sdk.protocols import (
     ClockKind,
     DriverUnavailableError,
     GpuLostError,

@@ -1,11 +1,11 @@
-"""Assembling the silicon platform behind the hardware seam."""
+"""Assembling the silicon platform: the host's clock, sysfs, kernel log, NVML, PyTorch, dcgmi."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
 
-from runners.sdk.hardware import Compute, Nvml, Platform
+from runners.sdk.protocols import Compute, Nvml, Platform
 
 
 class SystemClock:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runners.sdk.hardware import DriverUnavailableError, GemmCheck, GpuLostError
+from runners.sdk.protocols import DriverUnavailableError, GemmCheck, GpuLostError
 from runners.sdk.simgpu.state import SimState
 
 #: The arch list a typical CUDA 12.8 PyTorch wheel is built for (static under simulation).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from runners.sdk.hardware import ToolResult
+from runners.sdk.protocols import ToolResult
 from runners.sdk.simgpu.nvml import SIM_DRIVER_VERSION, pci_bus_id
 from runners.sdk.simgpu.state import SimState
 

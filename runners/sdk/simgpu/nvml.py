@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runners.sdk.hardware import (
+from runners.sdk.protocols import (
     ClockKind,
     DriverUnavailableError,
     GpuLostError,

@@ -1,10 +1,8 @@
-"""Assembling the simulated platform behind the hardware seam."""
+"""Assembling the simulated platform: every protocol answered from one simulated state."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from runners.sdk.hardware import Platform
+from runners.sdk.protocols import Platform
 from runners.sdk.simgpu.compute import SimCompute
 from runners.sdk.simgpu.host import SimDcgmi, SimKmsg, SimSysfs
 from runners.sdk.simgpu.nvml import SimNvml
@@ -12,7 +10,7 @@ from runners.sdk.simgpu.spec import parse_spec
 from runners.sdk.simgpu.state import SimState
 
 
-def open_simulated(spec_text: str, environ: Mapping[str, str]) -> Platform:
+def open_simulated(spec_text: str) -> Platform:
     state = SimState(spec=parse_spec(spec_text))
     return Platform(
         provenance="sim",

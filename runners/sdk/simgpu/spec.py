@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from runners.sdk.outcome import RunnerError
 from runners.sdk.simgpu.profiles import PROFILES, GpuProfile
 
+#: Makes the SDK raise an unexpected exception inside the guarded body, so the
+#: conformance suite can prove a crash exits 3 for every runner.
+CRASH_FAULT = "crash"
 FAULTS: frozenset[str] = frozenset(
     {
         "low-clock",
@@ -22,7 +25,7 @@ FAULTS: frozenset[str] = frozenset(
         "low-bandwidth",
         "nan-compute",
         "no-driver",
-        "crash",
+        CRASH_FAULT,
     }
 )
 _PROFILE = re.compile(r"(?P<key>[a-z0-9]+?)(?:x(?P<count>[0-9]+))?\Z")

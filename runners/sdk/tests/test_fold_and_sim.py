@@ -6,9 +6,11 @@ import io
 
 import pytest
 
-from runners.sdk.fold import DeviceSlot, print_spread, select_devices, spread_pct
-from runners.sdk.hardware import GpuLostError, open_platform
+from runners.sdk.fold import print_spread, spread_pct
+from runners.sdk.gpus import DeviceSlot, select_devices
 from runners.sdk.outcome import RunnerError
+from runners.sdk.platform import open_platform
+from runners.sdk.protocols import GpuLostError
 from runners.sdk.report import Markers, Report
 from runners.sdk.simgpu.spec import parse_spec
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from runners.sdk.hardware import (
+from runners.sdk.protocols import (
     ClockKind,
     DriverUnavailableError,
     GpuLostError,

@@ -1,11 +1,11 @@
-"""The one seam between runners and hardware: NVML, compute, clocks and host sources.
+"""What a runner may read from hardware: the protocols, the values they return, the errors.
 
-Why one seam: the simulated GPU must stand behind *every* source a runner reads, and a
-runner that reached around this module (a stray ``import pynvml``) would read silicon
-while claiming ``provenance=sim``. So runners see only the protocols below, and
-:func:`open_platform` is the single place that chooses silicon or the simulator
-(``GLIMMER_SIM_GPU``). Heavy libraries (pynvml, torch) are imported only when a silicon
-facade is first used, so nothing GPU-related loads at import time.
+Why a module of its own: this is the bottom of the one-way runner seam
+(docs/runners.md). The silicon and simulated implementations (``sdk/silicon``,
+``sdk/simgpu``) import only this module, and the platform choice (``sdk/platform``)
+sits above both, so no implementation can reach the chooser or another implementation
+(import-linter enforces the direction). Runners see these protocols and nothing of how
+they are answered, so a simulated read can never pass for silicon by a stray import.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from runners.sdk.outcome import RunnerError
-
-SIM_ENV = "GLIMMER_SIM_GPU"
 
 
 class DriverUnavailableError(RunnerError):
@@ -170,6 +168,10 @@ class Dcgmi(Protocol):
     def diag(self, *, level: int, timeout_s: float) -> ToolResult: ...
 
 
+class MemoryStressTool(Protocol):
+    def run(self, *, argv: Sequence[str], timeout_s: float) -> ToolResult: ...
+
+
 @dataclass
 class Platform:
     """Everything a runner may read, all from one provenance."""
@@ -202,26 +204,3 @@ class Platform:
 
     def dcgmi(self) -> Dcgmi:
         return self._dcgmi()
-
-
-class MemoryStressTool(Protocol):
-    def run(self, *, argv: Sequence[str], timeout_s: float) -> ToolResult: ...
-
-
-def host_memory_stress(environ: Mapping[str, str]) -> MemoryStressTool:
-    """``stressapptest`` on the real host, also under simulation: host DRAM is never simulated."""
-    from runners.sdk.silicon.host import HostStressapptest
-
-    return HostStressapptest(environ.get("BURNIN_STRESSAPPTEST_PATH", "").strip() or None)
-
-
-def open_platform(environ: Mapping[str, str]) -> Platform:
-    """Silicon, or the simulated GPU when ``GLIMMER_SIM_GPU`` is set."""
-    spec = environ.get(SIM_ENV, "").strip()
-    if spec:
-        from runners.sdk.simgpu.platform import open_simulated
-
-        return open_simulated(spec, environ)
-    from runners.sdk.silicon.platform import open_silicon
-
-    return open_silicon(environ)
