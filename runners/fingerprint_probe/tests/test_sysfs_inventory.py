@@ -6,7 +6,13 @@ import os
 from pathlib import Path
 
 from runners.fingerprint_probe.inventory import nic_identities, pci_functions, rdma_identities
-from runners.sdk.silicon.host import HostSysfs
+from runners.sdk.platform import open_platform
+from runners.sdk.protocols import Sysfs
+
+
+def host_sysfs(root: Path) -> Sysfs:
+    """The host's sysfs reader, rooted at ``root``, as the platform choice gives it."""
+    return open_platform({"BURNIN_SYSFS_ROOT": str(root)}).sysfs
 
 
 def pci(
@@ -26,14 +32,14 @@ def test_accelerators_are_counted_from_pci_class_and_vendor(tmp_path: Path) -> N
     pci(tmp_path, "0000:18:00.0", vendor="0x10de", device="0x2335", cls="0x030200", driver="nvidia")
     pci(tmp_path, "0000:03:00.0", vendor="0x1a03", device="0x2000", cls="0x030000", driver="ast")
     pci(tmp_path, "0000:c1:00.0", vendor="0x15b3", device="0x1021", cls="0x020000", driver=None)
-    functions = pci_functions(HostSysfs(str(tmp_path)))
+    functions = pci_functions(host_sysfs(tmp_path))
     assert functions is not None
     accelerators = [f for f in functions if f.is_accelerator]
     assert [(f.address, f.driver) for f in accelerators] == [("0000:18:00.0", "nvidia")]
 
 
 def test_unmounted_sysfs_is_reported_as_absent_not_empty(tmp_path: Path) -> None:
-    assert pci_functions(HostSysfs(str(tmp_path / "nothing"))) is None
+    assert pci_functions(host_sysfs(tmp_path / "nothing")) is None
 
 
 def test_nics_without_hardware_are_ignored_and_rdma_guids_are_read(tmp_path: Path) -> None:
@@ -46,7 +52,7 @@ def test_nics_without_hardware_are_ignored_and_rdma_guids_are_read(tmp_path: Pat
     ib.mkdir(parents=True)
     (ib / "node_guid").write_text("b83f:d203:00a1:b2c4\n")
     (ib / "fw_ver").write_text("28.43.1014\n")
-    sysfs = HostSysfs(str(tmp_path))
+    sysfs = host_sysfs(tmp_path)
     assert nic_identities(sysfs) == [{"name": "eth0", "mac": "aa:bb:cc:dd:ee:ff"}]
     assert rdma_identities(sysfs) == [
         {"name": "mlx5_0", "node_guid": "b83f:d203:00a1:b2c4", "fw_ver": "28.43.1014"}
