@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SIM_ENV = "GLIMMER_SIM_GPU"
+from runners.sdk.platform import SIM_ENV
 
 
 @dataclass(frozen=True)

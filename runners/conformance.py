@@ -21,8 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from glimmer.contract import RunnerReport, read_report
-from runners.catalog import RUNNERS, SIM_ENV, RunnerSpec
+from runners.catalog import RUNNERS, RunnerSpec
 from runners.fault_matrix import EXIT_CODES, FAULT_MATRIX, MATRIX_PROFILE, NOT_READ, PROFILE_MATRIX
+from runners.sdk.platform import SIM_ENV
 from runners.sdk.simgpu.spec import parse_spec
 
 DEFAULT_TIMEOUT_S = 60.0
