@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runners.sdk.protocols import DriverUnavailableError, GemmCheck, GpuLostError
+from runners.sdk.protocols import GemmCheck, GpuLostError
 from runners.sdk.simgpu.state import SimState
 
 #: The arch list a typical CUDA 12.8 PyTorch wheel is built for (static under simulation).
@@ -35,21 +35,18 @@ class SimLoad:
         return result
 
     def _pinned(self, device: int) -> bool:
-        return self._state.spec.has("low-clock") and self._state.is_faulty(device)
+        return self._state.fault_on("low-clock", device)
 
 
 class SimCompute:
     def __init__(self, state: SimState) -> None:
-        if state.spec.has("no-driver"):
-            raise DriverUnavailableError(
-                "CUDA driver not found (torch.cuda.is_available() is False)"
-            )
+        state.require_driver("CUDA driver not found (torch.cuda.is_available() is False)")
         self._state = state
 
     def _check(self, device: int) -> None:
         if not 0 <= device < self._state.spec.count:
             raise IndexError(device)
-        if self._state.spec.has("fallen-off-bus") and self._state.is_faulty(device):
+        if self._state.fault_on("fallen-off-bus", device):
             raise GpuLostError(f"CUDA error: GPU {device} has fallen off the bus", index=device)
 
     def device_count(self) -> int:
@@ -61,7 +58,7 @@ class SimCompute:
     def gemm_check(self, *, device: int, precision: str, size: int) -> GemmCheck:
         self._check(device)
         ref = 4.0 * size**0.5
-        if self._state.spec.has("nan-compute") and self._state.is_faulty(device):
+        if self._state.fault_on("nan-compute", device):
             return GemmCheck(
                 precision=precision,
                 shape=(size, size, size),
@@ -83,7 +80,7 @@ class SimCompute:
         self._check(device)
         profile = self._state.spec.profile
         scale = 1.0
-        if self._state.spec.has("low-clock") and self._state.is_faulty(device):
+        if self._state.fault_on("low-clock", device):
             scale = profile.idle_sm_mhz / profile.rated_boost_sm_mhz
         self._state.clock.sleep(seconds)
         return profile.dense_bf16_tflops * _PRECISION_SPEEDUP[precision] * _EFFICIENCY * scale
@@ -94,7 +91,7 @@ class SimCompute:
         return SimLoad(state=self._state, devices=devices)
 
     def _bandwidth_scale(self, device: int) -> float:
-        if self._state.spec.has("low-bandwidth") and self._state.is_faulty(device):
+        if self._state.fault_on("low-bandwidth", device):
             return 0.3
         return 1.0
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from runners.sdk.protocols import (
     ClockKind,
-    DriverUnavailableError,
     GpuLostError,
     NotSupportedError,
     RemappedRows,
@@ -29,13 +28,13 @@ class SimDevice:
         return self._index
 
     def _check(self) -> None:
-        if self._state.spec.has("fallen-off-bus") and self._state.is_faulty(self._index):
+        if self._faulty("fallen-off-bus"):
             raise GpuLostError(
                 f"GPU {self._index} is lost (NVML_ERROR_GPU_IS_LOST)", index=self._index
             )
 
     def _faulty(self, fault: str) -> bool:
-        return self._state.spec.has(fault) and self._state.is_faulty(self._index)
+        return self._state.fault_on(fault, self._index)
 
     def name(self) -> str:
         self._check()
@@ -145,10 +144,7 @@ class SimDevice:
 
 class SimNvml:
     def __init__(self, state: SimState) -> None:
-        if state.spec.has("no-driver"):
-            raise DriverUnavailableError(
-                "NVML: libnvidia-ml.so.1 not found (NVML_ERROR_LIBRARY_NOT_FOUND)"
-            )
+        state.require_driver("NVML: libnvidia-ml.so.1 not found (NVML_ERROR_LIBRARY_NOT_FOUND)")
         self._state = state
 
     def driver_version(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from runners.sdk.protocols import DriverUnavailableError
 from runners.sdk.simgpu.spec import SimSpec
 
 
@@ -30,5 +31,11 @@ class SimState:
     clock: VirtualClock = field(default_factory=VirtualClock)
     loaded: set[int] = field(default_factory=set)
 
-    def is_faulty(self, index: int) -> bool:
-        return index == self.spec.faulty_index
+    def fault_on(self, fault: str, index: int) -> bool:
+        """Whether ``fault`` was injected and lands on device ``index`` (the last one)."""
+        return self.spec.has(fault) and index == self.spec.faulty_index
+
+    def require_driver(self, failure: str) -> None:
+        """The ``no-driver`` fault: a GPU library fails to load, saying ``failure``."""
+        if self.spec.has("no-driver"):
+            raise DriverUnavailableError(failure)
