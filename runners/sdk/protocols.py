@@ -4,8 +4,9 @@ Why a module of its own: this is the bottom of the one-way runner seam
 (docs/runners.md). The silicon and simulated implementations (``sdk/silicon``,
 ``sdk/simgpu``) import only this module (and ``sdk/outcome``, the errors' base), and the
 platform choice (``sdk/platform``) sits above both, so no implementation can reach the
-chooser or another implementation (import-linter enforces the direction). Runners see these protocols and nothing of how
-they are answered, so a simulated read can never pass for silicon by a stray import.
+chooser or another implementation (import-linter enforces the direction). Runners see
+these protocols and nothing of how they are answered, so a simulated read can never
+pass for silicon by a stray import.
 """
 
 from __future__ import annotations
