@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.integration.api.kube_helpers import kustomize
+from tests.integration.api.kube_helpers import install_default, kustomize
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.usefixtures("installed_crds")]
 
@@ -24,11 +24,7 @@ RUNS = "glimmer-runs"
 
 @pytest.fixture(scope="module")
 def installed_default(control_plane: Any) -> None:
-    rendered = kustomize(control_plane, "default")
-    documents = list(yaml.safe_load_all(rendered))
-    # CRDs are already installed (server-side) by the session fixture.
-    others = [d for d in documents if d["kind"] != "CustomResourceDefinition"]
-    control_plane.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(others))
+    install_default(control_plane)
 
 
 def _can(
