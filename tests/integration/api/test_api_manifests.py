@@ -26,9 +26,9 @@ def test_default_kustomization_applies_cleanly_with_server_dry_run(control_plane
     control_plane.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(namespaces))
     result = control_plane.kubectl("apply", "--dry-run=server", "-f", "-", input=rendered)
     assert result.returncode == 0, result.stderr
-    # Clean: no deprecation and no PodSecurity warning (the manager's pod template is
-    # checked against its namespace's restricted level even in a dry run). The only
-    # notice allowed is kubectl's about the CRDs the session installed server-side.
+    # Clean: no deprecation and no PodSecurity warning (a pod template that its
+    # namespace's level would refuse draws one when created or changed). The only notice
+    # allowed is kubectl's about the CRDs the session installed server-side.
     warnings = [
         line
         for line in result.stderr.splitlines()
