@@ -66,8 +66,9 @@ class Finisher(Part):
             errored=tally.errored,
             skipped=tally.skipped,
         )
-        # (1) the verdict is durable before anything is unloaded.
-        run = await kube.write_status(self.client, run)
+        # (1) the verdict is durable before anything is unloaded; this write must fit
+        # (terminal compaction, see kube), since no later write can repair it.
+        run = await kube.write_status(self.client, run, terminal=True)
         log.info("run finished", run=kube.meta(run).get("name"), phase=str(phase))
         await kube.record_event(
             self.client, run, type_="Normal" if phase is Phase.PASSED else "Warning",
