@@ -20,7 +20,9 @@ status write is measured first (the whole object as JSON, which is what is sent)
    terminal Error with a ``StatusSizeBudget`` condition, never a retry loop;
 3. the terminal write (``terminal=True``) must fit, so it may go further: result
    metrics and messages are clamped, then attempt histories dropped; each result keeps
-   its name, nodes, phase, counters and violations (one verdict per unit).
+   its name, nodes, phase, counters and violations (one verdict per unit). It is sent
+   even if it is still over (the apiserver decides); after an apiserver size refusal it
+   aims at half the refused size.
 """
 
 from __future__ import annotations
@@ -74,12 +76,17 @@ _TOO_LARGE_HINTS: Final = (
 class StatusTooLargeError(Exception):
     """The run status does not fit the size budget (ours, or the apiserver's)."""
 
-    def __init__(self, *, run: Mapping[str, Any], size: int, detail: str) -> None:
+    def __init__(
+        self, *, run: Mapping[str, Any], size: int, detail: str, by_apiserver: bool = False
+    ) -> None:
         super().__init__(detail)
         #: The run as it was to be written (its resourceVersion is still current).
         self.run = copy.deepcopy(dict(run))
         self.size = size
         self.detail = detail
+        #: The apiserver refused it (its limit is below our budget): the terminal write
+        #: then aims at half the refused size.
+        self.by_apiserver = by_apiserver
 
 
 def encoded_size(obj: Any) -> int:
@@ -156,7 +163,9 @@ def _compact_terminal(status: JSON, *, size: int, budget: int) -> int:
 def fit_status(run: JSON, *, budget: int = STATUS_BUDGET_BYTES, terminal: bool = False) -> int:
     """Compact ``run``'s status in place until the object fits ``budget``; its size.
 
-    Raises :class:`StatusTooLargeError` when it cannot be made to fit."""
+    Raises :class:`StatusTooLargeError` when it cannot be made to fit, except for the
+    terminal write, which is sent as small as it can be made (the apiserver has the
+    last word: no later write could repair a terminal one that was not sent)."""
     size = encoded_size(run)
     if size <= budget:
         return size
@@ -165,7 +174,7 @@ def fit_status(run: JSON, *, budget: int = STATUS_BUDGET_BYTES, terminal: bool =
     if size > budget and terminal:
         size = _compact_terminal(status, size=size, budget=budget)
     size = encoded_size(run)  # the running estimate is exact, but cheap to confirm here
-    if size > budget:
+    if size > budget and not terminal:
         raise StatusTooLargeError(
             run=run,
             size=size,
@@ -220,6 +229,7 @@ async def write_status(
                 run=body,
                 size=size,
                 detail=f"the apiserver refused a {size}-byte run status: {api_message(err)}",
+                by_apiserver=True,
             ) from err
         raise
 

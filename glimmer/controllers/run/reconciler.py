@@ -191,7 +191,12 @@ class RunReconciler:
         await kube.record_event(
             self.client, run, type_="Warning", reason="StatusTooLarge", message=message
         )
-        return await self.finisher.finalise(run, phase=Phase.ERROR, extra=[], plan=plan)
+        budget = self.ctx.options.status_budget_bytes
+        if err.by_apiserver:
+            budget = min(budget, err.size // 2)
+        return await self.finisher.finalise(
+            run, phase=Phase.ERROR, extra=[], plan=plan, budget=budget
+        )
 
     async def _gate(self, run: JSON, plan: PinnedPlan) -> Result:
         spec = run.get("spec") or {}
@@ -208,7 +213,10 @@ class RunReconciler:
         if deadline > 0 and started:
             work.wait(deadline - (self.now() - parse_time(str(started))).total_seconds())
         done = await self.sweeper.sweep(work, launch=not spec.get("suspend"))
+        planned = bool(work.planned)
         run = await self.sweeper.commit(work)
+        if done is None and planned:
+            done = self.sweeper.finished(work)  # a refused or foreign pod settled its unit
         if done is not None:
             return await self.finisher.finalise(run, phase=done, extra=[], plan=plan)
         return Result(requeue_after=work.requeue)

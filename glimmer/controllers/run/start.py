@@ -201,7 +201,7 @@ class Starter(Part):
             )
         set_condition(status, type_="Admitted", status_="True", reason=reason, message=message,
                       now=now)  # fmt: skip
-        run = await kube.write_status(self.client, run)
+        run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
         # E5: plan and finalizer in one metadata write.
         finalizers = list(kube.meta(run).get("finalizers") or [])
         if labels.FINALIZER not in finalizers:
@@ -282,7 +282,7 @@ class Starter(Part):
         await self.deliverer.deliver(
             Delivery(Reason.RUN_PHASE_CHANGED, str(Phase.RUNNING), run, plan.sinks)
         )
-        run = await kube.write_status(self.client, run)
+        run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
         await kube.record_event(self.client, run, type_="Normal", reason="Started",
                                 message=f"running {len(plan.tests)} test(s) on "
                                 f"{len(plan.targets)} node(s)")  # fmt: skip

@@ -146,8 +146,22 @@ class Sweeper(Part):
     async def _write(self, work: Pass) -> None:
         work.status["results"] = work.results
         self._recount(work)
-        work.run = await kube.write_status(self.client, work.run)
+        work.run = await kube.write_status(
+            self.client, work.run, budget=self.options.status_budget_bytes
+        )
         work.changed = False
+
+    def finished(self, work: Pass) -> Phase | None:
+        """The run's phase if nothing is left to do (D6/D7), else None; for a pass whose
+        pod creation settled units after the walk had already looked."""
+        if work.fail_fast_stops():
+            return run_phase(work.states())
+        for index, test in enumerate(work.plan.tests):
+            for unit in units_of_test(work.plan, index):
+                position = work.find(test.name, unit.nodes)
+                if position is None or work.results[position].get("phase") == str(Phase.RUNNING):
+                    return None
+        return run_phase(work.states())
 
     async def _create_planned(self, work: Pass) -> None:
         """Create the pods the walk planned; a refusal or a foreign twin is an Error."""
