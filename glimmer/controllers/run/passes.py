@@ -102,6 +102,12 @@ class Pass:
         self.launched.add(node)
         self._busy = None
 
+    def abandon(self, node: str) -> None:
+        """A planned launch that made no pod (refused, or met a foreign twin): the node
+        is held only if its result is still open (E8)."""
+        self.launched.discard(node)
+        self._busy = None
+
     def out_of_time(self) -> bool:
         """Past the pass budget: commit what was done and come straight back."""
         if time.monotonic() < self.deadline:

@@ -200,6 +200,7 @@ class Sweeper(Part):
             return
         self._record_foreign(work, test, unit, result, pod, attempt=launch.attempt,
                              problem=problem)  # fmt: skip
+        work.abandon(unit.lead_node)
         work.wait(1.0)
 
     def _refused(self, work: Pass, launch: Launch, err: ApiError) -> None:
@@ -213,6 +214,7 @@ class Sweeper(Part):
         self._record(work, test, unit, result, error_verdict(message), attempt=launch.attempt,
                      pod=launch.pod_name, started=None)  # fmt: skip
         work.events.append(("Warning", "PodRefused", message))
+        work.abandon(unit.lead_node)
         work.wait(1.0)
 
     @staticmethod

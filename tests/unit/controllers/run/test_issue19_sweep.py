@@ -261,14 +261,17 @@ def test_I19_8_canonicalised_resource_quantities_still_match() -> None:
 # --- 19.10 a refused pod is an Error attempt, its cordon recorded first and released ---
 
 
-def refuse_pods(cluster: Cluster, *, times: int = 100) -> list[int]:
-    """Make the next ``times`` pod creates fail as the apiserver refuses a missing
-    PriorityClass; returns a counter of refusals."""
+def refuse_pods(cluster: Cluster, *, times: int = 100, node: str | None = None) -> list[int]:
+    """Make the next ``times`` pod creates (for ``node``, or any) fail as the apiserver
+    refuses a missing PriorityClass; returns a counter of refusals."""
     original = cluster.client.create
     refused: list[int] = []
 
+    def targeted(body: Any) -> bool:
+        return node is None or body["spec"]["nodeSelector"][labels.HOSTNAME_LABEL] == node
+
     async def create(resource: Any, body: Any, *, namespace: str | None = None) -> Any:
-        if resource == PODS and len(refused) < times:
+        if resource == PODS and len(refused) < times and targeted(body):
             refused.append(1)
             raise ApiError(
                 status=403,
@@ -303,6 +306,21 @@ async def test_I19_10_a_refused_pod_is_an_error_with_the_apiservers_message_and_
     assert not cluster.pods()
     assert not run["status"].get("cordonedNodes")
     assert_released(cluster)
+
+
+async def test_I19_10_a_refused_pods_node_is_released_while_the_run_goes_on() -> None:
+    cluster = Cluster(nodes=2)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    refuse_pods(cluster, node="n0")
+    await cluster.create_run(maxConcurrentNodes=2)
+    await cluster.reconcile()
+    run = await cluster.run()
+    assert run["status"]["phase"] == "Running"
+    phases = {r["nodes"][0]: r["phase"] for r in run["status"]["results"]}
+    assert phases == {"n0": "Error"}  # n1's pod is created, not started: no result yet
+    assert run["status"]["cordonedNodes"] == ["n1"]
+    assert_released(cluster, "n0")
+    assert cluster.node("n1")["spec"].get("unschedulable") is True
 
 
 async def test_I19_10_a_refused_pod_is_retried_under_the_error_budget() -> None:
