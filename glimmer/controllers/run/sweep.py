@@ -101,8 +101,10 @@ class Sweeper(Part):
         what the writes justify."""
         await self._release_idle(work)
         if work.planned:
-            # E10: the cordons these pods need are in status before any of them exists.
-            await self._write(work)
+            # E10: the cordons these pods need are in status before any of them exists
+            # (already there, unless this pass changed something).
+            if work.changed:
+                await self._write(work)
             await self._create_planned(work)
             await self._release_idle(work)  # a refused pod's settled unit holds nothing
         if work.changed:
