@@ -48,6 +48,20 @@ class RunOptions:
     #: Targets above this count are read with one uncached node list at mark-running
     #: instead of one uncached get each (E6, E22).
     node_list_threshold: int = 16
+    #: The namespaces whose runs this manager honours (issue 19.19); None serves every
+    #: namespace (the library default; ``glimmer manager`` defaults to its own
+    #: namespace, widened with ``--serve-namespaces``). A run elsewhere ends Error with
+    #: ``Admitted=False/NamespaceNotServed`` before anything is read, cordoned or
+    #: created. Deletion and terminal clean-up of runs already there still proceed,
+    #: so nothing this manager cordoned earlier is ever stranded.
+    served_namespaces: frozenset[str] | None = None
+    #: The most the run object may weigh as JSON when its status is written (1 MiB; see
+    #: ``kube``): past it the oldest attempts are compacted, and a status that still
+    #: does not fit ends the run Error (issue 19.11). etcd's own limit is 1.5 MiB.
+    status_budget_bytes: int = kube.STATUS_BUDGET_BYTES
+
+    def serves(self, namespace: str) -> bool:
+        return self.served_namespaces is None or namespace in self.served_namespaces
 
 
 def now_utc() -> datetime:

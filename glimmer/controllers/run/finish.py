@@ -40,7 +40,10 @@ class Finisher(Part):
         extra: Sequence[JSON],
         plan: PinnedPlan | None,
         sinks: tuple[str, ...] | None = None,
+        budget: int | None = None,
     ) -> Result:
+        """E19(1): settle what is open, write the verdict, then converge. ``budget``
+        overrides the status size budget for this one write (after a size refusal)."""
         status = run.setdefault("status", {})
         now = self.now()
         results = [dict(r) for r in status.get("results") or []] + [dict(r) for r in extra]
@@ -66,8 +69,11 @@ class Finisher(Part):
             errored=tally.errored,
             skipped=tally.skipped,
         )
-        # (1) the verdict is durable before anything is unloaded.
-        run = await kube.write_status(self.client, run)
+        # (1) the verdict is durable before anything is unloaded; this write must fit
+        # (terminal compaction, see kube), since no later write can repair it.
+        run = await kube.write_status(
+            self.client, run, budget=budget or self.options.status_budget_bytes, terminal=True
+        )
         log.info("run finished", run=kube.meta(run).get("name"), phase=str(phase))
         await kube.record_event(
             self.client, run, type_="Normal" if phase is Phase.PASSED else "Warning",
@@ -88,7 +94,7 @@ class Finisher(Part):
         )
         if status.get("cordonedNodes"):
             run["status"] = {k: v for k, v in status.items() if k != "cordonedNodes"}
-            run = await kube.write_status(self.client, run)
+            run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
         return run
 
     async def converge_terminal(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Final
 
 GROUP: Final = "burnin.glimmer.ai"
@@ -29,3 +31,62 @@ SAFE_TO_EVICT: Final = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 RUNNER_CONTAINER: Final = "runner"
 UNSCHEDULABLE_TAINT: Final = "node.kubernetes.io/unschedulable"
 HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
+
+
+# Label syntax (k8s.io/apimachinery validation): a selector is built from validated
+# terms, never by joining raw strings, so a ``,`` or ``!=`` inside a value cannot change
+# what it selects.
+_LABEL_NAME: Final = re.compile(r"[A-Za-z0-9](?:[-_.A-Za-z0-9]*[A-Za-z0-9])?")
+_DNS_LABEL: Final = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN: Final = re.compile(rf"{_DNS_LABEL}(?:\.{_DNS_LABEL})*")
+_NAME_MAX: Final = 63
+_PREFIX_MAX: Final = 253
+
+
+class InvalidLabelError(ValueError):
+    """A label key or value that Kubernetes would refuse; the message names the field."""
+
+
+def label_key_problem(key: str) -> str | None:
+    """Why ``key`` is not a valid label key (``[prefix/]name``), or None."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not (
+        0 < len(prefix) <= _PREFIX_MAX and _DNS_SUBDOMAIN.fullmatch(prefix) is not None
+    ):
+        return (
+            f"prefix {prefix!r} must be a DNS subdomain (lower-case alphanumerics, '-', '.'; "
+            f"at most {_PREFIX_MAX} characters)"
+        )
+    if not (0 < len(name) <= _NAME_MAX and _LABEL_NAME.fullmatch(name) is not None):
+        return (
+            f"name {name!r} must be 1-{_NAME_MAX} characters of alphanumerics, '-', '_' or "
+            "'.', beginning and ending with an alphanumeric"
+        )
+    return None
+
+
+def label_value_problem(value: str) -> str | None:
+    """Why ``value`` is not a valid label value (empty is valid), or None."""
+    if value == "" or (len(value) <= _NAME_MAX and _LABEL_NAME.fullmatch(value) is not None):
+        return None
+    return (
+        f"invalid label value {value!r}: at most {_NAME_MAX} characters of alphanumerics, "
+        "'-', '_' or '.', beginning and ending with an alphanumeric"
+    )
+
+
+def equality_selector(terms: Mapping[str, str], *, field: str) -> str:
+    """``k1=v1,k2=v2`` from validated terms; :class:`InvalidLabelError` names the bad one
+    as ``<field>["<key>"]``."""
+    parts: list[str] = []
+    for key, value in sorted(terms.items()):
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidLabelError(f'{field}["{key}"]: keys and values must be strings')
+        problem = label_key_problem(key)
+        if problem is not None:
+            raise InvalidLabelError(f'{field}["{key}"]: invalid label key: {problem}')
+        problem = label_value_problem(value)
+        if problem is not None:
+            raise InvalidLabelError(f'{field}["{key}"]: {problem}')
+        parts.append(f"{key}={value}")
+    return ",".join(parts)

@@ -22,6 +22,24 @@ from glimmer.verdict import AttemptVerdict, Phase, TestResultState, fail_fast_st
 JSON = dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Launch:
+    """A pod the sweep decided to create this pass, after its node was cordoned.
+
+    Creation waits for the pass's first status write, so the cordon is recorded in
+    ``status.cordonedNodes`` before any pod that needs it exists (E10)."""
+
+    test_index: int
+    test: PlannedTest
+    unit: Unit
+    attempt: int
+    manifest: JSON
+
+    @property
+    def pod_name(self) -> str:
+        return str(self.manifest["metadata"]["name"])
+
+
 @dataclass
 class Pass:
     """One reconcile pass over a started run: what it read and what it will write."""
@@ -35,6 +53,8 @@ class Pass:
     deliveries: list[Delivery] = field(default_factory=list)
     events: list[tuple[str, str, str]] = field(default_factory=list)
     launched: set[str] = field(default_factory=set)
+    #: Pods to create once the cordons they need are written (see :class:`Launch`).
+    planned: list[Launch] = field(default_factory=list)
     requeue: float = 300.0
     changed: bool = False
     #: time.monotonic() after which the pass stops taking on units (see RunOptions).
@@ -82,6 +102,12 @@ class Pass:
         self.launched.add(node)
         self._busy = None
 
+    def abandon(self, node: str) -> None:
+        """A planned launch that made no pod (refused, or met a foreign twin): the node
+        is held only if its result is still open (E8)."""
+        self.launched.discard(node)
+        self._busy = None
+
     def out_of_time(self) -> bool:
         """Past the pass budget: commit what was done and come straight back."""
         if time.monotonic() < self.deadline:
@@ -105,6 +131,11 @@ class Pass:
 
     def add_pod(self, pod: JSON) -> None:
         self.pods[str(kube.meta(pod)["name"])] = pod
+        self._busy = None
+
+    def forget_pod(self, name: str) -> None:
+        """A pod found not to be ours: it holds nothing for this run and is never read."""
+        self.pods.pop(name, None)
         self._busy = None
 
     def states(self) -> list[TestResultState]:
@@ -147,7 +178,15 @@ def new_result(test: PlannedTest, unit: Unit) -> JSON:
     return result
 
 
-def error_verdict(message: str, *, exit_code: int = 0) -> AttemptVerdict:
+def error_verdict(
+    message: str, *, exit_code: int = 0, metrics: Mapping[str, Any] | None = None
+) -> AttemptVerdict:
+    """An attempt the controller settles as Error (no verdict). ``metrics`` is evidence a
+    checkpoint already read (H1): it is kept on the attempt and result, never judged."""
     return AttemptVerdict(
-        phase=Phase.ERROR, message=message, exit_code=exit_code, metrics={}, unmeasurable=()
+        phase=Phase.ERROR,
+        message=message,
+        exit_code=exit_code,
+        metrics={str(k): str(v) for k, v in (metrics or {}).items()},
+        unmeasurable=(),
     )

@@ -24,6 +24,7 @@ from typing import Any, Final
 from glimmer.api import parse_time
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run import kube, labels, podstate, wire
+from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import RunContext, RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.finish import Finisher
@@ -109,6 +110,8 @@ class RunReconciler:
         if phase in {p.value for p in Phase} and Phase(phase).terminal:
             return await self.finisher.converge_terminal(run)
         text = (m.get("annotations") or {}).get(labels.PLAN_ANNOTATION)
+        if not self.ctx.options.serves(str(m.get("namespace") or "")):
+            return await self._not_served(run, text)
         if not text:
             return await self._start(run)
         try:
@@ -139,7 +142,63 @@ class RunReconciler:
             return await self._step(run, outcome.plan)
         return outcome
 
+    async def _not_served(self, run: JSON, plan_text: str | None) -> Result:
+        """19.19: a run outside the served namespaces ends Error; nothing is read for it,
+        cordoned or created (a run pinned before the boundary moved is unloaded)."""
+        namespace = str(kube.meta(run).get("namespace") or "")
+        served = sorted(self.ctx.options.served_namespaces or ())
+        message = (
+            f"namespace {namespace!r} is not served by this manager (it serves: "
+            f"{', '.join(served) or 'none'}); nothing was cordoned or created. To allow it, "
+            "run the manager with --serve-namespaces including it (glimmer manager "
+            f"--serve-namespaces={','.join([*served, namespace])}; in the Helm chart or "
+            "kustomize overlay, the value that sets that flag)"
+        )
+        set_condition(run.setdefault("status", {}), type_="Admitted", status_="False",
+                      reason="NamespaceNotServed", message=message, now=self.now())  # fmt: skip
+        plan: PinnedPlan | None = None
+        if plan_text:
+            try:
+                plan = PinnedPlan.from_annotation(plan_text)
+            except PlanDecodeError:
+                plan = None
+        return await self.finisher.finalise(
+            run,
+            phase=Phase.ERROR,
+            extra=[wire.synthetic_result("admission", message)],
+            plan=plan,
+            sinks=None if plan is not None else (),
+        )
+
     async def _step(self, run: JSON, plan: PinnedPlan) -> Result:
+        """E7's gate, with the status size budget's terminal failure mode (19.11)."""
+        try:
+            return await self._gate(run, plan)
+        except kube.StatusTooLargeError as err:
+            return await self._oversize(err, plan)
+
+    async def _oversize(self, err: kube.StatusTooLargeError, plan: PinnedPlan) -> Result:
+        """A status that cannot be written never becomes a retry loop: the run ends Error
+        (its terminal write compacted to fit) and its nodes are released."""
+        run = err.run
+        message = (
+            f"{err.detail}; etcd refuses objects over about 1.5 MiB, so the run was ended "
+            "Error and its nodes released. Split it into smaller runs (fewer target nodes, "
+            "tests or repeats each) or have its runners print fewer or shorter lines"
+        )
+        set_condition(run.setdefault("status", {}), type_="StatusSizeBudget", status_="False",
+                      reason="StatusTooLarge", message=message, now=self.now())  # fmt: skip
+        await kube.record_event(
+            self.client, run, type_="Warning", reason="StatusTooLarge", message=message
+        )
+        budget = self.ctx.options.status_budget_bytes
+        if err.by_apiserver:
+            budget = min(budget, err.size // 2)
+        return await self.finisher.finalise(
+            run, phase=Phase.ERROR, extra=[], plan=plan, budget=budget
+        )
+
+    async def _gate(self, run: JSON, plan: PinnedPlan) -> Result:
         spec = run.get("spec") or {}
         notes = kube.meta(run).get("annotations") or {}
         if spec.get("cancel") or labels.CANCELLING_ANNOTATION in notes:
@@ -154,7 +213,10 @@ class RunReconciler:
         if deadline > 0 and started:
             work.wait(deadline - (self.now() - parse_time(str(started))).total_seconds())
         done = await self.sweeper.sweep(work, launch=not spec.get("suspend"))
+        planned = bool(work.planned)
         run = await self.sweeper.commit(work)
+        if done is None and planned:
+            done = self.sweeper.finished(work)  # a refused or foreign pod settled its unit
         if done is not None:
             return await self.finisher.finalise(run, phase=done, extra=[], plan=plan)
         return Result(requeue_after=work.requeue)

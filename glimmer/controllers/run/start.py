@@ -41,6 +41,11 @@ class ConfigError(Exception):
     """A resolve failure that is the author's to fix (subject to E2's grace)."""
 
 
+class InvalidTargetError(ConfigError):
+    """A target the apiserver can never resolve (a malformed nodeSelector): refused at
+    once, like E4's plan validation, since waiting cannot make it valid."""
+
+
 @dataclass(frozen=True)
 class Refused:
     """Refused at start: the run (with its conditions) and its synthetic result."""
@@ -82,8 +87,21 @@ class Starter(Part):
         selector = target.get("nodeSelector") or {}
         if not selector:
             raise ConfigError("spec.target selects no nodes: set nodeNames or nodeSelector")
-        text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-        nodes = await kube.list_all(self.client, NODES, label_selector=text)
+        try:
+            # 19.12: built from validated terms, so a "," or "!=" in a value cannot
+            # change what is selected.
+            text = labels.equality_selector(selector, field="spec.target.nodeSelector")
+        except labels.InvalidLabelError as err:
+            raise InvalidTargetError(str(err)) from err
+        try:
+            nodes = await kube.list_all(self.client, NODES, label_selector=text)
+        except ApiError as err:
+            if not kube.refusal(err):
+                raise
+            raise InvalidTargetError(
+                f"spec.target.nodeSelector {text}: the apiserver refused it: "
+                f"{kube.api_message(err)}"
+            ) from err
         if not nodes:
             raise ConfigError(f"spec.target.nodeSelector {text} matches no nodes")
         return [str(kube.meta(n)["name"]) for n in nodes]
@@ -136,6 +154,11 @@ class Starter(Part):
         spec = run.get("spec") or {}
         try:
             profile, tests, targets = await self._resolve(run)
+        except InvalidTargetError as err:
+            set_condition(run.setdefault("status", {}), type_="Admitted", status_="False",
+                          reason="InvalidNodeSelector", message=str(err),
+                          now=self.now())  # fmt: skip
+            return self._refuse(run, name="resolve", message=str(err))
         except ConfigError as err:
             if self._within_grace(run):
                 return Result(requeue_after=self.options.resolve_retry_seconds)
@@ -178,7 +201,7 @@ class Starter(Part):
             )
         set_condition(status, type_="Admitted", status_="True", reason=reason, message=message,
                       now=now)  # fmt: skip
-        run = await kube.write_status(self.client, run)
+        run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
         # E5: plan and finalizer in one metadata write.
         finalizers = list(kube.meta(run).get("finalizers") or [])
         if labels.FINALIZER not in finalizers:
@@ -259,7 +282,7 @@ class Starter(Part):
         await self.deliverer.deliver(
             Delivery(Reason.RUN_PHASE_CHANGED, str(Phase.RUNNING), run, plan.sinks)
         )
-        run = await kube.write_status(self.client, run)
+        run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
         await kube.record_event(self.client, run, type_="Normal", reason="Started",
                                 message=f"running {len(plan.tests)} test(s) on "
                                 f"{len(plan.targets)} node(s)")  # fmt: skip

@@ -4,11 +4,24 @@
 Every attempt outcome is decided by ``glimmer.verdict``; this module only gathers the
 evidence (the runner's log, the kubelet's account) and keeps the result. Pods are
 created with deterministic names, so a pass that crashed half-way is simply redone.
+
+A pass runs in this order (issue 19.10): the walk decides every launch and cordons its
+node (stamp, then ``unschedulable``); the release of idle cordons (E12); one status
+write that records the cordons; only then are the planned pods created, so a crash
+between a cordon and its pod never leaves a cordon that status does not know. A pod the
+apiserver refuses (PodSecurity, quota, a missing PriorityClass, an invalid field) is an
+Error attempt carrying the apiserver's message, retried under the Error budget, and its
+node is released once nothing else holds it. A pod found under one of our names is
+read only once it is proven ours (:func:`~glimmer.controllers.run.pods.foreign_reason`,
+or the UID pinned in its attempt entry); a foreign pod becomes an Error attempt naming
+it, is never read, and is left where it is (it claims this run as its controller, so
+the terminate step unloads it with the run's other pods, by UID precondition).
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -21,8 +34,14 @@ from glimmer.controllers.run.context import Part, RunContext, run_key
 from glimmer.controllers.run.cordon import cordon_patches, heat_until
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
-from glimmer.controllers.run.passes import Pass, error_verdict, new_result
-from glimmer.controllers.run.pods import PodRequest, RunRef, build_pod
+from glimmer.controllers.run.passes import Launch, Pass, error_verdict, new_result
+from glimmer.controllers.run.pods import (
+    PodRequest,
+    RunRef,
+    allowed_images,
+    build_pod,
+    foreign_reason,
+)
 from glimmer.engine import NODES, PODS, ApiError, is_already_exists, is_not_found
 from glimmer.plan import (
     ImageError,
@@ -40,6 +59,21 @@ from glimmer.plan import spec as specs
 from glimmer.verdict import AttemptRecord, AttemptVerdict, Phase, count, record_attempt, run_phase
 
 JSON = dict[str, Any]
+
+
+class Step(enum.Enum):
+    """What one attempt step did to a unit, so the caller never infers it."""
+
+    #: The unit's result is settled.
+    SETTLED = "settled"
+    #: A pod is live or planned, or launching is held back: nothing more this pass.
+    WAITING = "waiting"
+    #: An attempt was just settled as Error and the budget allows another: step again.
+    AGAIN = "again"
+
+
+def _after_record(result: Mapping[str, Any]) -> Step:
+    return Step.AGAIN if result.get("phase") == str(Phase.RUNNING) else Step.SETTLED
 
 
 class Sweeper(Part):
@@ -63,30 +97,19 @@ class Sweeper(Part):
         )
 
     async def commit(self, work: Pass) -> JSON:
-        """Release idle cordons (E12), write status, then do what the write justifies."""
-        run = work.run
-        status = work.status
-        busy = work.busy() | {self._pod_node(work.pods[n]) for n in work.delete_after_write}
-        cordoned = sorted(set(status.get("cordonedNodes") or []))
-        keep: list[str] = []
-        prior = status.get("priorUnschedulable") or {}
-        for node in cordoned:
-            if node in busy:
-                keep.append(node)
-                continue
-            await kube.release_node(
-                self.client, node, stamp=kube.stamp_of(run), prior=prior.get(node)
-            )
-        if keep != list(status.get("cordonedNodes") or []):
-            work.changed = True
-        status["cordonedNodes"] = keep
-        if not keep:
-            status.pop("cordonedNodes", None)
+        """Release idle cordons (E12), write status, create what was planned, then do
+        what the writes justify."""
+        await self._release_idle(work)
+        if work.planned:
+            # E10: the cordons these pods need are in status before any of them exists
+            # (already there, unless this pass changed something).
+            if work.changed:
+                await self._write(work)
+            await self._create_planned(work)
+            await self._release_idle(work)  # a refused pod's settled unit holds nothing
         if work.changed:
-            status["results"] = work.results
-            self._recount(work)
-            run = await kube.write_status(self.client, run)
-            work.run = run
+            await self._write(work)
+        run = work.run
         for name in work.delete_after_write:
             with contextlib.suppress(ApiError):
                 await self.client.delete(PODS, name, namespace=str(kube.meta(run)["namespace"]))
@@ -100,6 +123,101 @@ class Sweeper(Part):
         if self._observe is not None:
             self._observe(run)
         return run
+
+    async def _release_idle(self, work: Pass) -> None:
+        """E12: every recorded cordon no unit holds any more is handed back."""
+        status = work.status
+        busy = work.busy() | {self._pod_node(work.pods[n]) for n in work.delete_after_write
+                              if n in work.pods}  # fmt: skip
+        recorded = list(status.get("cordonedNodes") or [])
+        keep: list[str] = []
+        prior = status.get("priorUnschedulable") or {}
+        for node in sorted(set(recorded)):
+            if node in busy:
+                keep.append(node)
+                continue
+            await kube.release_node(
+                self.client, node, stamp=kube.stamp_of(work.run), prior=prior.get(node)
+            )
+        if keep != recorded:
+            work.changed = True
+        status["cordonedNodes"] = keep
+        if not keep:
+            status.pop("cordonedNodes", None)
+
+    async def _write(self, work: Pass) -> None:
+        work.status["results"] = work.results
+        self._recount(work)
+        work.run = await kube.write_status(
+            self.client, work.run, budget=self.options.status_budget_bytes
+        )
+        work.changed = False
+
+    def finished(self, work: Pass) -> Phase | None:
+        """The run's phase if nothing is left to do (D6/D7), else None; for a pass whose
+        pod creation settled units after the walk had already looked."""
+        if work.fail_fast_stops():
+            return run_phase(work.states())
+        for index, test in enumerate(work.plan.tests):
+            for unit in units_of_test(work.plan, index):
+                position = work.find(test.name, unit.nodes)
+                if position is None or work.results[position].get("phase") == str(Phase.RUNNING):
+                    return None
+        return run_phase(work.states())
+
+    async def _create_planned(self, work: Pass) -> None:
+        """Create the pods the walk planned; a refusal or a foreign twin is an Error."""
+        namespace = str(kube.meta(work.run)["namespace"])
+        planned, work.planned = work.planned, []
+        for launch in planned:
+            if work.fail_fast_stops():
+                break  # D7: no new load once a required result has failed
+            try:
+                created = await self.client.create(PODS, launch.manifest, namespace=namespace)
+            except ApiError as err:
+                if is_already_exists(err):
+                    await self._existing_twin(work, launch)
+                elif kube.refusal(err):
+                    self._refused(work, launch, err)
+                else:
+                    raise
+                continue
+            work.add_pod(created)
+        work.wait(self.options.requeue_unstarted_seconds)
+
+    async def _existing_twin(self, work: Pass, launch: Launch) -> None:
+        """Our create met a pod of the same name: adopt it only if it is provably ours."""
+        name = launch.pod_name
+        pod = await self._get_pod(work, name)
+        test, unit = launch.test, launch.unit
+        position = work.find(test.name, unit.nodes)
+        result = work.results[position] if position is not None else None
+        if pod is None:
+            work.wait(1.0)  # it went away again: the next pass plans afresh
+            return
+        problem = self._foreign(work, launch.test_index, test, unit, pod, attempt=launch.attempt,
+                                flight=None)  # fmt: skip
+        if problem is None:
+            work.add_pod(pod)
+            return
+        self._record_foreign(work, test, unit, result, pod, attempt=launch.attempt,
+                             problem=problem)  # fmt: skip
+        work.abandon(unit.lead_node)
+        work.wait(1.0)
+
+    def _refused(self, work: Pass, launch: Launch, err: ApiError) -> None:
+        test, unit = launch.test, launch.unit
+        position = work.find(test.name, unit.nodes)
+        result = work.results[position] if position is not None else None
+        message = (
+            f"the apiserver refused runner pod {launch.pod_name}: {kube.api_message(err)}; "
+            "no verdict"
+        )
+        self._record(work, test, unit, result, error_verdict(message), attempt=launch.attempt,
+                     pod=launch.pod_name, started=None)  # fmt: skip
+        work.events.append(("Warning", "PodRefused", message))
+        work.abandon(unit.lead_node)
+        work.wait(1.0)
 
     @staticmethod
     def _pod_node(pod: Mapping[str, Any]) -> str:
@@ -158,64 +276,134 @@ class Sweeper(Part):
             settled.update(phase=str(Phase.ERROR), message=reason, finishedAt=format_time(work.now))
             work.put(settled)
             return True
-        node = unit.lead_node
-        for _ in range(3):  # a harvest that leaves the result open may launch the retry
-            attempt = wire.next_attempt_number(result)
-            name = pod_name(
-                run_name=str(kube.meta(work.run)["name"]),
-                run_uid=str(kube.meta(work.run)["uid"]),
-                test_index=index,
-                node=node,
-                attempt=attempt,
-            )
-            pod = work.pods.get(name)
-            flight = wire.in_flight(result) if result is not None else None
-            if pod is None and flight is not None:
-                pod = await self._get_pod(work, name)
-                if pod is None:
-                    result = self._record(work, test, unit, result, error_verdict(
-                        f"runner pod {name} was deleted before it terminated; no verdict",
-                        exit_code=-1), attempt=attempt, pod=name, started=flight.get("startedAt"),
-                    )  # fmt: skip
-                    if result.get("phase") != str(Phase.RUNNING):
-                        return True
-                    continue
-            if pod is not None:
-                if podstate.terminated(pod):
-                    result = await self._harvest(work, test, unit, result, pod, attempt=attempt)
-                    if result.get("phase") != str(Phase.RUNNING):
-                        return True
-                    continue
-                self._running_or_pending(work, test, unit, result, pod, attempt=attempt)
-                await self.evidence.checkpoint(work, test, unit, pod)
-                position = work.find(test.name, unit.nodes)
-                return position is not None and work.results[position].get("phase") != str(
-                    Phase.RUNNING
-                )
-            if not launch:
-                return False
-            before = result
-            await self._launch(work, index, test, unit, result, attempt=attempt)
+        for _ in range(3):  # an attempt settled as Error may launch the retry at once
+            step = await self._attempt(work, index, test, unit, result, launch=launch)
+            if step is not Step.AGAIN:
+                return step is Step.SETTLED
             position = work.find(test.name, unit.nodes)
             result = work.results[position] if position is not None else None
-            if result is not None and result.get("phase") != str(Phase.RUNNING):
-                return True
-            if result is before:
-                return False  # launched, or held back by the interlock
-            # An unbuildable attempt was recorded as Error and the budget allows another.
         work.wait(1.0)
         return False
 
+    async def _attempt(
+        self, work: Pass, index: int, test: PlannedTest, unit: Unit, result: JSON | None,
+        *, launch: bool,
+    ) -> Step:  # fmt: skip
+        """One step of the unit's current attempt: its pod, judged, or its launch."""
+        attempt = wire.next_attempt_number(result)
+        name = self._pod_name(work, index, unit.lead_node, attempt)
+        flight = wire.in_flight(result) if result is not None else None
+        pod = work.pods.get(name)
+        if pod is None and flight is not None:
+            pod = await self._get_pod(work, name)
+            if pod is None:
+                # 19.13: what a checkpoint already read stays on the Error (never judged).
+                result = self._record(work, test, unit, result, error_verdict(
+                    f"runner pod {name} was deleted before it terminated; no verdict",
+                    exit_code=-1, metrics=flight.get("metrics")), attempt=attempt, pod=name,
+                    started=flight.get("startedAt"),
+                )  # fmt: skip
+                return _after_record(result)
+        if pod is not None:
+            problem = self._foreign(work, index, test, unit, pod, attempt=attempt, flight=flight)
+            if problem is not None:
+                result = self._record_foreign(work, test, unit, result, pod, attempt=attempt,
+                                              problem=problem)  # fmt: skip
+                return _after_record(result)
+            work.add_pod(pod)
+            if podstate.terminated(pod):
+                result = await self._harvest(work, test, unit, result, pod, attempt=attempt)
+                return _after_record(result)
+            self._running_or_pending(work, test, unit, result, pod, attempt=attempt)
+            await self.evidence.checkpoint(work, test, unit, pod)
+            position = work.find(test.name, unit.nodes)
+            settled = position is not None and work.results[position].get("phase") != str(
+                Phase.RUNNING
+            )
+            return Step.SETTLED if settled else Step.WAITING
+        if not launch:
+            return Step.WAITING
+        return await self._launch(work, index, test, unit, result, attempt=attempt)
+
+    def _pod_name(self, work: Pass, index: int, node: str, attempt: int) -> str:
+        return pod_name(
+            run_name=str(kube.meta(work.run)["name"]),
+            run_uid=str(kube.meta(work.run)["uid"]),
+            test_index=index,
+            node=node,
+            attempt=attempt,
+        )
+
+    def _run_ref(self, work: Pass) -> RunRef:
+        m = kube.meta(work.run)
+        return RunRef(str(m["namespace"]), str(m["name"]), str(m["uid"]))
+
+    def _manifest(
+        self, work: Pass, index: int, test: PlannedTest, unit: Unit, *, attempt: int, image: str
+    ) -> JSON:
+        """What the one builder (E13) makes for this attempt: created, or compared with."""
+        tolerations = ((work.spec.get("target") or {}).get("tolerations")) or []
+        return build_pod(
+            run=self._run_ref(work),
+            request=PodRequest(
+                test_index=index, test=test, node=unit.lead_node, attempt=attempt, image=image
+            ),
+            tolerations=tolerations,
+        )
+
+    def _foreign(
+        self, work: Pass, index: int, test: PlannedTest, unit: Unit, pod: JSON, *,
+        attempt: int, flight: Mapping[str, Any] | None,
+    ) -> str | None:  # fmt: skip
+        """Why ``pod`` is not provably the one this run created for the attempt, or None.
+
+        A UID pinned in the attempt entry decides; before one is pinned (the pod has not
+        started yet, or a crash came between its creation and that write) the pod must
+        be exactly what :func:`build_pod` makes for this attempt, node included."""
+        uid = str(kube.meta(pod).get("uid") or "")
+        recorded = (flight or {}).get("podUID")
+        if recorded:
+            if uid == recorded:
+                return None
+            return f"its UID {uid} is not {recorded}, the one this run recorded for it"
+        if not podstate.owned_by(pod, str(kube.meta(work.run)["uid"])):
+            return "it does not name this run as its controller"
+        containers = (pod.get("spec") or {}).get("containers") or [{}]
+        image = str(containers[0].get("image", "")) if isinstance(containers[0], Mapping) else ""
+        if image not in allowed_images(test.kind, specs.runner(test.spec)):
+            return f"its image {image!r} is not one this test runs"
+        expected = self._manifest(work, index, test, unit, attempt=attempt, image=image)
+        field = foreign_reason(pod, expected=expected)
+        if field is None:
+            return None
+        return f"its {field} is not what the operator builds for this attempt"
+
+    def _record_foreign(
+        self, work: Pass, test: PlannedTest, unit: Unit, result: JSON | None, pod: JSON, *,
+        attempt: int, problem: str,
+    ) -> JSON:  # fmt: skip
+        """19.8: an Error attempt naming the pod; nothing it printed is read, and it is
+        left where it is (the next attempt has another name)."""
+        name = str(kube.meta(pod)["name"])
+        work.forget_pod(name)
+        message = (
+            f"foreign pod {name} (uid {kube.meta(pod).get('uid')}) was not created by this "
+            f"run: {problem}; its output was not read; no verdict"
+        )
+        work.events.append(("Warning", "ForeignPod", message))
+        return self._record(work, test, unit, result, error_verdict(message), attempt=attempt,
+                            pod=name, started=None)  # fmt: skip
+
     async def _get_pod(self, work: Pass, name: str) -> JSON | None:
+        """An uncached read by name; whether the pod is ours is decided by the caller."""
         try:
-            pod = await self.client.get(PODS, name, namespace=str(kube.meta(work.run)["namespace"]))
+            pod: JSON = await self.client.get(
+                PODS, name, namespace=str(kube.meta(work.run)["namespace"])
+            )
         except ApiError as err:
             if is_not_found(err):
                 return None
             raise
-        if not podstate.owned_by(pod, str(kube.meta(work.run)["uid"])):
-            return None
-        work.add_pod(pod)
         return pod
 
     def _record(
@@ -313,6 +501,8 @@ class Sweeper(Part):
                         "phase": str(Phase.RUNNING),
                         "node": unit.lead_node,
                         "podName": name,
+                        # 19.8: from here on this UID, not the name, says the pod is ours.
+                        "podUID": str(kube.meta(pod).get("uid") or ""),
                         "startedAt": started,
                     },
                 ]
@@ -324,8 +514,9 @@ class Sweeper(Part):
                     f"runner pod {name} still not terminated {int(age)}s after creation "
                     f"(overdue after {overdue}s); no verdict"
                 )
-                self._record(work, test, unit, base, error_verdict(message), attempt=attempt,
-                             pod=name, started=started)  # fmt: skip
+                kept = (wire.in_flight(base) or {}).get("metrics")  # 19.13: never judged
+                self._record(work, test, unit, base, error_verdict(message, metrics=kept),
+                             attempt=attempt, pod=name, started=started)  # fmt: skip
                 work.delete_after_write.append(name)
                 return
             interval = specs.checkpoint_interval_seconds(test.spec)
@@ -369,11 +560,12 @@ class Sweeper(Part):
     async def _launch(
         self, work: Pass, index: int, test: PlannedTest, unit: Unit, result: JSON | None,
         *, attempt: int,
-    ) -> None:  # fmt: skip
+    ) -> Step:  # fmt: skip
+        """Plan the attempt's pod (created after the cordon is written), or settle it."""
         node = unit.lead_node
         cap = work.spec.get("maxConcurrentNodes")
         if not can_launch(unit.nodes, busy=frozenset(work.busy()), cap=cap):
-            return
+            return Step.WAITING  # held back by the interlock (E9)
         image = resolve_image(
             kind=test.kind,
             runner=specs.runner(test.spec),
@@ -381,34 +573,17 @@ class Sweeper(Part):
         )
         if isinstance(image, ImageError):
             # E14: that execution is an Error (no cordon placed), retried under the budget.
-            self._record(work, test, unit, result, error_verdict(
+            result = self._record(work, test, unit, result, error_verdict(
                 f"no runner image for node {node}: {image.message}"), attempt=attempt, pod=None,
                 started=None)  # fmt: skip
-            return
+            return _after_record(result)
         await self._cordon(work, test, node)
-        run = work.run
-        ref = RunRef(str(kube.meta(run)["namespace"]), str(kube.meta(run)["name"]),
-                     str(kube.meta(run)["uid"]))  # fmt: skip
-        tolerations = ((work.spec.get("target") or {}).get("tolerations")) or []
-        manifest = build_pod(
-            run=ref,
-            request=PodRequest(
-                test_index=index, test=test, node=node, attempt=attempt, image=image
-            ),
-            tolerations=tolerations,
+        manifest = self._manifest(work, index, test, unit, attempt=attempt, image=image)
+        work.planned.append(
+            Launch(test_index=index, test=test, unit=unit, attempt=attempt, manifest=manifest)
         )
-        try:
-            created = await self.client.create(PODS, manifest, namespace=ref.namespace)
-        except ApiError as err:
-            if not is_already_exists(err):
-                raise
-            existing = await self._get_pod(work, str(manifest["metadata"]["name"]))
-            if existing is None:
-                raise
-            created = existing
-        work.add_pod(created)
         work.launch(node)
-        work.wait(self.options.requeue_unstarted_seconds)
+        return Step.WAITING
 
     async def _cordon(self, work: Pass, test: PlannedTest, node: str) -> None:
         """E10/E11: uncached read, stamp first, cordon second, with a precondition."""
