@@ -107,8 +107,7 @@ async def read_runner_log(
                 received += len(chunk)
                 if received > max_bytes:
                     cut = (
-                        f"the runner log is longer than the operator's {max_bytes}-byte "
-                        "read bound"
+                        f"the runner log is longer than the operator's {max_bytes}-byte read bound"
                     )
                     break
                 if not running:
