@@ -80,15 +80,18 @@ async def read_runner_log(
     kind: str,
     exit_code: int,
     running: bool = False,
-    max_bytes: int = LOG_MAX_BYTES,
-    timeout: float = LOG_READ_SECONDS,
+    max_bytes: int | None = None,
+    timeout: float | None = None,
 ) -> LogRead:
     """Stream the runner container's whole retained log through the contract's reader.
 
     Bounded: at most ``max_bytes`` (the server is asked to stop one byte past it, so an
-    over-long log is seen as one) and ``timeout`` seconds. Bytes only, never decoded.
+    over-long log is seen as one) and ``timeout`` seconds (None: ``LOG_MAX_BYTES``,
+    ``LOG_READ_SECONDS``). Bytes only, never decoded.
     ``running``: the runner may be mid-line, so an unterminated last line is a fragment
     (``gpuTempC=10`` of ``gpuTempC=105``) and is never read."""
+    max_bytes = LOG_MAX_BYTES if max_bytes is None else max_bytes
+    timeout = LOG_READ_SECONDS if timeout is None else timeout
     reader = ReportReader(kind=kind)
     received = 0
     cut = ""
@@ -213,7 +216,13 @@ class Evidence(Part):
         the runner's declaration then stands alone)."""
         if sim_gpu_in_spec(pod):
             return True
-        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        spec = pod.get("spec") or {}
+        # The node it was bound to, else the one it was pinned to (our pods are pinned).
+        node = str(
+            spec.get("nodeName")
+            or (spec.get("nodeSelector") or {}).get(labels.HOSTNAME_LABEL)
+            or ""
+        )
         if not node:
             return False
         try:
