@@ -37,6 +37,8 @@ _log = logging.getLogger(__name__)
 
 _RESTART_BACKOFF_SECONDS = 1.0
 _CONFIG_RETRY_SECONDS = 2.0
+#: How long a shutting-down worker may take to report its stopped containers.
+_FINAL_SYNC_SECONDS = 2.0
 #: Pod conditions this kubelet writes; any other type on the pod belongs to someone else.
 _KUBELET_CONDITIONS = frozenset(
     {"PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled"}
@@ -212,18 +214,22 @@ class PodWorker:
             return seen
         return [*(c for c in seen if c.get("type") != "DisruptionTarget"), self._disruption]
 
+    def _mark_disruption(self, message: str) -> None:
+        self._disruption = {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "TerminationByKubelet",
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": now_rfc3339(),
+        }
+
     def _stopped_by_kubelet(self, *, reason: str, message: str) -> None:
-        """The kubelet ends the pod: Failed with its reason, whatever the exit code."""
+        """The kubelet ends the pod: Failed with its reason, whatever the exit code (set
+        before the kill, so a runner that exits 0 on SIGTERM cannot read Succeeded)."""
         self.phase, self.reason, self.message = "Failed", reason, message
-        if reason != "DeadlineExceeded":
-            self._disruption = {
-                "type": "DisruptionTarget",
-                "status": "True",
-                "reason": "TerminationByKubelet",
-                "message": message,
-                "lastProbeTime": None,
-                "lastTransitionTime": now_rfc3339(),
-            }
+        if reason != "DeadlineExceeded" and self._disruption is None:
+            self._mark_disruption(message)
 
     async def publish(self) -> None:
         async with self._publish_lock:
@@ -451,8 +457,11 @@ class PodWorker:
         the containers are stopped within the pod's grace period."""
         if self.terminal:
             return
-        self._stopped_by_kubelet(reason="Evicted", message=message)
+        # As the kubelet: the DisruptionTarget condition first (the pod still running),
+        # the terminal phase only once its containers are being stopped.
+        self._mark_disruption(message)
         await self.publish()
+        self._stopped_by_kubelet(reason="Evicted", message=message)
         await self._kill_all(grace=self._grace())
         await self.publish()
 
@@ -498,6 +507,9 @@ class PodWorker:
             )
         await self._kill_all(grace=min(self._grace(), grace))
         if self._task is not None:
+            # A moment for the worker to report its containers' exits, as a kubelet's
+            # last status sync does; then it is stopped.
+            await asyncio.wait({self._task}, timeout=_FINAL_SYNC_SECONDS)
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
