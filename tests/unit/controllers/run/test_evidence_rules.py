@@ -280,3 +280,26 @@ async def test_I19_7_A14_a_deadline_still_replaces_the_runner_line() -> None:
     result = await finish(cluster, pod, log=PASSING, phase="Failed", reason="DeadlineExceeded")
     assert result["phase"] == "Error", result
     assert result["message"] == DEADLINE_MESSAGE
+
+
+# --- I19.13 (checkpoint side): checkpointed metrics are evidence ---------------------------
+
+
+async def test_I19_13_checkpointed_metrics_stay_on_the_in_flight_attempt_across_passes() -> None:
+    cluster = Cluster(nodes=1)
+    pod = await started_pod(cluster, checkpointIntervalSeconds=10)
+    cluster.client.set_pod_log(pod, namespace=NS, text=b"miscompares=12\nbw=12\n")
+    cluster.advance(11)
+    await cluster.reconcile()
+    # Later passes: one with nothing to read, one whose read is cut. Neither may lose them.
+    cluster.client.set_pod_log(pod, namespace=NS, text=b"")
+    cluster.advance(11)
+    await cluster.reconcile()
+    cluster.client.set_pod_log(pod, namespace=NS, text=b"bw=1\n" * 10, fail_after_bytes=7)
+    cluster.advance(11)
+    await cluster.reconcile()
+    result = (await cluster.run())["status"]["results"][0]
+    flight = result["attempts"][-1]
+    assert flight["phase"] == "Running"
+    assert flight["metrics"] == result["metrics"] == {"bw": "12", "miscompares": "12"}
+    assert flight["lastCheckpointAt"] == result["lastCheckpointAt"]
