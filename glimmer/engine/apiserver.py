@@ -11,7 +11,7 @@ Guarantees the generated client does not give:
 - a watch has a connect timeout and a read-inactivity timeout, so a silently
   dead connection is noticed;
 - a client-side QPS/burst token bucket throttles every request;
-- only idempotent reads (get, list, log reads) are retried, on connection
+- only idempotent reads (get, list, the opening of a log stream) are retried, on connection
   errors, 429 and 5xx, with jittered back-off; writes are never retried here,
   their callers decide (a retried create could double-act).
 """
