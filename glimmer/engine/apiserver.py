@@ -11,7 +11,7 @@ Guarantees the generated client does not give:
 - a watch has a connect timeout and a read-inactivity timeout, so a silently
   dead connection is noticed;
 - a client-side QPS/burst token bucket throttles every request;
-- only idempotent reads (get, list, log reads) are retried, on connection
+- only idempotent reads (get, list, the opening of a log stream) are retried, on connection
   errors, 429 and 5xx, with jittered back-off; writes are never retried here,
   their callers decide (a retried create could double-act).
 """
@@ -33,6 +33,7 @@ from kubernetes_asyncio import config as k8s_config
 from glimmer.engine.client import (
     FIELD_MANAGER,
     JSON,
+    LOG_CHUNK_BYTES,
     ApiError,
     PatchType,
     Resource,
@@ -45,6 +46,8 @@ from glimmer.engine.ratelimit import TokenBucket
 T = TypeVar("T")
 
 _RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+#: How much of an error answer to a log read is kept for the ApiError message.
+_ERROR_BODY_BYTES = 64 * 1024
 
 
 @attrs.frozen
@@ -389,24 +392,66 @@ class ApiServerClient:
             options["propagationPolicy"] = propagation_policy
         return await self._call_json("DELETE", resource.object_path(name, namespace), body=options)
 
-    async def read_pod_log(
+    async def stream_pod_log(
         self,
         name: str,
         *,
         namespace: str,
         container: str | None = None,
-        tail_lines: int | None = None,
-        limit_bytes: int | None = None,
         previous: bool = False,
-    ) -> str:
+        limit_bytes: int | None = None,
+        chunk_size: int = LOG_CHUNK_BYTES,
+        timeout: float | None = None,
+    ) -> AsyncGenerator[bytes, None]:
         query: list[tuple[str, str]] = []
         if container:
             query.append(("container", container))
-        if tail_lines is not None:
-            query.append(("tailLines", str(tail_lines)))
         if limit_bytes is not None:
             query.append(("limitBytes", str(limit_bytes)))
         if previous:
             query.append(("previous", "true"))
         path = f"/api/v1/namespaces/{namespace}/pods/{name}/log"
-        return await self._retrying(lambda: self._call_text("GET", path, query=query, accept="*/*"))
+        budget = timeout if timeout is not None else self.options.request_timeout
+        deadline = asyncio.get_running_loop().time() + budget
+        # No aiohttp total: the deadline below bounds the whole read, body included,
+        # and a server that stops sending is caught by the socket read timeout.
+        client_timeout = aiohttp.ClientTimeout(
+            total=None,
+            connect=self.options.connect_timeout,
+            sock_connect=self.options.connect_timeout,
+            sock_read=self.options.request_timeout,
+        )
+
+        async def open_stream() -> aiohttp.ClientResponse:
+            await self._bucket.wait()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    response = await self._send(
+                        "GET", path, query=query, accept="*/*", timeout=client_timeout
+                    )
+                    if 200 <= response.status <= 299:
+                        self._count("GET", response.status)
+                        return response
+                    async with response:
+                        # An error body is the apiserver's Status, never runner output.
+                        raw = await response.content.read(_ERROR_BODY_BYTES)
+            except (TimeoutError, aiohttp.ClientError) as exc:
+                self._count("GET", type(exc).__name__)
+                raise
+            self._count("GET", response.status)
+            raise ApiError.from_response(
+                status=response.status,
+                reason=response.reason or "",
+                text=raw.decode("utf-8", "replace"),
+            )
+
+        # Only opening is retried: once a byte has been handed on, a retry would
+        # repeat output, so a failure from then on is the caller's cut read.
+        response = await self._retrying(open_stream)
+        async with response:
+            while True:
+                async with asyncio.timeout_at(deadline):
+                    chunk = await response.content.read(chunk_size)
+                if not chunk:
+                    return
+                yield chunk

@@ -24,6 +24,9 @@ JSON = dict[str, Any]
 FIELD_MANAGER = "glimmer"
 """Field manager for server-side apply and every write."""
 
+LOG_CHUNK_BYTES = 64 * 1024
+"""Default size of one chunk of a streamed pod log (bounds what one read holds)."""
+
 
 @attrs.frozen
 class Resource:
@@ -225,16 +228,27 @@ class KubeClient(Protocol):
         """Delete; returns the object (or `Status`) the server answered with."""
         ...
 
-    async def read_pod_log(
+    def stream_pod_log(
         self,
         name: str,
         *,
         namespace: str,
         container: str | None = None,
-        tail_lines: int | None = None,
-        limit_bytes: int | None = None,
         previous: bool = False,
-    ) -> str: ...
+        limit_bytes: int | None = None,
+        chunk_size: int = LOG_CHUNK_BYTES,
+        timeout: float | None = None,
+    ) -> AsyncGenerator[bytes, None]:
+        """The container's whole retained log from its first byte, as raw chunks.
+
+        Never decoded: runner output is bytes (a non-UTF-8 byte is data, not an
+        error). ``limit_bytes`` asks the server to stop after that many bytes;
+        ``timeout`` bounds the whole read, body included (``TimeoutError``). An
+        error before the first chunk means nothing was read; one after it means the
+        read was cut, and the caller must not judge what it got as the whole log.
+        Use with ``contextlib.aclosing``.
+        """
+        ...
 
     async def close(self) -> None: ...
 

@@ -10,7 +10,10 @@ passes against the fake is not relying on something the real server refuses:
   finalizer goes) and uid/resourceVersion preconditions;
 - watches replay from a resourceVersion, and after `compact()` an old
   resourceVersion gets a 410 ERROR event, as etcd compaction causes;
-- errors can be injected per verb.
+- errors can be injected per verb;
+- every request is recorded in order with what it sent (`requests`), so a test
+  can assert the order of writes and what each one carried;
+- pod logs are bytes, streamed in chunks, and can be cut after a byte count.
 
 Not modelled: field ownership in server-side apply (applied as a JSON merge
 patch), strategic merge patch list semantics (merged as a JSON merge patch),
@@ -27,8 +30,11 @@ from collections import defaultdict
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
+import attrs
+
 from glimmer.engine.client import (
     JSON,
+    LOG_CHUNK_BYTES,
     PODS,
     ApiError,
     PatchType,
@@ -37,6 +43,28 @@ from glimmer.engine.client import (
 )
 
 _Key = tuple[Resource, str, str]
+
+
+@attrs.frozen
+class Request:
+    """One call made to the fake, as the apiserver would have received it."""
+
+    verb: str
+    """get, list, watch, create, replace, patch, apply, delete or log."""
+    resource: str
+    namespace: str | None
+    name: str | None
+    body: Any = None
+    """A deep copy of the body or patch sent (None for reads and deletes)."""
+    subresource: str | None = None
+    patch_type: str | None = None
+    """The patch's content type for `patch` and `apply`."""
+
+
+@attrs.frozen
+class _PodLog:
+    data: bytes
+    fail_after_bytes: int | None = None
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -121,9 +149,11 @@ class FakeClient:
         self._compacted: dict[Resource, int] = defaultdict(int)
         self._watchers: list[_Watcher] = []
         self._errors: dict[str, list[BaseException]] = defaultdict(list)
-        self._pod_logs: dict[tuple[str, str], str] = {}
+        self._pod_logs: dict[tuple[str, str], _PodLog] = {}
+        self.requests: list[Request] = []
+        """Every call in the order it was made, with what it sent."""
         self.calls: list[tuple[str, str, str | None, str | None]] = []
-        """(verb, resource, namespace, name) of every call, for assertions."""
+        """(verb, resource, namespace, name) of every call (`requests`, abridged)."""
 
     # --- test controls -----------------------------------------------------
 
@@ -147,8 +177,18 @@ class FakeClient:
     def open_watches(self) -> int:
         return len(self._watchers)
 
-    def set_pod_log(self, name: str, *, namespace: str, text: str) -> None:
-        self._pod_logs[(namespace, name)] = text
+    def set_pod_log(
+        self,
+        name: str,
+        *,
+        namespace: str,
+        text: str | bytes,
+        fail_after_bytes: int | None = None,
+    ) -> None:
+        """The pod's log (``str`` is stored as UTF-8). ``fail_after_bytes``: every read
+        breaks with ``OSError`` after that many bytes, as a dropped connection would."""
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        self._pod_logs[(namespace, name)] = _PodLog(data, fail_after_bytes)
 
     def objects(self, resource: Resource) -> list[JSON]:
         return [copy.deepcopy(o) for (r, _, _), o in self._objects.items() if r == resource]
@@ -160,8 +200,27 @@ class FakeClient:
     # --- internals ---------------------------------------------------------
 
     def _record(
-        self, verb: str, resource: Resource, namespace: str | None, name: str | None
+        self,
+        verb: str,
+        resource: Resource,
+        namespace: str | None,
+        name: str | None,
+        *,
+        body: Any = None,
+        subresource: str | None = None,
+        patch_type: str | None = None,
     ) -> None:
+        self.requests.append(
+            Request(
+                verb=verb,
+                resource=str(resource),
+                namespace=namespace,
+                name=name,
+                body=copy.deepcopy(body),
+                subresource=subresource,
+                patch_type=patch_type,
+            )
+        )
         self.calls.append((verb, str(resource), namespace, name))
         if self._errors[verb]:
             raise self._errors[verb].pop(0)
@@ -314,7 +373,7 @@ class FakeClient:
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
         name = str(meta.get("name", ""))
-        self._record("create", resource, namespace, name)
+        self._record("create", resource, namespace, name, body=obj)
         if not name:
             raise _status_error(422, "Invalid", "metadata.name: Required value")
         key = self._key(resource, name, namespace)
@@ -342,7 +401,7 @@ class FakeClient:
         subresource: str | None = None,
     ) -> JSON:
         name = str((body.get("metadata") or {}).get("name", ""))
-        self._record("replace", resource, namespace, name)
+        self._record("replace", resource, namespace, name, body=body, subresource=subresource)
         current = self._existing(resource, name, namespace)
         self._check_rv(current, body)
         return self._store(resource, current, copy.deepcopy(dict(body)), subresource=subresource)
@@ -357,7 +416,10 @@ class FakeClient:
         patch_type: PatchType = PatchType.MERGE,
         subresource: str | None = None,
     ) -> JSON:
-        self._record("patch", resource, namespace, name)
+        self._record(
+            "patch", resource, namespace, name, body=patch, subresource=subresource,
+            patch_type=patch_type.value,
+        )  # fmt: skip
         current = self._existing(resource, name, namespace)
         if patch_type is PatchType.JSON:
             # Imported here so production, which never builds a FakeClient, does
@@ -387,7 +449,10 @@ class FakeClient:
         key = self._key(resource, name, namespace)
         if key not in self._objects and subresource is None:
             return await self.create(resource, body, namespace=namespace)
-        self._record("apply", resource, namespace, name)
+        self._record(
+            "apply", resource, namespace, name, body=body, subresource=subresource,
+            patch_type="application/apply-patch+yaml",
+        )  # fmt: skip
         current = self._existing(resource, name, namespace)
         self._check_rv(current, body)
         updated = merge_patch(current, dict(body))
@@ -403,7 +468,15 @@ class FakeClient:
         precondition_resource_version: str | None = None,
         propagation_policy: str | None = None,
     ) -> JSON:
-        self._record("delete", resource, namespace, name)
+        options = {
+            "preconditionUid": precondition_uid,
+            "preconditionResourceVersion": precondition_resource_version,
+            "propagationPolicy": propagation_policy,
+        }
+        self._record(
+            "delete", resource, namespace, name,
+            body={k: v for k, v in options.items() if v is not None} or None,
+        )  # fmt: skip
         current = self._existing(resource, name, namespace)
         meta = current["metadata"]
         if precondition_uid and precondition_uid != meta["uid"]:
@@ -429,25 +502,29 @@ class FakeClient:
         self._bump(resource, "DELETED", current)
         return copy.deepcopy(current)
 
-    async def read_pod_log(
+    async def stream_pod_log(
         self,
         name: str,
         *,
         namespace: str,
         container: str | None = None,
-        tail_lines: int | None = None,
-        limit_bytes: int | None = None,
         previous: bool = False,
-    ) -> str:
+        limit_bytes: int | None = None,
+        chunk_size: int = LOG_CHUNK_BYTES,
+        timeout: float | None = None,
+    ) -> AsyncGenerator[bytes, None]:
         self._record("log", PODS, namespace, name)
         self._existing(PODS, name, namespace)
-        text = self._pod_logs.get((namespace, name), "")
-        if tail_lines is not None:
-            lines = text.splitlines(keepends=True)
-            text = "".join(lines[-tail_lines:]) if tail_lines > 0 else ""
-        if limit_bytes is not None:
-            text = text.encode()[:limit_bytes].decode(errors="ignore")
-        return text
+        log = self._pod_logs.get((namespace, name), _PodLog(b""))
+        data = log.data if limit_bytes is None else log.data[:limit_bytes]
+        if log.fail_after_bytes is not None:
+            data = data[: log.fail_after_bytes]
+        step = max(chunk_size, 1)
+        for start in range(0, len(data), step):
+            yield data[start : start + step]
+            await asyncio.sleep(0)
+        if log.fail_after_bytes is not None:
+            raise OSError("connection reset by peer (injected)")
 
     async def close(self) -> None:
         self.close_watches()

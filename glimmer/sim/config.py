@@ -10,6 +10,17 @@ from glimmer.sim.images import ImageMap
 
 #: Label every node of this simulator carries, valued with its instance id.
 INSTANCE_LABEL = "sim.glimmer.dev/instance"
+#: Label (profile, label-safe) and annotation (exact ``GLIMMER_SIM_GPU``) on a node whose
+#: containers see the simulated GPU. The operator reads either label as "this pod ran
+#: against the simulated GPU" and records provenance ``sim`` itself, whatever the log
+#: still holds (glimmer.controllers.run.evidence.SIM_NODE_LABELS names the same keys).
+SIM_GPU_LABEL = "sim.glimmer.dev/simulated-gpu"
+SIM_GPU_ANNOTATION = "sim.glimmer.dev/simulated-gpu"
+#: Pod annotation that makes the simulated kubelet evict the pod as node-pressure
+#: eviction does (DisruptionTarget, phase Failed, reason Evicted); the value is the
+#: eviction message. A test hook: a real node evicts on memory or disk pressure.
+EVICT_ANNOTATION = "sim.glimmer.dev/evict"
+SIM_GPU_ENV = "GLIMMER_SIM_GPU"
 
 
 @attrs.frozen
@@ -65,5 +76,15 @@ class SimConfig:
         sim_gpu = dict(self.node_sim_gpu).get(node, self.sim_gpu or default)
         env = dict(self.container_env)
         if sim_gpu and self.gpus_per_node > 0:
-            env["GLIMMER_SIM_GPU"] = sim_gpu
+            env[SIM_GPU_ENV] = sim_gpu
         return env
+
+    def simulated_gpu(self, node: str) -> str | None:
+        """The ``GLIMMER_SIM_GPU`` containers on ``node`` see (None: no simulated GPU)."""
+        return self.node_env(node).get(SIM_GPU_ENV)
+
+
+def label_safe(value: str) -> str:
+    """``value`` as a label value (63 chars of ``[A-Za-z0-9._-]``, alphanumeric ends)."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in value)
+    return safe[:63].strip("._-") or "simulated"

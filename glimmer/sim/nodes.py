@@ -16,7 +16,13 @@ import platform
 from typing import Any
 
 from glimmer.sim._kube import ApiError, Kube
-from glimmer.sim.config import INSTANCE_LABEL, SimConfig
+from glimmer.sim.config import (
+    INSTANCE_LABEL,
+    SIM_GPU_ANNOTATION,
+    SIM_GPU_LABEL,
+    SimConfig,
+    label_safe,
+)
 
 JSON = dict[str, Any]
 KUBELET_VERSION = "v1.36.3-glimmer-sim"
@@ -41,11 +47,17 @@ def node_manifest(config: SimConfig, *, name: str, instance: str) -> JSON:
         INSTANCE_LABEL: instance,
         **dict(config.labels),
     }
+    metadata: JSON = {"name": name, "labels": labels}
+    sim_gpu = config.simulated_gpu(name)
+    if sim_gpu:
+        # Positive and set by the kubelet itself: provenance never rests on the log.
+        labels[SIM_GPU_LABEL] = label_safe(sim_gpu)
+        metadata["annotations"] = {SIM_GPU_ANNOTATION: sim_gpu}
     taints = [{"key": k, "value": v, "effect": e} for k, v, e in config.taints]
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": labels},
+        "metadata": metadata,
         "spec": {"taints": taints} if taints else {},
     }
 

@@ -3,9 +3,12 @@ reports it.
 
 Status is always published whole (phase, conditions, every container status) from this
 worker's own state with a JSON merge patch, so a status is never a mix of two moments.
-The pod reaches a terminal phase only from a real exit code; anything the simulator
-cannot do (unknown image, missing ConfigMap key) leaves the container Waiting with the
-kubelet's reason, never Succeeded.
+The pod reaches a terminal phase only from a real exit code, or from the kubelet's own
+decision to stop it (deadline, eviction, node shutdown: phase Failed with the kubelet's
+reason, whatever the container's exit code, as a real kubelet reports it); anything the
+simulator cannot do (unknown image, missing ConfigMap key) leaves the container Waiting
+with the kubelet's reason, never Succeeded. Conditions other components own (the
+eviction API's and the scheduler's ``DisruptionTarget``) are kept, never overwritten.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import attrs
 
 from glimmer.sim import _processes
 from glimmer.sim._kube import ApiError, Kube
+from glimmer.sim.config import EVICT_ANNOTATION
 from glimmer.sim.environment import ContainerConfigError, build_env
 from glimmer.sim.images import ImageMap, ImagePullError
 from glimmer.sim.log_server import LogSource
@@ -33,6 +37,12 @@ _log = logging.getLogger(__name__)
 
 _RESTART_BACKOFF_SECONDS = 1.0
 _CONFIG_RETRY_SECONDS = 2.0
+#: How long a shutting-down worker may take to report its stopped containers.
+_FINAL_SYNC_SECONDS = 2.0
+#: Pod conditions this kubelet writes; any other type on the pod belongs to someone else.
+_KUBELET_CONDITIONS = frozenset(
+    {"PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled"}
+)
 
 
 @attrs.define
@@ -114,6 +124,9 @@ class PodWorker:
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._deleting = False
+        #: The DisruptionTarget condition this kubelet set when it chose to stop the pod.
+        self._disruption: JSON | None = None
+        self._eviction: asyncio.Task[None] | None = None
 
     # -- identity -------------------------------------------------------------------
 
@@ -181,12 +194,42 @@ class PodWorker:
                 self._condition("ContainersReady", running and containers_ready, not_ready),
                 self._condition("Ready", running and containers_ready, not_ready),
                 self._condition("PodScheduled", True),
+                *self._other_conditions(),
             ],
             "containerStatuses": [run.status(uid=self.uid) for run in self.main],
         }
         if self.init:
             status["initContainerStatuses"] = [run.status(uid=self.uid) for run in self.init]
         return status
+
+    def _other_conditions(self) -> list[JSON]:
+        """Conditions that are not this kubelet's, as last seen, plus its own disruption
+        mark: a merge patch replaces the whole list, so they are written back."""
+        seen = [
+            dict(c)
+            for c in (self.pod.get("status") or {}).get("conditions") or []
+            if c.get("type") not in _KUBELET_CONDITIONS
+        ]
+        if self._disruption is None:
+            return seen
+        return [*(c for c in seen if c.get("type") != "DisruptionTarget"), self._disruption]
+
+    def _mark_disruption(self, message: str) -> None:
+        self._disruption = {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "TerminationByKubelet",
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": now_rfc3339(),
+        }
+
+    def _stopped_by_kubelet(self, *, reason: str, message: str) -> None:
+        """The kubelet ends the pod: Failed with its reason, whatever the exit code (set
+        before the kill, so a runner that exits 0 on SIGTERM cannot read Succeeded)."""
+        self.phase, self.reason, self.message = "Failed", reason, message
+        if reason != "DeadlineExceeded" and self._disruption is None:
+            self._mark_disruption(message)
 
     async def publish(self) -> None:
         async with self._publish_lock:
@@ -387,8 +430,10 @@ class PodWorker:
         await asyncio.sleep(seconds)
         if self.terminal:
             return
-        self.phase, self.reason = "Failed", "DeadlineExceeded"
-        self.message = "Pod was active on the node longer than the specified deadline"
+        self._stopped_by_kubelet(
+            reason="DeadlineExceeded",
+            message="Pod was active on the node longer than the specified deadline",
+        )
         await self._kill_all(grace=self._grace())
         await self.publish()
 
@@ -400,6 +445,25 @@ class PodWorker:
     def update(self, pod: JSON) -> None:
         """A newer version of the pod from the watch."""
         self.pod = pod
+        message = (pod["metadata"].get("annotations") or {}).get(EVICT_ANNOTATION)
+        if message is not None and self._eviction is None and not self.terminal:
+            self._eviction = asyncio.create_task(
+                self.evict(message or "The node was low on resource: memory."),
+                name=f"evict {self.namespace}/{self.name}",
+            )
+
+    async def evict(self, message: str) -> None:
+        """Node-pressure eviction: DisruptionTarget, phase Failed, reason Evicted, then
+        the containers are stopped within the pod's grace period."""
+        if self.terminal:
+            return
+        # As the kubelet: the DisruptionTarget condition first (the pod still running),
+        # the terminal phase only once its containers are being stopped.
+        self._mark_disruption(message)
+        await self.publish()
+        self._stopped_by_kubelet(reason="Evicted", message=message)
+        await self._kill_all(grace=self._grace())
+        await self.publish()
 
     async def delete(self) -> None:
         """The pod has a deletionTimestamp: stop containers in its grace period, remove it."""
@@ -434,12 +498,20 @@ class PodWorker:
     async def shut_down(self, *, grace: float) -> None:
         """The node shuts down: stop containers and fail the pod, as graceful node
         shutdown does (there is no controller to evict pods from a vanished node)."""
+        # Decided before the kill: a runner that exits 0 on SIGTERM did not finish by itself.
+        stopping = not self.terminal
+        if stopping:
+            self._stopped_by_kubelet(
+                reason="Terminated",
+                message="Pod was terminated in response to imminent node shutdown.",
+            )
         await self._kill_all(grace=min(self._grace(), grace))
         if self._task is not None:
+            # A moment for the worker to report its containers' exits, as a kubelet's
+            # last status sync does; then it is stopped.
+            await asyncio.wait({self._task}, timeout=_FINAL_SYNC_SECONDS)
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        if not self.terminal:
-            self.phase, self.reason = "Failed", "Terminated"
-            self.message = "Pod was terminated in response to imminent node shutdown."
+        if stopping:
             await self.publish()

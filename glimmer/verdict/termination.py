@@ -1,7 +1,10 @@
-"""What the kubelet says about a pod's end, folded into an attempt (A14).
+"""What the kubelet says about a pod's end, folded into an attempt (A14, I19.7).
 
 A SIGTERM-trapping entrypoint that exits 0 when its deadline kills it must not pass,
-and an OOMKill must stay visible even when the runner printed something.
+and an OOMKill must stay visible even when the runner printed something. The same
+holds for every end the runner did not reach on its own (an eviction, a preemption,
+a node shutdown, a deletion): what it printed before it was stopped is not a verdict,
+whatever its exit code, so the attempt is Error with the kubelet's account.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ class Termination:
     reason: str = ""
     detail: str = ""
     deadline_exceeded: bool = False
+    #: Something other than the runner ended it (kubelet, eviction, preemption, node
+    #: shutdown, deletion, OOM kill); ``reason``/``detail`` then say what.
+    interrupted: bool = False
 
 
 def clamp_utf8(text: str, limit: int) -> str:
@@ -51,6 +57,14 @@ def kubelet_account(termination: Termination) -> str:
     return f"{account}: {detail}" if detail else account
 
 
+def interrupted_message(termination: Termination) -> str:
+    """I19.7: the kubelet's reason, and why nothing the runner printed decides."""
+    return (
+        f"{kubelet_account(termination)}; the runner did not complete on its own, "
+        "so its output is not a verdict (no verdict)"
+    )
+
+
 def apply_termination(
     verdict: AttemptVerdict, termination: Termination, *, runner_line: str
 ) -> AttemptVerdict:
@@ -66,6 +80,16 @@ def apply_termination(
             violations=(),
             not_evaluated=(),
             suspect=False,
+        )
+    if termination.interrupted:
+        return replace(
+            verdict,
+            phase=Phase.ERROR,
+            message=join_clauses(interrupted_message(termination), bracket(runner_line)),
+            violations=(),
+            not_evaluated=(),
+            suspect=False,
+            gated=False,
         )
     if verdict.phase is not Phase.ERROR:
         return verdict

@@ -2,30 +2,176 @@
 
 Read here, judged by ``glimmer.verdict`` (the one choke point), stored by reference
 (A12-A14); mid-run checkpoints (H1/H2) read the same log without judging it.
+
+The log is the whole retained log, streamed from its first byte through the contract's
+streaming reader in bounded chunks, never decoded (I19.1, I19.9): a byte-limited tail
+would keep the *first* MiB of its window and drop the final metrics. The read is bounded
+in bytes and time; a read that stops short of the end is never judged (a prefix can hold
+an older, superseded value), it is an Error naming what cut it.
+
+Provenance does not depend on what the log still holds (I19.4): when the pod ran against
+the simulated GPU (the runner container's ``GLIMMER_SIM_GPU``, or a node the simulated
+kubelet marks), the operator itself records ``sim``.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from glimmer.api import format_time, parse_time
-from glimmer.contract import RunnerReport, read_report
+from glimmer.contract import RunnerReport
+from glimmer.contract.report import MAX_LINE_BYTES, ReportReader
 from glimmer.controllers.run import kube, labels, podstate, wire
 from glimmer.controllers.run.artifacts import configmap_name, plan_store, store_failed
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.passes import Pass
 from glimmer.controllers.run.pods import RunRef
-from glimmer.engine import CONFIGMAPS, ApiError, is_not_found
+from glimmer.engine import CONFIGMAPS, NODES, ApiError, KubeClient, is_not_found
 from glimmer.plan import PlannedTest, Unit, label_value
 from glimmer.plan import spec as specs
 from glimmer.plan.gates import threshold_from_wire
-from glimmer.verdict import AttemptVerdict, apply_termination, judge_attempt
+from glimmer.verdict import (
+    AttemptVerdict,
+    Phase,
+    Provenance,
+    apply_termination,
+    judge_attempt,
+)
 
 JSON = dict[str, Any]
 
-LOG_TAIL_LINES: Final = 2000
-LOG_LIMIT_BYTES: Final = 1 << 20
+#: Most bytes of one runner log the operator reads. The kubelet keeps one current log
+#: file per container (10 MiB by default, ``containerLogMaxSize``); a log past this bound
+#: is an Error naming it, never a judged prefix.
+LOG_MAX_BYTES: Final = 64 << 20
+#: Seconds one whole log read may take, body included; past it the read is cut (Error).
+LOG_READ_SECONDS: Final = 120.0
+#: Bytes handed to the reader at a time (bounds what one read holds in memory).
+LOG_CHUNK_BYTES: Final = 64 << 10
+
+#: The runner environment variable that points the runner SDK at the simulated GPU.
+SIM_GPU_ENV: Final = "GLIMMER_SIM_GPU"
+#: Node labels the simulated kubelet (glimmer.sim) puts on every node it runs: a pod on
+#: such a node ran as a local process against the simulated GPU, never on silicon.
+SIM_NODE_LABELS: Final = ("sim.glimmer.dev/simulated-gpu", "sim.glimmer.dev/instance")
+
+
+@dataclass(frozen=True, slots=True)
+class LogRead:
+    """What a whole-log read produced."""
+
+    report: RunnerReport
+    #: Nothing could be read at all (A13: a log outage is not a hardware Fail).
+    unavailable: bool = False
+    #: Why the read stopped short of the end ("" when the whole retained log was read).
+    cut: str = ""
+    received: int = 0
+
+
+async def read_runner_log(
+    client: KubeClient,
+    *,
+    pod: str,
+    namespace: str,
+    kind: str,
+    exit_code: int,
+    running: bool = False,
+    max_bytes: int | None = None,
+    timeout: float | None = None,
+) -> LogRead:
+    """Stream the runner container's whole retained log through the contract's reader.
+
+    Bounded: at most ``max_bytes`` (the server is asked to stop one byte past it, so an
+    over-long log is seen as one) and ``timeout`` seconds (None: ``LOG_MAX_BYTES``,
+    ``LOG_READ_SECONDS``). Bytes only, never decoded.
+    ``running``: the runner may be mid-line, so an unterminated last line is a fragment
+    (``gpuTempC=10`` of ``gpuTempC=105``) and is never read."""
+    max_bytes = LOG_MAX_BYTES if max_bytes is None else max_bytes
+    timeout = LOG_READ_SECONDS if timeout is None else timeout
+    reader = ReportReader(kind=kind)
+    received = 0
+    cut = ""
+    held = bytearray()  # (running) bytes after the last newline: maybe half a line
+    stream = client.stream_pod_log(
+        pod,
+        namespace=namespace,
+        container=labels.RUNNER_CONTAINER,
+        limit_bytes=max_bytes + 1,
+        chunk_size=LOG_CHUNK_BYTES,
+        timeout=timeout,
+    )
+    try:
+        async with contextlib.aclosing(stream) as chunks:
+            async for chunk in chunks:
+                received += len(chunk)
+                if received > max_bytes:
+                    cut = (
+                        f"the runner log is longer than the operator's {max_bytes}-byte read bound"
+                    )
+                    break
+                if not running:
+                    reader.feed(chunk)
+                    continue
+                held += chunk
+                end = held.rfind(b"\n") + 1
+                if end == 0 and len(held) <= MAX_LINE_BYTES:
+                    continue
+                # Past the line limit the line can never be a metric: hand it on.
+                end = end or len(held)
+                reader.feed(bytes(held[:end]))
+                del held[:end]
+    except TimeoutError:
+        cut = f"the runner log could not be read within the {timeout:g} s read bound"
+    except kube.LOG_ERRORS as err:
+        if received == 0:
+            return LogRead(report=reader.finish(exit_code=exit_code), unavailable=True)
+        cut = f"the runner log read broke after {received} bytes ({type(err).__name__}: {err})"
+    return LogRead(report=reader.finish(exit_code=exit_code), cut=cut, received=received)
+
+
+def cut_log_verdict(
+    read: LogRead,
+    *,
+    kind: str,
+    exit_code: int,
+    provenance: Provenance | None,
+) -> AttemptVerdict:
+    """I19.1: a log read that stopped short is never judged. Only the runner's own
+    exit 1 (a measured shortfall, read from the kubelet, not the log) stands as Failed;
+    every other outcome is Error, naming what cut the read."""
+    nothing = ReportReader(kind=kind).finish(exit_code=exit_code)
+    verdict = judge_attempt(nothing, kind=kind, thresholds=(), dispatcher_provenance=provenance)
+    note = f"{read.cut}; nothing it printed was judged (no verdict)"
+    if verdict.phase is Phase.FAILED:
+        return replace(verdict, message=f"{verdict.message} [{note}]")
+    return replace(
+        verdict,
+        phase=Phase.ERROR,
+        message=note,
+        violations=(),
+        not_evaluated=(),
+        suspect=False,
+        gated=False,
+    )
+
+
+def sim_gpu_in_spec(pod: Mapping[str, Any]) -> bool:
+    """The runner container was pointed at the simulated GPU (any ``GLIMMER_SIM_GPU``)."""
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        if container.get("name") != labels.RUNNER_CONTAINER:
+            continue
+        if any(env.get("name") == SIM_GPU_ENV for env in container.get("env") or []):
+            return True
+    return False
+
+
+def sim_node(node: Mapping[str, Any] | None) -> bool:
+    node_labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+    return any(label in node_labels for label in SIM_NODE_LABELS)
 
 
 class Evidence(Part):
@@ -37,25 +183,55 @@ class Evidence(Part):
         """Logs + kubelet account of a terminated pod -> its verdict and artifact refs."""
         name = str(kube.meta(pod)["name"])
         namespace = str(kube.meta(work.run)["namespace"])
-        logs_unavailable = False
-        try:
-            text = await self.client.read_pod_log(
-                name, namespace=namespace, container=labels.RUNNER_CONTAINER,
-                tail_lines=LOG_TAIL_LINES, limit_bytes=LOG_LIMIT_BYTES,
-            )  # fmt: skip
-        except kube.LOG_ERRORS:
-            # A13: a log outage must not become a hardware Fail.
-            text, logs_unavailable = "", True
-        report = read_report(text.encode(), kind=test.kind, exit_code=podstate.exit_code(pod))
-        thresholds = [threshold_from_wire(t) for t in specs.thresholds(test.spec)]
-        verdict = judge_attempt(
-            report, kind=test.kind, thresholds=thresholds, logs_unavailable=logs_unavailable
+        exit_code = podstate.exit_code(pod)
+        read = await read_runner_log(
+            self.client, pod=name, namespace=namespace, kind=test.kind, exit_code=exit_code
         )
+        provenance = Provenance.SIM if await self.simulated(pod) else None
+        report = read.report
+        if read.cut:
+            verdict = cut_log_verdict(
+                read, kind=test.kind, exit_code=exit_code, provenance=provenance
+            )
+        else:
+            thresholds = [threshold_from_wire(t) for t in specs.thresholds(test.spec)]
+            # A13: a log outage (read.unavailable) must not become a hardware Fail.
+            verdict = judge_attempt(
+                report,
+                kind=test.kind,
+                thresholds=thresholds,
+                dispatcher_provenance=provenance,
+                logs_unavailable=read.unavailable,
+            )
         verdict = apply_termination(verdict, podstate.termination(pod), runner_line=report.message)
         refs: list[JSON] = []
-        if report.artifacts or report.dropped_artifacts:
+        if not read.cut and (report.artifacts or report.dropped_artifacts):
             refs = await self._store_artifacts(work, test, name, report)
         return verdict, refs
+
+    async def simulated(self, pod: Mapping[str, Any]) -> bool:
+        """I19.4: the dispatcher's own knowledge that the pod ran against the simulated
+        GPU: its spec says so, or its node does. The node is a live read, once per
+        harvest (the labels decide provenance; a node that is gone tells nothing, and
+        the runner's declaration then stands alone)."""
+        if sim_gpu_in_spec(pod):
+            return True
+        spec = pod.get("spec") or {}
+        # The node it was bound to, else the one it was pinned to (our pods are pinned).
+        node = str(
+            spec.get("nodeName")
+            or (spec.get("nodeSelector") or {}).get(labels.HOSTNAME_LABEL)
+            or ""
+        )
+        if not node:
+            return False
+        try:
+            current: JSON | None = await self.client.get(NODES, node)
+        except ApiError as err:
+            if not is_not_found(err):
+                raise
+            current = None
+        return sim_node(current)
 
     async def _store_artifacts(
         self, work: Pass, test: PlannedTest, pod: str, report: RunnerReport
@@ -122,19 +298,18 @@ class Evidence(Part):
         if last and (work.now - parse_time(str(last))).total_seconds() < interval:
             work.wait(interval - (work.now - parse_time(str(last))).total_seconds())
             return
-        name = str(kube.meta(pod)["name"])
-        try:
-            text = await self.client.read_pod_log(
-                name, namespace=str(kube.meta(work.run)["namespace"]),
-                container=labels.RUNNER_CONTAINER, tail_lines=LOG_TAIL_LINES,
-                limit_bytes=LOG_LIMIT_BYTES,
-            )  # fmt: skip
-        except kube.LOG_ERRORS:
-            work.wait(interval)
-            return
-        report = read_report(text.encode(), kind=test.kind, exit_code=0)
+        read = await read_runner_log(
+            self.client,
+            pod=str(kube.meta(pod)["name"]),
+            namespace=str(kube.meta(work.run)["namespace"]),
+            kind=test.kind,
+            exit_code=0,
+            running=True,
+        )
         work.wait(interval)
-        if not report.metrics:
+        report = read.report
+        # A cut read may hold values the runner has since superseded: never stored.
+        if read.unavailable or read.cut or not report.metrics:
             return
         stamp = format_time(work.now)
         result["metrics"] = dict(sorted(report.metrics.items()))

@@ -7,8 +7,10 @@ running), never from pod creation: a stuck pod must not look like a slow test.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any, Final
 
+from glimmer.api import parse_time
 from glimmer.controllers.run import labels
 from glimmer.verdict import Termination
 
@@ -16,6 +18,13 @@ from glimmer.verdict import Termination
 PERMANENT_IMAGE_REASONS: Final = frozenset({"InvalidImageName", "ErrImageNeverPull"})
 #: Waiting reasons that usually mean the image cannot be pulled (retried by the kubelet).
 IMAGE_PULL_REASONS: Final = frozenset({"ErrImagePull", "ImagePullBackOff"})
+#: Terminated reasons of a runner container that ended by itself (its exit code
+#: decides). Any other (OOMKilled, ContainerStatusUnknown, StartError...) means the
+#: kubelet or the runtime ended it.
+SELF_ENDED_REASONS: Final = frozenset({"", "Completed", "Error"})
+#: The pod condition the kubelet, the eviction API, the scheduler (preemption) and the
+#: taint manager set on a pod they are about to stop.
+DISRUPTION_CONDITION: Final = "DisruptionTarget"
 
 
 def _status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -68,26 +77,79 @@ def scheduler_message(pod: Mapping[str, Any]) -> str:
 def termination(pod: Mapping[str, Any]) -> Termination:
     """A14: the pod-level reason when the pod Failed with one, else the runner container's
     terminated reason; with no terminated runner the code is -1 and the account comes from
-    a waiting container or the pod."""
+    a waiting container or the pod. I19.7: ``interrupted`` when anything but the runner
+    ended it, with what did in ``reason``/``detail``."""
     status = _status(pod)
     pod_reason = str(status.get("reason") or "") if status.get("phase") == "Failed" else ""
     pod_message = str(status.get("message") or "")
     state = runner_status(pod).get("state") or {}
     done = state.get("terminated")
+    stopper = interruption(pod)
     if done is not None:
-        return Termination(
+        account = Termination(
             exit_code=int(done.get("exitCode", -1)),
             reason=pod_reason or str(done.get("reason") or ""),
             detail=pod_message if pod_reason else str(done.get("message") or ""),
             deadline_exceeded=pod_reason == "DeadlineExceeded",
         )
-    reason, message = waiting(pod)
+    else:
+        reason, message = waiting(pod)
+        account = Termination(
+            exit_code=-1,
+            reason=pod_reason or reason or str(status.get("reason") or ""),
+            detail=pod_message or message,
+            deadline_exceeded=pod_reason == "DeadlineExceeded",
+        )
+    if stopper is None:
+        return account
     return Termination(
-        exit_code=-1,
-        reason=pod_reason or reason or str(status.get("reason") or ""),
-        detail=pod_message or message,
-        deadline_exceeded=pod_reason == "DeadlineExceeded",
+        exit_code=account.exit_code,
+        reason=stopper[0],
+        detail=stopper[1],
+        deadline_exceeded=account.deadline_exceeded,
+        interrupted=True,
     )
+
+
+def interruption(pod: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(reason, detail)`` of whatever ended the runner when the runner did not end by
+    itself (I19.7), None when it did.
+
+    The kubelet's own terminal account (a Failed pod with a pod-level reason: Evicted,
+    DeadlineExceeded, node shutdown, admission), a container the runtime ended
+    (OOMKilled...), a DisruptionTarget condition (eviction, preemption, taint manager,
+    node pressure) or a deletion; the last two only when the runner was still running
+    when they came (a runner that finished first completed on its own)."""
+    status = _status(pod)
+    if status.get("phase") == "Failed" and status.get("reason"):
+        return str(status["reason"]), str(status.get("message") or "")
+    done = (runner_status(pod).get("state") or {}).get("terminated")
+    if done is not None and str(done.get("reason") or "") not in SELF_ENDED_REASONS:
+        return str(done["reason"]), str(done.get("message") or "")
+    finished = str(done.get("finishedAt") or "") if done is not None else ""
+    for condition in status.get("conditions") or []:
+        if condition.get("type") != DISRUPTION_CONDITION or condition.get("status") != "True":
+            continue
+        if not _strictly_before(finished, str(condition.get("lastTransitionTime") or "")):
+            reason = str(condition.get("reason") or DISRUPTION_CONDITION)
+            return reason, str(condition.get("message") or "")
+    meta = pod.get("metadata") or {}
+    deleted = str(meta.get("deletionTimestamp") or "")
+    if deleted:
+        # deletionTimestamp is the end of the grace period: the request came that long before.
+        grace = int(meta.get("deletionGracePeriodSeconds") or 0)
+        if not _strictly_before(finished, deleted, minus_seconds=grace):
+            return "Deleted", f"the pod was deleted (deletionTimestamp {deleted}) while it ran"
+    return None
+
+
+def _strictly_before(first: str, second: str, *, minus_seconds: int = 0) -> bool:
+    """``first < second - minus_seconds``; False when either is missing or unreadable, so
+    an unprovable order reads as "the runner did not finish first" (fail closed)."""
+    try:
+        return parse_time(first) < parse_time(second) - timedelta(seconds=minus_seconds)
+    except (ValueError, TypeError):
+        return False
 
 
 def exit_code(pod: Mapping[str, Any]) -> int:

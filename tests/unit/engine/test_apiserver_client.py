@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import pytest
@@ -34,6 +34,9 @@ class Stub:
         self.script: dict[str, list[tuple[int, Any]]] = {}
         self.hang = False
         self.watch_lines: list[str] = []
+        #: A log body sent in pieces with a pause before each (a slow kubelet).
+        self.slow_log: list[bytes] = []
+        self.slow_log_pause = 0.0
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.text()
@@ -43,6 +46,13 @@ class Stub:
         )  # fmt: skip
         if self.hang:
             await asyncio.sleep(2)
+        if self.slow_log and request.path.endswith("/log"):
+            response = web.StreamResponse()
+            await response.prepare(request)
+            for piece in self.slow_log:
+                await asyncio.sleep(self.slow_log_pause)
+                await response.write(piece)
+            return response
         if request.query.get("watch") == "true":
             response = web.StreamResponse()
             await response.prepare(request)
@@ -50,6 +60,8 @@ class Stub:
                 await response.write(line.encode() + b"\n")
             return response
         status, payload = self.script.get(request.method, [(200, {})]).pop(0)
+        if isinstance(payload, bytes):
+            return web.Response(body=payload, status=status, content_type="text/plain")
         return (
             web.json_response(payload, status=status)
             if not isinstance(payload, str)
@@ -147,16 +159,65 @@ async def test_apply_uses_field_manager_glimmer_and_the_apply_content_type(
     assert extra["content_type"] == "application/json-patch+json"
 
 
-async def test_pod_log_reads_pass_tail_lines_and_limit_bytes(
+async def _collect(stream: AsyncGenerator[bytes, None]) -> list[bytes]:
+    async with contextlib.aclosing(stream) as chunks:
+        return [chunk async for chunk in chunks]
+
+
+async def test_I19_1_the_pod_log_is_streamed_whole_from_byte_0_in_bounded_chunks(
     stub: tuple[Stub, ApiServerClient],
 ) -> None:
     server, client = stub
-    server.script["GET"] = [(200, "line 1\nline 2\n")]
-    text = await client.read_pod_log("p", namespace="ns", tail_lines=10, limit_bytes=4096)
-    assert text == "line 1\nline 2\n"
+    log = b"".join(b"line %d\n" % i for i in range(20_000))
+    server.script["GET"] = [(200, log)]
+    chunks = await _collect(
+        client.stream_pod_log("p", namespace="ns", container="runner", limit_bytes=1 << 30,
+                              chunk_size=4096)
+    )  # fmt: skip
+    assert b"".join(chunks) == log
+    assert max(len(c) for c in chunks) <= 4096 and len(chunks) > 1
     _, path, query, _ = server.requests[0]
     assert path == "/api/v1/namespaces/ns/pods/p/log"
-    assert query == {"tailLines": "10", "limitBytes": "4096"}
+    # The whole retained log: no tail window that the byte limit could cut at its start.
+    assert query == {"container": "runner", "limitBytes": str(1 << 30)}
+
+
+async def test_I19_9_the_pod_log_is_bytes_and_never_decoded(
+    stub: tuple[Stub, ApiServerClient],
+) -> None:
+    server, client = stub
+    log = b"bw=12\n\xff\xfe not utf-8 \xc3\n"
+    server.script["GET"] = [(200, log)]
+    assert b"".join(await _collect(client.stream_pod_log("p", namespace="ns"))) == log
+
+
+async def test_a_pod_log_open_is_retried_on_5xx_and_a_refusal_is_an_api_error(
+    stub: tuple[Stub, ApiServerClient],
+) -> None:
+    server, client = stub
+    server.script["GET"] = [(503, {"message": "busy"}), (200, b"ok=1\n")]
+    assert b"".join(await _collect(client.stream_pod_log("p", namespace="ns"))) == b"ok=1\n"
+    server.script["GET"] = [(400, {"kind": "Status", "reason": "BadRequest", "message": "no"})]
+    with pytest.raises(ApiError) as refused:
+        await _collect(client.stream_pod_log("p", namespace="ns"))
+    assert refused.value.status == 400
+
+
+async def test_I19_1_a_pod_log_read_is_bounded_in_time_as_a_whole(
+    stub: tuple[Stub, ApiServerClient],
+) -> None:
+    server, client = stub
+    # Each piece arrives well inside the socket read timeout; the whole read does not.
+    server.slow_log = [b"bw=1\n"] * 20
+    server.slow_log_pause = 0.1
+    got: list[bytes] = []
+    with pytest.raises(TimeoutError):
+        async with contextlib.aclosing(
+            client.stream_pod_log("p", namespace="ns", timeout=0.6)
+        ) as chunks:
+            async for chunk in chunks:
+                got.append(chunk)
+    assert 0 < len(got) < 20
 
 
 async def test_watch_streams_events_and_asks_for_bookmarks(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import pytest
 
@@ -102,12 +103,68 @@ async def test_apply_creates_then_merges() -> None:
     assert got["data"] == {"a": "1", "b": "2"}
 
 
-async def test_pod_log_reads_honour_tail_lines_and_limit_bytes() -> None:
+async def _log(client: FakeClient, **options: Any) -> list[bytes]:
+    async with contextlib.aclosing(client.stream_pod_log("p", namespace="ns", **options)) as s:
+        return [chunk async for chunk in s]
+
+
+async def test_pod_logs_are_bytes_streamed_in_chunks_with_a_byte_limit() -> None:
     client = FakeClient()
     await client.create(PODS, {"metadata": {"name": "p"}}, namespace="ns")
-    client.set_pod_log("p", namespace="ns", text="one\ntwo\nthree\n")
-    assert await client.read_pod_log("p", namespace="ns", tail_lines=2) == "two\nthree\n"
-    assert await client.read_pod_log("p", namespace="ns", limit_bytes=5) == "one\nt"
+    client.set_pod_log("p", namespace="ns", text=b"one\n\xfftwo\nthree\n")
+    assert await _log(client, chunk_size=4) == [b"one\n", b"\xfftwo", b"\nthr", b"ee\n"]
+    assert b"".join(await _log(client, limit_bytes=5)) == b"one\n\xff"
+    client.set_pod_log("p", namespace="ns", text="é\n")
+    assert await _log(client) == ["é\n".encode()]
+
+
+async def test_a_pod_log_can_be_cut_after_a_byte_count() -> None:
+    client = FakeClient()
+    await client.create(PODS, {"metadata": {"name": "p"}}, namespace="ns")
+    client.set_pod_log("p", namespace="ns", text=b"a=1\nb=2\n", fail_after_bytes=5)
+    got: list[bytes] = []
+    with pytest.raises(OSError):
+        async with contextlib.aclosing(client.stream_pod_log("p", namespace="ns")) as s:
+            async for chunk in s:
+                got.append(chunk)
+    assert b"".join(got) == b"a=1\nb"
+
+
+async def test_every_request_is_recorded_in_order_with_what_it_sent() -> None:
+    client = FakeClient()
+    uid = (await client.create(NODES, {"metadata": {"name": "n"}}))["metadata"]["uid"]
+    await client.patch(NODES, "n", {"metadata": {"annotations": {"a": "1"}}})
+    await client.patch(NODES, "n", {"spec": {"unschedulable": True}})
+    await client.patch(
+        NODES, "n", {"status": {"x": 1}}, subresource="status", patch_type=PatchType.MERGE
+    )
+    await client.get(NODES, "n")
+    await client.delete(NODES, "n", precondition_uid=uid, propagation_policy="Background")
+    assert [(r.verb, r.resource, r.name) for r in client.requests] == [
+        ("create", "nodes", "n"),
+        ("patch", "nodes", "n"),
+        ("patch", "nodes", "n"),
+        ("patch", "nodes", "n"),
+        ("get", "nodes", "n"),
+        ("delete", "nodes", "n"),
+    ]
+    create, stamp, cordon, status, get, delete = client.requests
+    assert create.body["metadata"]["name"] == "n"
+    assert stamp.body == {"metadata": {"annotations": {"a": "1"}}}
+    assert cordon.body == {"spec": {"unschedulable": True}}
+    assert (cordon.subresource, cordon.patch_type) == (None, PatchType.MERGE.value)
+    assert (status.subresource, status.body) == ("status", {"status": {"x": 1}})
+    assert get.body is None
+    assert delete.body == {"preconditionUid": uid, "propagationPolicy": "Background"}
+
+
+async def test_recorded_bodies_are_copies_not_the_callers_objects() -> None:
+    client = FakeClient()
+    patch: dict[str, Any] = {"metadata": {"labels": {"a": "1"}}}
+    await client.create(NODES, {"metadata": {"name": "n"}})
+    await client.patch(NODES, "n", patch)
+    patch["metadata"]["labels"]["a"] = "changed"
+    assert client.requests[-1].body == {"metadata": {"labels": {"a": "1"}}}
 
 
 async def test_watch_from_a_compacted_version_reports_410() -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.reaper import StampReaper
 from glimmer.controllers.run import labels
-from glimmer.controllers.run.delivery import Reason
+from glimmer.controllers.run.delivery import Delivery, NoDelivery, Reason
 from glimmer.controllers.run.kube import RUNS
-from glimmer.engine import NODES, PODS
+from glimmer.engine import NODES, PODS, FakeClient
+from glimmer.engine.fake import Request
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 
 
@@ -136,18 +139,61 @@ async def test_E16_a_started_pod_past_the_overdue_point_is_error_and_deleted_aft
     assert not cluster.client.objects(PODS)
 
 
+class OrderedDelivery(NoDelivery):
+    """Notes, for each delivery, how many apiserver requests had been made before it."""
+
+    def __init__(self, client: FakeClient) -> None:
+        super().__init__()
+        self.client = client
+        self.after: list[int] = []
+
+    async def deliver(self, delivery: Delivery) -> bool:
+        self.after.append(len(self.client.requests))
+        return await super().deliver(delivery)
+
+
+def _index(requests: list[Request], wanted: Callable[[Request], bool]) -> int:
+    return next(i for i, r in enumerate(requests) if wanted(r))
+
+
 async def test_L4_running_is_delivered_before_its_status_write_terminal_after_release() -> None:
     cluster = Cluster(nodes=1)
+    ordered = OrderedDelivery(cluster.client)
+    cluster.delivered = ordered
+    cluster.reconciler = cluster.new_reconciler()
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run()
     await cluster.reconcile()
     [running] = list(cluster.delivered.sent)
     assert (running.reason, running.event_key) == (Reason.RUN_PHASE_CHANGED, "Running")
     assert (running.run.get("status") or {}).get("phase") == "Running"
+    requests = cluster.client.requests
+    running_write = _index(
+        requests,
+        lambda r: r.verb == "replace" and r.resource == str(RUNS) and r.subresource == "status"
+        and (r.body.get("status") or {}).get("phase") == "Running",
+    )  # fmt: skip
+    # Delivered with no request after it yet made: the status write comes after.
+    assert ordered.after[0] <= running_write
     await finish_all(cluster, exit_code=0, log="ok=1\n")
     await cluster.reconcile()
     reasons = [(d.reason, d.event_key) for d in cluster.delivered.sent]
     assert reasons[1:] == [(Reason.TEST_COMPLETED, "t/n0"), (Reason.RUN_PHASE_CHANGED, "Passed")]
+    release = _index(
+        requests,
+        lambda r: r.verb == "patch" and r.resource == "nodes"
+        and ((r.body.get("metadata") or {}).get("annotations") or {}).get(labels.CORDON_OWNER, "")
+        is None,
+    )  # fmt: skip
+    terminal_write = _index(
+        requests,
+        lambda r: r.verb == "replace" and r.resource == str(RUNS) and r.subresource == "status"
+        and (r.body.get("status") or {}).get("phase") == "Passed",
+    )  # fmt: skip
+    last_node_request = max(i for i, r in enumerate(requests) if r.resource == "nodes")
+    # The terminal envelope goes out only once the verdict is durable and the unload (every
+    # node read and release of it) is done.
+    assert ordered.after[-1] > max(terminal_write, release, last_node_request)
 
 
 async def test_E19_ttl_deletes_the_finished_run_after_its_time() -> None:
@@ -216,15 +262,28 @@ async def test_E9_the_interlock_is_rebuilt_from_run_statuses_and_node_stamps() -
 async def test_E10_the_stamp_is_written_before_the_cordon_and_both_before_the_pod() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})
-    await cluster.create_run()
-    cluster.client.calls.clear()
+    run = await cluster.create_run()
+    cluster.client.requests.clear()
     await cluster.reconcile()
-    node_and_pod = [
-        (verb, res)
-        for verb, res, _, name in cluster.client.calls
-        if res in ("nodes", "pods") and verb in ("patch", "create")
+    writes = [
+        r
+        for r in cluster.client.requests
+        if r.resource in ("nodes", "pods") and r.verb in ("patch", "create")
     ]
-    assert node_and_pod[:3] == [("patch", "nodes"), ("patch", "nodes"), ("create", "pods")]
+    # First the stamp alone (who holds the node, and what it was before) ...
+    assert writes and "spec" not in writes[0].body, f"the stamp is not first: {writes[:1]}"
+    assert len(writes) >= 3, writes
+    stamp, cordon, create = writes[:3]
+    assert (stamp.verb, stamp.resource, cordon.verb, cordon.resource) == (
+        "patch", "nodes", "patch", "nodes"
+    )  # fmt: skip
+    stamp_notes = stamp.body["metadata"]["annotations"]
+    assert stamp_notes[labels.CORDON_OWNER].endswith(run["metadata"]["uid"])
+    assert stamp_notes[labels.PRIOR_UNSCHEDULABLE] == "false"
+    # ... then the cordon alone, and only then the pod.
+    assert cordon.body == {"spec": {"unschedulable": True}}
+    assert (create.verb, create.resource) == ("create", "pods")
+    assert create.body["spec"]["nodeSelector"] == {labels.HOSTNAME_LABEL: "n0"}
 
 
 async def test_E6_variants_are_expanded_into_cells_and_reported_by_plan_expanded() -> None:
