@@ -3,8 +3,7 @@ classes, so a value can never be allowed by the schema and unknown to the verdic
 
 from __future__ import annotations
 
-import glimmer.api as api
-import glimmer.verdict as verdict
+from glimmer import api, verdict
 from glimmer.api import vocabulary
 
 
