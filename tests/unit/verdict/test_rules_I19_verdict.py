@@ -12,6 +12,7 @@ from glimmer.verdict import (
     MEASURED_CONDITION,
     REASON_MEASURED,
     REASON_NOTHING_MEASURED,
+    AttemptRecord,
     AttemptVerdict,
     Phase,
     Provenance,
@@ -261,3 +262,24 @@ def test_I17_1_attempt_record_says_what_the_verdict_said() -> None:
 def test_I17_1_record_attempt_builds_its_entry_with_the_one_constructor() -> None:
     state = record_attempt(fresh(), SILICON_PASS, retry_on_error_limit=0)
     assert state.attempts == (attempt_record(SILICON_PASS, attempt=1, trigger=Trigger.INITIAL),)
+
+
+def test_I19_6_a_run_with_no_required_result_certifies_nothing() -> None:
+    for results in ([], [settled(Phase.PASSED, S, required=False)]):
+        origin = run_provenance(results, phase=Phase.PASSED)
+        assert not origin.certifies_silicon and not origin.measured, results
+
+
+def test_I19_4_what_the_dispatcher_synthesises_is_unknown_until_said_otherwise() -> None:
+    synthesised = AttemptVerdict(
+        phase=Phase.ERROR, message="pod refused", exit_code=0, metrics={}, unmeasurable=()
+    )
+    assert synthesised.provenance is Provenance.UNKNOWN
+    assert attempt_record(synthesised, attempt=1, trigger=Trigger.INITIAL).provenance is (
+        Provenance.UNKNOWN
+    )
+    assert TestResultState(name="t", kind="custom").provenance is Provenance.UNKNOWN
+    bare = AttemptRecord(
+        attempt=1, trigger=Trigger.INITIAL, phase=Phase.ERROR, exit_code=0, message="", metrics={}
+    )
+    assert bare.provenance is Provenance.UNKNOWN
