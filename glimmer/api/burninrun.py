@@ -190,7 +190,13 @@ class TestAttempt:
     provenance: str | None = field(
         json="provenance",
         enum=Provenance,
-        description="silicon or sim: whether this execution measured real hardware.",
+        description="silicon, sim or unknown: whether this execution measured real hardware "
+        "(unknown when the runner declared nothing).",
+    )
+    deciding: bool | None = field(
+        json="deciding",
+        description="This attempt decided its settled result: its metrics and message are the "
+        "result's and are stored there once (Glimmer extension).",
     )
 
 
@@ -286,7 +292,8 @@ class TestResult:
     provenance: str | None = field(
         json="provenance",
         enum=Provenance,
-        description="silicon or sim: whether the deciding execution measured real hardware.",
+        description="The weakest over every attempt (sim < unknown < silicon): silicon only "
+        "when every execution declared real hardware.",
     )
     suspect: bool | None = field(
         json="suspect",
@@ -336,17 +343,18 @@ class BurnInRunStatus:
         description="Generation observed when the run went Running.",
     )
     conditions: list[KubeCondition] | None = field(
-        json="conditions", description="Admitted, ThresholdsSound, PlanExpanded."
+        json="conditions", description="Admitted, ThresholdsSound, PlanExpanded, Measured."
     )
     provenance: str | None = field(
         json="provenance",
         enum=Provenance,
-        description="sim when any result was measured on the simulated GPU, else silicon.",
+        description="The weakest over the results (sim < unknown < silicon).",
     )
     certifies_silicon: bool | None = field(
         json="certifiesSilicon",
-        description="True only for a Passed run measured entirely on silicon with no suspect "
-        "result; a run holding any simulated result never certifies silicon.",
+        description="True only for a Passed, non-baseline run in which some required result "
+        "was measured and every required result Passed on silicon, with no simulated or "
+        "suspect result; an all-Skipped run certifies nothing.",
     )
 
 

@@ -16,6 +16,7 @@ from glimmer.api.burninschedule import BurnInSchedule
 from glimmer.api.burninsink import BurnInSink
 from glimmer.api.burnintest import API_VERSION, BurnInTest
 from glimmer.api.nodefingerprint import NodeFingerprint
+from glimmer.verdict import MEASURED_CONDITION
 
 GROUP: Final = "burnin.glimmer.ai"
 VERSION: Final = "v1alpha1"
@@ -88,6 +89,22 @@ KINDS: Final[tuple[KindInfo, ...]] = (
             PrinterColumn(name="Baseline", json_path=".spec.baseline", type="boolean", priority=1),
             PrinterColumn(name="Passed", json_path=".status.passed", type="integer"),
             PrinterColumn(name="Failed", json_path=".status.failed", type="integer"),
+            # Additive (I19.6): whether anything was measured and whether it certifies.
+            PrinterColumn(
+                name="Measured",
+                json_path=f'.status.conditions[?(@.type=="{MEASURED_CONDITION}")].status',
+                type="string",
+                description="False when no required result was measured (e.g. all Skipped).",
+            ),
+            PrinterColumn(
+                name="Certified",
+                json_path=".status.certifiesSilicon",
+                type="boolean",
+                description="Whether the run certifies its nodes' silicon.",
+            ),
+            PrinterColumn(
+                name="Provenance", json_path=".status.provenance", type="string", priority=1
+            ),
             _age(),
         ),
     ),

@@ -4,11 +4,34 @@ Fields stay typed ``str`` rather than these enums: an object that bypassed apise
 validation (or predates a CRD change) must still be readable so the controller can
 refuse it as a configuration Error instead of crashing on it. These classes are the
 single source of the allowed values, fed into the schema ``enum`` lists.
+
+The words the verdict package decides in (phases, attempt triggers, comparisons,
+applicability, provenance) are defined there once and re-exported here under their
+API names, so the schema and the verdict can never disagree on a value.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+from glimmer.verdict import Applicability, Comparison, Provenance
+from glimmer.verdict import Phase as RunPhase
+from glimmer.verdict import Trigger as AttemptTrigger
+
+__all__ = [
+    "Applicability",
+    "AttemptTrigger",
+    "CancelPolicy",
+    "Comparison",
+    "ConcurrencyPolicy",
+    "ConditionStatus",
+    "HostPathType",
+    "Provenance",
+    "RunPhase",
+    "SinkType",
+    "TestScope",
+    "Vendor",
+]
 
 
 class TestScope(StrEnum):
@@ -19,43 +42,6 @@ class TestScope(StrEnum):
     NODE = "Node"
     PAIR = "Pair"
     GROUP = "Group"
-
-
-class Comparison(StrEnum):
-    """Threshold comparison (exact float64, no epsilon)."""
-
-    GREATER_THAN_OR_EQUAL = "GreaterThanOrEqual"
-    LESS_THAN_OR_EQUAL = "LessThanOrEqual"
-    EQUAL = "Equal"
-    NOT_EQUAL = "NotEqual"
-
-
-class Applicability(StrEnum):
-    """Whether a metric the runner declares unmeasurable fails the gate."""
-
-    REQUIRED = "Required"
-    REQUIRED_IF_MEASURABLE = "RequiredIfMeasurable"
-
-
-class RunPhase(StrEnum):
-    """Phase of a run, a test result or an attempt."""
-
-    PENDING = "Pending"
-    RUNNING = "Running"
-    PASSED = "Passed"
-    FAILED = "Failed"
-    ERROR = "Error"
-    SKIPPED = "Skipped"
-    CANCELLED = "Cancelled"
-
-
-class AttemptTrigger(StrEnum):
-    """Why an attempt was started."""
-
-    INITIAL = "Initial"
-    REPEAT = "Repeat"
-    ERROR_RETRY = "ErrorRetry"
-    SEGMENT = "Segment"
 
 
 class Vendor(StrEnum):
@@ -106,11 +92,3 @@ class ConditionStatus(StrEnum):
     TRUE = "True"
     FALSE = "False"
     UNKNOWN = "Unknown"
-
-
-class Provenance(StrEnum):
-    """Whether a result was measured on real silicon or on the simulated GPU (Glimmer
-    extension; absent on objects written by the Go implementation)."""
-
-    SILICON = "silicon"
-    SIM = "sim"

@@ -3,7 +3,9 @@
 A fenced block is lifted out *before* metric scanning, so an evidence document (a
 JSON blob, a DCGM report) can never rewrite a measurement. A fence that is not
 well formed still consumes its payload and is recorded as dropped: a refusal is
-never silent.
+never silent. An END with no open fence means the stream began inside a payload
+(a rotated or cut log): nothing before it can be told apart from payload, so the
+reader discards it and records the orphan as dropped.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ class DropReason(enum.StrEnum):
     BAD_NAME = "artifact name must use only [A-Za-z0-9._-] and not be '.' or '..'"
     BUDGET = "the artifact budget is exhausted"
     STORE_FAILED = "the artifact could not be stored"
+    ORPHAN_END = (
+        "an END marker with no open fence: the output began inside a payload, so every "
+        "line before it was discarded"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +95,8 @@ class _OpenFence:
         self.size = 0
         self.oversized = False
 
-    def add(self, line: bytes) -> None:
-        self.size += len(line) + 1
+    def add(self, line: bytes, *, true_size: int | None = None) -> None:
+        self.size += (len(line) if true_size is None else true_size) + 1
         if self.oversized:
             return
         if self.size > MAX_PAYLOAD_BYTES:
@@ -116,10 +122,20 @@ class _OpenFence:
         )
 
 
+class LineRole(enum.Enum):
+    """What one line was to the fence scanner."""
+
+    OUTPUT = "output"
+    FENCE = "fence"
+    #: An END with no open fence: the lines before it were a payload's tail (A11).
+    ORPHAN_END = "orphan end"
+
+
 class FenceScanner:
     """Line-at-a-time fence state machine; lines are already CR-stripped.
 
-    ``feed`` returns True when the line belonged to a fence (and so is not output).
+    ``found`` lists every fence in document order (where its BEGIN stood; an orphan
+    END where it stood), accepted and dropped interleaved as printed.
     """
 
     def __init__(self) -> None:
@@ -130,13 +146,28 @@ class FenceScanner:
     def inside(self) -> bool:
         return self._open is not None
 
-    def feed(self, line: bytes) -> bool:
+    def feed(self, line: bytes, *, discarded: int = 0, cut_from: int | None = None) -> LineRole:
+        """Classify ``line``; ``discarded`` is the size of the output an orphan END
+        would discard (recorded as the dropped entry's size). ``cut_from`` is the true
+        length of a line cut at the line limit: it is never a marker."""
         fence = self._open
+        if cut_from is not None:
+            if fence is None:
+                return LineRole.OUTPUT
+            fence.add(line, true_size=cut_from)
+            return LineRole.FENCE
         if fence is None:
             if is_begin_marker(line):
                 self._open = _OpenFence(line)
-                return True
-            return False
+                return LineRole.FENCE
+            if is_end_marker(line):
+                self.found.append(
+                    DroppedArtifact(
+                        name="", media_type="", size=discarded, reason=DropReason.ORPHAN_END
+                    )
+                )
+                return LineRole.ORPHAN_END
+            return LineRole.OUTPUT
         if is_end_marker(line):
             self.found.append(fence.close())
             self._open = None
@@ -146,7 +177,7 @@ class FenceScanner:
             self._open = _OpenFence(line)
         else:
             fence.add(line)
-        return True
+        return LineRole.FENCE
 
     def finish(self) -> None:
         if self._open is not None:

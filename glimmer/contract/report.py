@@ -6,9 +6,18 @@ more: a metric exists only if a line printed it, ``n/a`` is a positive finding
 distinct from absence, and the last occurrence of a name wins.
 
 Output is streamed (``ReportReader.feed``) so that a 100 MB log or a 1 MB line is
-read in bounded memory. Where a bound bites, the reader fails closed: an over-long
-line is never a metric, and a name whose value cannot be kept is removed from both
-maps (so a gate on it reads ``NotReported``), never left at an older value.
+read in bounded memory, and the report is the same however the bytes are chunked.
+Where a bound bites, the reader fails closed: an over-long line is never a metric
+and is counted in ``unreadable_lines`` (the verdict makes the attempt Error, so an
+older value of a name it may have carried can never stand); a name whose value
+cannot be kept is removed from both maps (so a gate on it reads ``NotReported``),
+never left at an older value. An orphan artifact END discards every line before it
+(they were a payload's tail, A11).
+
+Provenance is positive and sticky: a ``provenance=sim`` line anywhere (even one an
+orphan END later discards) wins over ``silicon``, any other value (``n/a``, a value
+too long to keep, an unreadable line) can only weaken it, and ``silicon`` is read
+only when it was declared and nothing weaker was.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from glimmer.contract.artifacts import Artifact, DroppedArtifact, FenceScanner
+from glimmer.contract.artifacts import Artifact, DroppedArtifact, FenceScanner, LineRole
 from glimmer.contract.names import canonical_name, name_problem
 from glimmer.contract.registry import REGISTRY
 from glimmer.contract.text import go_trim
@@ -35,6 +44,10 @@ MAX_LISTED: Final = 1_000
 
 UNMEASURABLE: Final = "n/a"
 PROVENANCE_METRIC: Final = "provenance"
+#: The declared provenance words (the verdict's ``Provenance`` has the same values).
+PROVENANCE_SIM: Final = "sim"
+PROVENANCE_UNKNOWN: Final = "unknown"
+PROVENANCE_SILICON: Final = "silicon"
 
 _SKIP_MARKER: Final = re.compile(rb"[A-Z][A-Z0-9_]*_SKIP\b")
 
@@ -77,6 +90,14 @@ class RunnerReport:
     dropped_artifacts: tuple[DroppedArtifact, ...]
     #: Names removed because their value or the metric budget exceeded the bounds.
     overflow_names: tuple[str, ...] = ()
+    #: Output lines (outside artifact payloads) longer than ``MAX_LINE_BYTES``: what
+    #: they said is unknown, so no value read before them may stand (I19.3).
+    unreadable_lines: int = 0
+    #: ``sim``, ``unknown`` or ``silicon`` (weakest declaration wins), None when the
+    #: runner declared nothing.
+    declared_provenance: str | None = None
+    #: Accepted and dropped fences interleaved, in document order (I19.21).
+    artifacts_in_order: tuple[Artifact | DroppedArtifact, ...] = ()
 
     @property
     def undeclared_skip(self) -> bool:
@@ -89,9 +110,8 @@ class RunnerReport:
 
     @property
     def provenance(self) -> str | None:
-        """What the runner said about its hardware (``provenance=sim|silicon``)."""
-        value = self.metrics.get(PROVENANCE_METRIC)
-        return value.lower() if value is not None else None
+        """What the runner said about its hardware, sticky and weakest-wins."""
+        return self.declared_provenance
 
 
 @dataclass
@@ -101,6 +121,8 @@ class ReportReader:
     kind: str
     _partial: bytearray = field(default_factory=bytearray)
     _partial_overflow: bool = False
+    #: Bytes of the current line beyond what is kept (its true length is kept + this).
+    _partial_excess: int = 0
     _fences: FenceScanner = field(default_factory=FenceScanner)
     _metrics: dict[str, str] = field(default_factory=dict)
     _unmeasurable: set[str] = field(default_factory=set)
@@ -110,6 +132,14 @@ class ReportReader:
     _overflow: list[str] = field(default_factory=list)
     _message: str = ""
     _skip_declared: bool = False
+    _unreadable: int = 0
+    #: Output bytes read since the stream start or the last orphan END.
+    _output_bytes: int = 0
+    #: Sticky across an orphan END: a weak declaration is never taken back.
+    _sim_declared: bool = False
+    _unknown_declared: bool = False
+    #: Cleared by an orphan END: a silicon line in a payload's tail vouches for nothing.
+    _silicon_declared: bool = False
     #: raw key -> canonical name, or "" when the name is invalid (names repeat a lot).
     _names: dict[str, str] = field(default_factory=dict)
 
@@ -128,31 +158,50 @@ class ReportReader:
         room = MAX_LINE_BYTES + 1 - len(self._partial)
         if len(piece) > room:
             self._partial += piece[: max(room, 0)]
+            self._partial_excess += len(piece) - max(room, 0)
             self._partial_overflow = True
         else:
             self._partial += piece
 
     def _line_done(self) -> None:
         raw = bytes(self._partial)
+        true_size = len(raw) + self._partial_excess
         overflow = self._partial_overflow or len(raw) > MAX_LINE_BYTES
         self._partial.clear()
         self._partial_overflow = False
+        self._partial_excess = 0
         if overflow:
-            raw = raw[:MAX_LINE_BYTES]
-        self._line(raw, overflow=overflow)
+            self._overlong(raw[:MAX_LINE_BYTES], true_size=true_size)
+        else:
+            self._line(raw)
 
-    def _line(self, raw: bytes, *, overflow: bool) -> None:
+    def _overlong(self, raw: bytes, *, true_size: int) -> None:
+        """A line over the limit: never a marker, a metric or the message (I19.3)."""
+        if not self._skip_declared and raw[:1].isupper() and _SKIP_MARKER.match(raw):
+            self._skip_declared = True
+        if self._fences.feed(raw, cut_from=true_size) is LineRole.FENCE:
+            return
+        self._output_bytes += true_size + 1
+        # What it said is unknown: the verdict fails the attempt closed, and it can
+        # only weaken provenance.
+        self._unreadable += 1
+        self._unknown_declared = True
+
+    def _line(self, raw: bytes) -> None:
         # A3 looks at raw output, before artifacts are lifted out.
         if not self._skip_declared and raw[:1].isupper() and _SKIP_MARKER.match(raw):
             self._skip_declared = True
         line = raw[:-1] if raw.endswith(b"\r") else raw
-        if (line.startswith(b"-----") or self._fences.inside) and self._fences.feed(line):
-            return
+        if line.startswith(b"-----") or self._fences.inside:
+            role = self._fences.feed(line, discarded=self._output_bytes)
+            if role is LineRole.ORPHAN_END:
+                self._restart()
+                return
+            if role is LineRole.FENCE:
+                return
+        self._output_bytes += len(raw) + 1
         text = go_trim(line.decode("utf-8", "replace"))
         if not text:
-            return
-        if overflow:
-            self._message = text
             return
         eq = text.find("=")
         if eq <= 0:
@@ -163,6 +212,8 @@ class ReportReader:
             self._message = text
             return
         value = go_trim(text[eq + 1 :])
+        if key.lower() == PROVENANCE_METRIC:
+            self._declare_provenance(key, value)
         name = self._names.get(key)
         if name is None:
             name = self._canonical(key)
@@ -172,6 +223,37 @@ class ReportReader:
                 self._invalid.append(canonical_name(self.kind, key) or key)
             return
         self._declare(name, value)
+
+    def _declare_provenance(self, key: str, value: str) -> None:
+        """Weakest wins: any spelling of the key may say ``sim``; only the exact
+        canonical key with the exact word ``silicon`` may vouch for silicon."""
+        word = value.lower()
+        if word == PROVENANCE_SIM:
+            self._sim_declared = True
+        elif word == PROVENANCE_SILICON and key == PROVENANCE_METRIC:
+            self._silicon_declared = True
+        else:
+            self._unknown_declared = True
+
+    def _restart(self) -> None:
+        """I19.2: an orphan END: everything read before it was payload, never output."""
+        self._metrics.clear()
+        self._unmeasurable.clear()
+        self._metric_bytes = 0
+        self._invalid.clear()
+        self._invalid_count = 0
+        self._overflow.clear()
+        self._message = ""
+        self._unreadable = 0
+        self._output_bytes = 0
+        self._silicon_declared = False
+
+    def _provenance(self) -> str | None:
+        if self._sim_declared:
+            return PROVENANCE_SIM
+        if self._unknown_declared:
+            return PROVENANCE_UNKNOWN
+        return PROVENANCE_SILICON if self._silicon_declared else None
 
     def _canonical(self, key: str) -> str:
         name = canonical_name(self.kind, key)
@@ -208,8 +290,9 @@ class ReportReader:
         if self._partial or self._partial_overflow:
             self._line_done()
         self._fences.finish()
-        artifacts = tuple(a for a in self._fences.found if isinstance(a, Artifact))
-        dropped = tuple(a for a in self._fences.found if isinstance(a, DroppedArtifact))
+        in_order = tuple(self._fences.found)
+        artifacts = tuple(a for a in in_order if isinstance(a, Artifact))
+        dropped = tuple(a for a in in_order if isinstance(a, DroppedArtifact))
         return RunnerReport(
             exit_code=exit_code,
             outcome=outcome_for_exit(exit_code, skip_declared=self._skip_declared),
@@ -222,6 +305,9 @@ class ReportReader:
             artifacts=artifacts,
             dropped_artifacts=dropped,
             overflow_names=tuple(self._overflow),
+            unreadable_lines=self._unreadable,
+            declared_provenance=self._provenance(),
+            artifacts_in_order=in_order,
         )
 
 

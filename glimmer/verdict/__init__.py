@@ -6,18 +6,25 @@ Pure: standard library and ``glimmer.contract`` only, so the operator and
 
 from glimmer.verdict.attempt import AttemptVerdict, judge_attempt
 from glimmer.verdict.lint import LintFinding, Severity, lint_thresholds, malformed, unsound
-from glimmer.verdict.phases import Phase, Provenance, resolve_provenance
+from glimmer.verdict.phases import Phase, Provenance, resolve_provenance, weakest
 from glimmer.verdict.rollup import (
+    MEASURED_CONDITION,
+    REASON_MEASURED,
+    REASON_NOTHING_MEASURED,
     AttemptRecord,
+    ConditionFact,
     Counters,
     ResultClosedError,
     RunProvenance,
     TestResultState,
     Trigger,
+    attempt_record,
     count,
     fail_fast_stops,
     force_settle,
+    measured_condition,
     record_attempt,
+    result_provenance,
     run_phase,
     run_provenance,
 )
@@ -35,11 +42,15 @@ from glimmer.verdict.thresholds import (
 )
 
 __all__ = [
+    "MEASURED_CONDITION",
+    "REASON_MEASURED",
+    "REASON_NOTHING_MEASURED",
     "Applicability",
     "AttemptRecord",
     "AttemptVerdict",
     "Cause",
     "Comparison",
+    "ConditionFact",
     "Counters",
     "Evaluation",
     "LintFinding",
@@ -56,6 +67,7 @@ __all__ = [
     "Violation",
     "ViolationKind",
     "apply_termination",
+    "attempt_record",
     "count",
     "evaluate",
     "fail_fast_stops",
@@ -64,9 +76,12 @@ __all__ = [
     "kubelet_account",
     "lint_thresholds",
     "malformed",
+    "measured_condition",
     "record_attempt",
     "resolve_provenance",
+    "result_provenance",
     "run_phase",
     "run_provenance",
     "unsound",
+    "weakest",
 ]

@@ -11,8 +11,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from glimmer.contract.kinds import is_hardware_dependent
-from glimmer.contract.report import Outcome, RunnerReport
-from glimmer.verdict.messages import bracket, gated_message, invalid_names_note, join_clauses
+from glimmer.contract.report import MAX_LINE_BYTES, Outcome, RunnerReport
+from glimmer.verdict.messages import (
+    UNREADABLE_LINE,
+    bracket,
+    gated_message,
+    invalid_names_note,
+    join_clauses,
+    plural,
+    unreadable_note,
+)
 from glimmer.verdict.phases import Phase, Provenance, resolve_provenance
 from glimmer.verdict.thresholds import Evaluation, NotEvaluated, Threshold, Violation, evaluate
 
@@ -27,7 +35,8 @@ class AttemptVerdict:
     violations: tuple[Violation, ...] = ()
     not_evaluated: tuple[NotEvaluated, ...] = ()
     invalid_names: tuple[str, ...] = ()
-    provenance: Provenance = Provenance.SILICON
+    #: Fail closed: a verdict nobody said anything about is not silicon.
+    provenance: Provenance = Provenance.UNKNOWN
     #: A simulated Pass of a hardware-dependent kind: it proves the plumbing, not the part.
     suspect: bool = False
     undeclared_skip: bool = False
@@ -63,7 +72,10 @@ def judge_attempt(
     """
     provenance = resolve_provenance(report.provenance, dispatcher=dispatcher_provenance)
     unmeasurable = tuple(sorted(report.unmeasurable))
-    invalid_note = invalid_names_note(report.invalid_names, report.invalid_name_count)
+    invalid_note = join_clauses(
+        invalid_names_note(report.invalid_names, report.invalid_name_count),
+        unreadable_note(report.unreadable_lines) if report.outcome is not Outcome.PASS else "",
+    )
 
     def verdict(phase: Phase, message: str) -> AttemptVerdict:
         return AttemptVerdict(
@@ -89,7 +101,19 @@ def judge_attempt(
     if report.outcome is Outcome.ERROR:
         return verdict(Phase.ERROR, _runner_error_message(report))
 
-    # Outcome.PASS: the empty-harvest rule (A10) comes before any gate.
+    # Outcome.PASS: an unreadable line comes first (I19.3): it may have carried a newer
+    # value of any name, so no value read before it may decide, gated or not.
+    if report.unreadable_lines:
+        return verdict(
+            Phase.ERROR,
+            join_clauses(
+                f"{UNREADABLE_LINE} ({plural(report.unreadable_lines, 'line')} over "
+                f"{MAX_LINE_BYTES} bytes): an older value could stand in for what it said, "
+                "no verdict",
+                bracket(report.message),
+            ),
+        )
+    # The empty-harvest rule (A10) comes before any gate.
     if thresholds and report.harvested_nothing:
         empty = verdict(
             Phase.ERROR,

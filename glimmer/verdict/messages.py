@@ -12,6 +12,8 @@ from glimmer.verdict.thresholds import CAUSE_WORDS, Evaluation
 
 MAX_NAMED_INVALID: Final = 8
 MAX_NAMED_MORE_GATES: Final = 4
+#: I19.3: the words every message about an over-long output line carries.
+UNREADABLE_LINE: Final = "output line exceeds the readable limit"
 
 
 def join_clauses(*clauses: str) -> str:
@@ -32,6 +34,19 @@ def invalid_names_note(names: Sequence[str], count: int) -> str:
     return bracket(f"{count} invalid metric name(s) ignored: {listed}")
 
 
+def unreadable_note(count: int) -> str:
+    """For a phase the exit code decided: the output was not fully readable."""
+    if count <= 0:
+        return ""
+    return bracket(f"{UNREADABLE_LINE}: {plural(count, 'line')} not read")
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """``1 gate`` / ``2 gates``: never ``gate(s)`` in a verdict a person reads."""
+    word = singular if count == 1 else (plural_form or singular + "s")
+    return f"{count} {word}"
+
+
 def not_evaluated_note(evaluation: Evaluation) -> str:
     if not evaluation.not_evaluated:
         return ""
@@ -47,7 +62,7 @@ def more_gates_note(evaluation: Evaluation) -> str:
     rest = len(others) - MAX_NAMED_MORE_GATES
     if rest > 0:
         named += f", and {rest} more"
-    return bracket(f"and {len(others)} more gate(s) failed: {named}")
+    return bracket(f"and {plural(len(others), 'more gate', 'more gates')} failed: {named}")
 
 
 def gated_message(evaluation: Evaluation, *, runner_line: str) -> str:

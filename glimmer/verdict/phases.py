@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
+from typing import Final
 
 
 class Phase(enum.StrEnum):
@@ -20,22 +22,46 @@ class Phase(enum.StrEnum):
 
 
 class Provenance(enum.StrEnum):
-    """Whether a result was measured on real silicon or on the simulated GPU."""
+    """Whether a result was measured on real silicon, on the simulated GPU, or nobody
+    said (ordered weakest first: ``sim < unknown < silicon``)."""
 
-    SILICON = "silicon"
     SIM = "sim"
+    UNKNOWN = "unknown"
+    SILICON = "silicon"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK: Final[dict[Provenance, int]] = {
+    Provenance.SIM: 0,
+    Provenance.UNKNOWN: 1,
+    Provenance.SILICON: 2,
+}
+
+
+def weakest(provenances: Iterable[Provenance]) -> Provenance:
+    """The weakest of ``provenances``; nothing at all is UNKNOWN, never SILICON."""
+    found = [Provenance(p) for p in provenances]
+    if not found:
+        return Provenance.UNKNOWN
+    return min(found, key=lambda p: p.rank)
 
 
 def resolve_provenance(declared: str | None, *, dispatcher: Provenance | None) -> Provenance:
-    """Combine what the runner printed with what the dispatcher knows.
+    """Combine what the runner printed with what the dispatcher knows (I19.4).
 
-    Simulation wins from either side. A runner that names anything other than
-    ``silicon`` or ``sim`` cannot vouch for silicon. A runner that says nothing
-    (e.g. an image written for the Go implementation) ran on the node it was
-    scheduled to, so it is silicon unless the dispatcher knows otherwise.
+    Positive and fail closed: the dispatcher's ``sim`` always wins; otherwise the
+    runner's declaration decides, and only the word ``silicon`` reads silicon. No
+    declaration is ``unknown`` on every kind (an image written for the Go
+    implementation prints none: we cannot vouch for it), and a dispatcher can only
+    weaken, never vouch for what the runner did not declare.
     """
-    if dispatcher is Provenance.SIM:
-        return Provenance.SIM
-    if declared is None:
-        return dispatcher or Provenance.SILICON
-    return Provenance.SILICON if declared == Provenance.SILICON else Provenance.SIM
+    if declared == Provenance.SIM:
+        runner = Provenance.SIM
+    elif declared == Provenance.SILICON:
+        runner = Provenance.SILICON
+    else:
+        runner = Provenance.UNKNOWN
+    return weakest((runner, dispatcher or Provenance.SILICON))

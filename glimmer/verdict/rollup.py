@@ -11,9 +11,11 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Final
 
+from glimmer.contract.kinds import is_hardware_dependent
 from glimmer.verdict.attempt import AttemptVerdict
-from glimmer.verdict.phases import Phase, Provenance
+from glimmer.verdict.phases import Phase, Provenance, weakest
 from glimmer.verdict.thresholds import NotEvaluated, Violation
 
 
@@ -34,7 +36,7 @@ class AttemptRecord:
     exit_code: int
     message: str
     metrics: Mapping[str, str]
-    provenance: Provenance = Provenance.SILICON
+    provenance: Provenance = Provenance.UNKNOWN
     node: str = ""
     pod_name: str = ""
     started_at: str | None = None
@@ -60,7 +62,8 @@ class TestResultState:
     violations: tuple[Violation, ...] = ()
     not_evaluated: tuple[NotEvaluated, ...] = ()
     unmeasurable: tuple[str, ...] = ()
-    provenance: Provenance = Provenance.SILICON
+    #: The weakest over every attempt (I19.5); UNKNOWN until an attempt is recorded.
+    provenance: Provenance = Provenance.UNKNOWN
     suspect: bool = False
     #: What made the last retry happen (e.g. the Error message), recorded for readers.
     retry_trigger: str = ""
@@ -82,8 +85,50 @@ class TestResultState:
         return Trigger.SEGMENT if segmented else Trigger.REPEAT
 
 
+def attempt_record(
+    verdict: AttemptVerdict,
+    *,
+    attempt: int,
+    trigger: Trigger,
+    node: str = "",
+    pod_name: str = "",
+    started_at: str | None = None,
+    finished_at: str | None = None,
+) -> AttemptRecord:
+    """The one constructor of an attempt's history entry from its verdict, for both
+    dispatchers: the entry says what the verdict said, field for field."""
+    return AttemptRecord(
+        attempt=attempt,
+        trigger=trigger,
+        phase=verdict.phase,
+        exit_code=verdict.exit_code,
+        message=verdict.message,
+        metrics=dict(verdict.metrics),
+        provenance=verdict.provenance,
+        node=node,
+        pod_name=pod_name,
+        started_at=started_at,
+        finished_at=finished_at,
+    )
+
+
 class ResultClosedError(ValueError):
     """An attempt was recorded against a result that already settled."""
+
+
+def result_provenance(
+    state: TestResultState, entry: AttemptRecord, verdict: AttemptVerdict
+) -> Provenance:
+    """I19.5: a result is as weak as its weakest attempt (any sim attempt makes it
+    sim), Error attempts included: the result is the sum of everything that ran.
+
+    Once the result has history its own recorded provenance counts too, so a weaker
+    value than its listed attempts show (e.g. attempts elided) is never lost.
+    """
+    prior = [a.provenance for a in state.attempts]
+    if state.attempts:
+        prior.append(state.provenance)
+    return weakest((*prior, entry.provenance, verdict.provenance))
 
 
 def _settle(state: TestResultState, verdict: AttemptVerdict, phase: Phase) -> TestResultState:
@@ -96,9 +141,13 @@ def _settle(state: TestResultState, verdict: AttemptVerdict, phase: Phase) -> Te
         violations=verdict.violations,
         not_evaluated=verdict.not_evaluated,
         unmeasurable=verdict.unmeasurable,
-        provenance=verdict.provenance,
-        suspect=verdict.suspect and phase is Phase.PASSED,
+        suspect=phase is Phase.PASSED and (verdict.suspect or _sim_pass_suspect(state)),
     )
+
+
+def _sim_pass_suspect(state: TestResultState) -> bool:
+    """A Pass the weakest attempt says was simulated proves the plumbing, not the part."""
+    return state.provenance is Provenance.SIM and is_hardware_dependent(state.kind)
 
 
 def record_attempt(
@@ -115,22 +164,17 @@ def record_attempt(
     """
     if not state.open:
         raise ResultClosedError(f"result {state.name!r} already settled {state.phase}")
-    entry = record or AttemptRecord(
-        attempt=len(state.attempts) + 1,
-        trigger=state.next_trigger(),
-        phase=verdict.phase,
-        exit_code=verdict.exit_code,
-        message=verdict.message,
-        metrics=dict(verdict.metrics),
-        provenance=verdict.provenance,
+    entry = record or attempt_record(
+        verdict, attempt=len(state.attempts) + 1, trigger=state.next_trigger()
     )
-    state = replace(state, attempts=(*state.attempts, entry))
+    provenance = result_provenance(state, entry, verdict)
+    state = replace(state, attempts=(*state.attempts, entry), provenance=provenance)
     if verdict.phase is Phase.PASSED:
         completed = state.repeats_completed + 1
         state = replace(state, repeats_completed=completed)
         if completed >= max(state.repeats_required, 1):
             return _settle(state, verdict, Phase.PASSED)
-        return replace(state, metrics=dict(verdict.metrics), provenance=verdict.provenance)
+        return replace(state, metrics=dict(verdict.metrics))
     if verdict.phase is Phase.ERROR:
         # D3: only Error is retried, and it consumes no repeat.
         if state.error_retries < max(retry_on_error_limit, 0):
@@ -202,17 +246,74 @@ def fail_fast_stops(results: Iterable[TestResultState]) -> bool:
 @dataclass(frozen=True, slots=True)
 class RunProvenance:
     provenance: Provenance
-    #: Only a run measured entirely on silicon can certify a node for service.
+    #: Only a measured, Passed, non-baseline run whose every required result Passed on
+    #: silicon can certify a node for service (I19.6).
     certifies_silicon: bool
     suspect_results: tuple[str, ...]
+    #: Some required result was judged on hardware (Passed or Failed); False for a run
+    #: that Passed only because every required result was Skipped.
+    measured: bool = False
 
 
-def run_provenance(results: Iterable[TestResultState], *, phase: Phase) -> RunProvenance:
-    collected = list(results)
-    sim = any(r.provenance is Provenance.SIM for r in collected if not r.synthetic)
+def run_provenance(
+    results: Iterable[TestResultState], *, phase: Phase, baseline: bool = False
+) -> RunProvenance:
+    """The run's provenance and whether it certifies silicon (I19.6), from the results.
+
+    ``baseline`` is the pinned ``spec.baseline``: a baseline run measures, it never
+    certifies. A run with no measured result is UNKNOWN, never silicon.
+    """
+    collected = [r for r in results if not r.synthetic]
+    required = [r for r in collected if r.required]
     suspects = tuple(r.name for r in collected if r.suspect)
+    measured = any(r.phase in (Phase.PASSED, Phase.FAILED) for r in required)
+    certifies = (
+        phase is Phase.PASSED
+        and not baseline
+        and measured
+        and all(r.phase is Phase.PASSED and r.provenance is Provenance.SILICON for r in required)
+        and not any(r.provenance is Provenance.SIM for r in collected)
+        and not suspects
+    )
     return RunProvenance(
-        provenance=Provenance.SIM if sim else Provenance.SILICON,
-        certifies_silicon=phase is Phase.PASSED and not sim and not suspects,
+        provenance=weakest(r.provenance for r in collected),
+        certifies_silicon=certifies,
         suspect_results=suspects,
+        measured=measured,
+    )
+
+
+#: I19.6: the run condition that says whether anything was measured.
+MEASURED_CONDITION: Final = "Measured"
+#: Reason when some required result was judged on hardware (status True).
+REASON_MEASURED: Final = "RequiredResultsMeasured"
+#: Reason when nothing was (status False): e.g. every required result Skipped.
+REASON_NOTHING_MEASURED: Final = "NothingMeasured"
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionFact:
+    """A run condition decided by the roll-up; the operator writes it as is."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+
+
+def measured_condition(origin: RunProvenance) -> ConditionFact:
+    """The ``Measured`` condition for a finished run (shown by ``kubectl get``)."""
+    if origin.measured:
+        return ConditionFact(
+            type=MEASURED_CONDITION,
+            status="True",
+            reason=REASON_MEASURED,
+            message="at least one required result was judged on hardware",
+        )
+    return ConditionFact(
+        type=MEASURED_CONDITION,
+        status="False",
+        reason=REASON_NOTHING_MEASURED,
+        message="no required result was measured (all Skipped, Error or none planned): "
+        "the run certifies nothing",
     )

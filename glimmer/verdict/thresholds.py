@@ -55,7 +55,7 @@ _CAUSE: Final[dict[str, Cause]] = {
     ViolationKind.THRESHOLD_VALUE_NON_FINITE: Cause.AUTHORING,
 }
 
-#: How a cause reads in the "and N more gate(s) failed" note (C3).
+#: How a cause reads in the "and N more gates failed" note (C3).
 CAUSE_WORDS: Final[dict[Cause, str]] = {
     Cause.MEASUREMENT: "hardware",
     Cause.EVIDENCE: "not measured",

@@ -92,3 +92,83 @@ def test_model_survives_the_apiserver_unchanged(
             assert back.status == original.status
 
     check()
+
+
+def _run_with_status(name: str, status: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "burnin.glimmer.ai/v1alpha1",
+        "kind": "BurnInRun",
+        "metadata": {"name": name},
+        "spec": {"profileRef": "p", "target": {"nodeNames": ["n1"]}},
+        "status": status,
+    }
+
+
+def _put_status(control_plane: Any, namespace: str, obj: dict[str, Any]) -> Any:
+    spec_only = {k: v for k, v in obj.items() if k != "status"}
+    control_plane.kubectl("create", "-n", namespace, "-f", "-", input=json.dumps(spec_only))
+    current = json.loads(
+        control_plane.kubectl(
+            "get", "burninrun", obj["metadata"]["name"], "-n", namespace, "-o", "json"
+        ).stdout
+    )
+    current["status"] = obj["status"]
+    return control_plane.kubectl(
+        "replace", "--subresource=status", "-n", namespace, "-f", "-",
+        input=json.dumps(current), check=False,
+    )  # fmt: skip
+
+
+def test_I19_4_status_keeps_unknown_provenance_and_the_deciding_flag(
+    control_plane: Any, namespace: str
+) -> None:
+    attempt = {"attempt": 1, "trigger": "Initial", "phase": "Passed", "provenance": "unknown"}
+    result = {
+        "name": "t",
+        "kind": "custom",
+        "phase": "Passed",
+        "provenance": "unknown",
+        "metrics": {"bw": "1"},
+        "attempts": [{**attempt, "deciding": True}],
+    }
+    status = {"phase": "Passed", "provenance": "unknown", "results": [result]}
+    written = _put_status(control_plane, namespace, _run_with_status("prov-unknown", status))
+    assert written.returncode == 0, written.stderr
+    back = json.loads(
+        control_plane.kubectl(
+            "get", "burninrun", "prov-unknown", "-n", namespace, "-o", "json"
+        ).stdout
+    )["status"]
+    assert back["provenance"] == "unknown"
+    assert back["results"][0]["provenance"] == "unknown"
+    assert back["results"][0]["attempts"][0] == {**attempt, "deciding": True}
+
+
+def test_I19_4_status_refuses_a_provenance_outside_the_enum(
+    control_plane: Any, namespace: str
+) -> None:
+    status = {"phase": "Passed", "provenance": "emulated"}
+    written = _put_status(control_plane, namespace, _run_with_status("prov-bogus", status))
+    assert written.returncode != 0
+    assert "status.provenance" in written.stderr
+
+
+def test_I19_6_kubectl_get_shows_measured_and_certified(control_plane: Any, namespace: str) -> None:
+    condition = {
+        "type": "Measured",
+        "status": "False",
+        "reason": "NothingMeasured",
+        "message": "no required result was measured",
+        "lastTransitionTime": "2024-01-01T00:00:00Z",
+    }
+    status = {"phase": "Passed", "certifiesSilicon": False, "conditions": [condition]}
+    written = _put_status(control_plane, namespace, _run_with_status("shown", status))
+    assert written.returncode == 0, written.stderr
+    table = control_plane.kubectl("get", "burninrun", "shown", "-n", namespace).stdout
+    header, row = table.splitlines()[:2]
+    # Cells are aligned under their headers (empty ones are blank, so split by position).
+    starts = [header.index(name) for name in header.split()]
+    bounds = zip(starts, [*starts[1:], None], strict=True)
+    cells = {header[a:b].strip(): row[a:b].strip() for a, b in bounds}
+    assert cells["MEASURED"] == "False"
+    assert cells["CERTIFIED"] == "false"

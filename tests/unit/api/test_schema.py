@@ -338,17 +338,48 @@ NAMES_AND_COLUMNS = {
 }
 
 
+#: Glimmer's additive columns (I19.6), shown before Age; the reference's stay in place.
+ADDITIVE_COLUMNS = {
+    "BurnInRun": [
+        ("Measured", '.status.conditions[?(@.type=="Measured")].status', "string", 0),
+        ("Certified", ".status.certifiesSilicon", "boolean", 0),
+        ("Provenance", ".status.provenance", "string", 1),
+    ],
+}
+
+
+def _columns(kind: str) -> list[tuple[str, str, str, int]]:
+    spec = crd_manifest(KINDS_BY_NAME[kind])["spec"]
+    return [
+        (c["name"], c["jsonPath"], c["type"], c.get("priority", 0))
+        for c in spec["versions"][0]["additionalPrinterColumns"]
+    ]
+
+
 @pytest.mark.parametrize("kind", sorted(NAMES_AND_COLUMNS))
 def test_names_and_printer_columns_match_the_reference_table(kind: str) -> None:
     plural, short, columns = NAMES_AND_COLUMNS[kind]
     spec = crd_manifest(KINDS_BY_NAME[kind])["spec"]
     assert spec["names"]["plural"] == plural
     assert spec["names"]["shortNames"] == short
-    actual = [
-        (c["name"], c["jsonPath"], c["type"], c.get("priority", 0))
-        for c in spec["versions"][0]["additionalPrinterColumns"]
-    ]
-    assert actual == columns
+    extra = ADDITIVE_COLUMNS.get(kind, [])
+    expected = columns[:-1] + extra + columns[-1:] if extra else columns
+    assert _columns(kind) == expected
+
+
+def test_I19_6_get_burninrun_shows_measured_and_certified() -> None:
+    names = [name for name, _, _, priority in _columns("BurnInRun") if priority == 0]
+    assert {"Measured", "Certified"} <= set(names)
+    assert names[-1] == "Age"
+
+
+def test_I19_4_provenance_enums_include_unknown() -> None:
+    schema = crd_manifest(KINDS_BY_NAME["BurnInRun"])["spec"]["versions"][0]["schema"]
+    status = schema["openAPIV3Schema"]["properties"]["status"]["properties"]
+    result = status["results"]["items"]["properties"]
+    attempt = result["attempts"]["items"]["properties"]
+    for field in (status["provenance"], result["provenance"], attempt["provenance"]):
+        assert sorted(field["enum"]) == ["silicon", "sim", "unknown"]
 
 
 @pytest.mark.parametrize("info", KINDS, ids=lambda i: i.kind)

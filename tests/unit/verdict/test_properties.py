@@ -1,10 +1,16 @@
-"""Hypothesis properties of the whole contract + verdict pipeline (10,000 examples each).
+"""Hypothesis properties of the whole contract + verdict pipeline.
 
 (a) nothing yields Passed unless exit is 0 and every Required threshold's metric was
-    printed last as a finite number satisfying it;
+    printed last, after any orphan artifact END, as a finite number satisfying it;
 (b) inserting non-metric lines anywhere never changes the result;
 (c) last occurrence wins;
-(d) evaluation is deterministic.
+(d) evaluation is deterministic;
+(e) the report is identical however the output is split, at every byte (I19);
+(f) lines before an orphan END are never metrics (I19.2);
+(g) an over-long line never lets an older value pass, and chunking never changes
+    what is read around it (I19.3).
+
+(a)-(d) run 10,000 examples each; (e) 1,000, (f) 1,000, (g) 200 (each a 1 MiB line).
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glimmer.contract import parse_go_float, read_report
+from glimmer.contract import ReportReader, RunnerReport, parse_go_float, read_report
+from glimmer.contract.report import MAX_LINE_BYTES
 from glimmer.verdict import AttemptVerdict, Phase, Threshold, judge_attempt
 from glimmer.verdict.thresholds import compare
 
@@ -55,11 +62,30 @@ THRESHOLD = st.builds(
     applicability=st.sampled_from(["Required", "RequiredIfMeasurable", ""]),
 )
 EXIT = st.sampled_from([0, 0, 0, 1, 2, 3, 4, 137, -1])
+END_LINE = "-----END BURNIN ARTIFACT-----"
+FENCE_LINE = st.sampled_from(
+    [
+        END_LINE,
+        "-----BEGIN BURNIN ARTIFACT a.json application/json-----",
+        "-----BEGIN BURNIN ARTIFACT bad-----",
+        "-----BEGIN BURNIN ARTIFACT-----",
+        "-----END BURNIN ARTIFACT----- ",
+        "provenance=sim",
+        "provenance=silicon",
+    ]
+)
+
+
+def _after_last_orphan_end(lines: list[str]) -> list[str]:
+    """With no BEGIN among ``lines``, every END is an orphan: only what follows the last
+    one can be output (I19.2)."""
+    ends = [i for i, line in enumerate(lines) if line == END_LINE]
+    return lines[ends[-1] + 1 :] if ends else lines
 
 
 def _last_values(lines: list[str]) -> dict[str, str]:
     seen: dict[str, str] = {}
-    for line in lines:
+    for line in _after_last_orphan_end(lines):
         key, sep, value = line.partition("=")
         if sep and key in {"bw", "gpuTempC", "miscompares", "eccErrors", "xidEvents"}:
             seen[key] = value.strip()
@@ -73,7 +99,9 @@ def _judge(lines: list[str], exit_code: int, thresholds: list[Threshold]) -> Att
 
 @EXAMPLES
 @given(
-    st.lists(st.one_of(METRIC_LINE, NOISE_LINE), max_size=12), EXIT, st.lists(THRESHOLD, max_size=5)
+    st.lists(st.one_of(METRIC_LINE, NOISE_LINE, NOISE_LINE, st.just(END_LINE)), max_size=12),
+    EXIT,
+    st.lists(THRESHOLD, max_size=5),
 )
 def test_property_a_passed_only_with_exit0_and_every_required_gate_satisfied(
     lines: list[str], exit_code: int, thresholds: list[Threshold]
@@ -159,3 +187,70 @@ def test_property_arbitrary_bytes_never_crash_and_never_invent_metrics(
     text = data.decode("utf-8", "replace")
     for name, value in report.metrics.items():
         assert name in text and value in text
+
+
+def _split_reads(data: bytes, cuts: list[int], *, exit_code: int) -> RunnerReport:
+    reader = ReportReader(kind="custom")
+    previous = 0
+    for cut in sorted(cuts):
+        reader.feed(data[previous:cut])
+        previous = cut
+    reader.feed(data[previous:])
+    return reader.finish(exit_code=exit_code)
+
+
+@settings(max_examples=1_000, deadline=None)
+@given(
+    st.lists(st.one_of(METRIC_LINE, NOISE_LINE, FENCE_LINE), max_size=10),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
+    EXIT,
+)
+def test_property_e_report_is_identical_at_every_chunk_boundary(
+    lines: list[str], newline: str, trailing: bool, exit_code: int
+) -> None:
+    data = (newline.join(lines) + (newline if trailing else "")).encode()
+    whole = read_report(data, kind="custom", exit_code=exit_code)
+    for cut in range(len(data) + 1):
+        assert _split_reads(data, [cut], exit_code=exit_code) == whole, cut
+
+
+@settings(max_examples=1_000, deadline=None)
+@given(
+    st.lists(st.one_of(METRIC_LINE, NOISE_LINE), max_size=8),
+    st.lists(st.one_of(METRIC_LINE, NOISE_LINE), max_size=8),
+    st.lists(st.integers(0, 400), max_size=3),
+)
+def test_property_f_lines_before_an_orphan_end_are_never_metrics(
+    before: list[str], after: list[str], cuts: list[int]
+) -> None:
+    data = "\n".join([*before, END_LINE, *after]).encode()
+    got = _split_reads(data, [c for c in cuts if c <= len(data)], exit_code=0)
+    only_after = read_report("\n".join(after).encode(), kind="custom", exit_code=0)
+    assert got.metrics == only_after.metrics
+    assert got.unmeasurable == only_after.unmeasurable
+    assert got.invalid_names == only_after.invalid_names
+    assert got.message == only_after.message
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(METRIC_LINE, max_size=6),
+    st.lists(METRIC_LINE, max_size=4),
+    NAMES,
+    st.integers(1, 3),
+    st.lists(THRESHOLD, min_size=1, max_size=3),
+)
+def test_property_g_an_overlong_line_never_lets_an_older_value_pass(
+    before: list[str], after: list[str], name: str, extra: int, thresholds: list[Threshold]
+) -> None:
+    long_line = f"{name}=1".encode() + b" " * (MAX_LINE_BYTES + extra)
+    head = "\n".join(before).encode() + (b"\n" if before else b"")
+    data = head + long_line + b"\n" + "\n".join(after).encode()
+    whole = read_report(data, kind="custom", exit_code=0)
+    assert whole.unreadable_lines == 1
+    assert judge_attempt(whole, kind="custom", thresholds=thresholds).phase is Phase.ERROR
+    start, end = len(head), len(head) + len(long_line)
+    for cut in {start - 1, start, start + 1, end - 1, end, end + 1, MAX_LINE_BYTES}:
+        if 0 <= cut <= len(data):
+            assert _split_reads(data, [cut], exit_code=0) == whole, cut

@@ -141,7 +141,7 @@ def test_C3_failed_message_composition() -> None:
     v = judge(out, thresholds)
     assert v.message == (
         "a: got 1, need GreaterThanOrEqual 5 [RUNNER_FAIL: low] "
-        "[and 6 more gate(s) failed: b (hardware), c (profile error), d (hardware), "
+        "[and 6 more gates failed: b (hardware), c (profile error), d (hardware), "
         "e (hardware), and 2 more] [1 invalid metric name(s) ignored: G]"
     )
 
@@ -154,7 +154,7 @@ def test_C3_passed_message_runner_line_then_not_evaluated() -> None:
 
 def test_C3_not_reported_cause_reads_not_measured() -> None:
     v = judge("a=1\n", [gte("a", "5"), gte("z", "1")])
-    assert "[and 1 more gate(s) failed: z (not measured)]" in v.message
+    assert "[and 1 more gate failed: z (not measured)]" in v.message
 
 
 def test_C3_runner_fail_carries_no_violations() -> None:

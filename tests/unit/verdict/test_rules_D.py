@@ -26,6 +26,7 @@ from tests.unit.verdict.helpers import gte, judge
 
 GATES = [gte("bw", "100")]
 PASS = judge("bw=150\nOK\n", GATES)
+SILICON_PASS = judge("bw=150\nprovenance=silicon\nOK\n", GATES)
 FAIL = judge("bw=50\n", GATES)
 ERROR = judge("boom\n", GATES, exit_code=3)
 SKIP = judge("X_SKIP: not here\n", GATES, exit_code=2)
@@ -251,8 +252,8 @@ def test_provenance_dispatcher_sim_wins_over_runner_silicon() -> None:
 
 
 def test_provenance_unknown_value_cannot_vouch_for_silicon() -> None:
-    assert judge("bw=150\nprovenance=emulated\n", GATES).provenance is Provenance.SIM
-    assert judge("bw=150\n", GATES).provenance is Provenance.SILICON
+    assert judge("bw=150\nprovenance=emulated\n", GATES).provenance is Provenance.UNKNOWN
+    assert judge("bw=150\nprovenance=silicon\n", GATES).provenance is Provenance.SILICON
 
 
 def test_run_with_any_sim_result_never_certifies_silicon() -> None:
@@ -261,7 +262,7 @@ def test_run_with_any_sim_result_never_certifies_silicon() -> None:
         judge("bw=150\nprovenance=sim\n", GATES, kind="memory-stress"),
         retry_on_error_limit=0,
     )
-    real = record_attempt(open_result(), PASS, retry_on_error_limit=0)
+    real = record_attempt(open_result(), SILICON_PASS, retry_on_error_limit=0)
     assert run_provenance([real], phase=Phase.PASSED).certifies_silicon
     verdict = run_provenance([real, sim], phase=Phase.PASSED)
     assert verdict.provenance is Provenance.SIM and not verdict.certifies_silicon
