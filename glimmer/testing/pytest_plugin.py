@@ -21,7 +21,8 @@ Fixtures:
 - ``glimmer_crds`` (session): the burnin.glimmer.ai CRDs, generated from ``glimmer.api``,
   installed into ``control_plane`` and Established.
 - ``manager_process`` (function): factory ``manager_process(**options) -> ManagerProcess``
-  starting ``glimmer manager`` as a child process against ``control_plane`` (options as
+  starting ``glimmer manager`` as a child process against ``control_plane``, CRDs
+  installed (options as
   :class:`~glimmer.testing.ManagerProcess`; ``ready=False`` to skip waiting for
   ``/readyz``); stopped after the test.
 
@@ -162,7 +163,9 @@ def glimmer_crds(control_plane: ControlPlane) -> None:
 
 
 @pytest.fixture
-def manager_process(control_plane: ControlPlane, tmp_path: Path) -> Iterator[ManagerProcessFactory]:
+def manager_process(
+    control_plane: ControlPlane, glimmer_crds: None, tmp_path: Path
+) -> Iterator[ManagerProcessFactory]:
     started: list[ManagerProcess] = []
 
     def factory(*, ready: bool = True, **options: Any) -> ManagerProcess:

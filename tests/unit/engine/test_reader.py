@@ -77,7 +77,7 @@ async def world() -> AsyncIterator[tuple[FakeClient, InformerFactory, Readers]]:
 
 
 async def test_cached_get_answers_from_the_store_as_a_copy(world: Any) -> None:
-    client, factory, readers = world
+    client, _, readers = world
     calls = len(client.calls)
     got = await readers.cached.get(PODS, "a", namespace="ns1", label_selector=RUN)
     assert got["metadata"]["labels"][RUN] == "r1"
