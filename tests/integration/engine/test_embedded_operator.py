@@ -75,13 +75,18 @@ async def test_the_operators_cache_holds_nodes_without_managed_fields(
 ) -> None:
     name = f"reader-{uuid.uuid4().hex[:6]}"
     async with EmbeddedOperator(kubeconfig=control_plane.kubeconfig_path) as operator:
-        await operator.client.create(NODES, {"metadata": {"name": name}})
+        # Server-side apply always records managedFields on the stored object.
+        await operator.client.apply(
+            NODES,
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"a": "b"}}},
+        )
         try:
             cached = await eventually(lambda: operator.readers.cached.get(NODES, name))
             live = await operator.readers.live.get(NODES, name)
             assert "managedFields" in live["metadata"]
             assert "managedFields" not in cached["metadata"]  # the ingest transform
             assert cached["metadata"]["uid"] == live["metadata"]["uid"]
+            assert cached["metadata"]["labels"] == {"a": "b"}  # the rest is kept
         finally:
             await operator.client.delete(NODES, name)
 
