@@ -144,3 +144,42 @@ def test_the_flag_is_documented_in_the_help() -> None:
     help_text = " ".join(result.output.split())
     assert "--serve-namespaces" in help_text
     assert "'*' serves every namespace" in help_text
+
+
+# --- glimmer.testing.wait_for_verdict -------------------------------------------------
+
+
+async def test_a_verdict_is_a_terminal_phase_with_the_cleanup_finalizer_gone() -> None:
+    import asyncio
+
+    from glimmer.testing import wait_for_verdict
+
+    client = FakeClient()
+    await client.create(
+        RUNS,
+        {"metadata": {"name": "r", "finalizers": ["burnin.glimmer.ai/cordon-cleanup"]}},
+        namespace="ns",
+    )
+    await client.patch(
+        RUNS, "r", {"status": {"phase": "Passed"}}, namespace="ns", subresource="status"
+    )
+    waiting = asyncio.create_task(
+        wait_for_verdict(client, namespace="ns", name="r", timeout=10, poll=0.01)
+    )
+    await asyncio.sleep(0.1)
+    assert not waiting.done(), "terminal, but its pods and cordons are not cleaned up yet"
+    await client.patch(RUNS, "r", {"metadata": {"finalizers": None}}, namespace="ns")
+    run = await asyncio.wait_for(waiting, 5)
+    assert run["status"]["phase"] == "Passed"
+
+
+async def test_waiting_for_a_verdict_that_never_comes_times_out_with_the_status() -> None:
+    from glimmer.testing import wait_for_verdict
+
+    client = FakeClient()
+    await client.create(RUNS, {"metadata": {"name": "r"}}, namespace="ns")
+    await client.patch(
+        RUNS, "r", {"status": {"phase": "Running"}}, namespace="ns", subresource="status"
+    )
+    with pytest.raises(TimeoutError, match="Running"):
+        await wait_for_verdict(client, namespace="ns", name="r", timeout=0.05, poll=0.01)
