@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -19,44 +20,25 @@ from pathlib import Path
 import click
 import structlog
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run.setup import reaper_controller, run_controller
+from glimmer.controllers.operator import operator_registrations
+from glimmer.controllers.run.context import RunOptions
 from glimmer.engine import (
     ApiServerClient,
     CacheSyncTimeoutError,
     ClientOptions,
-    ControllerRegistration,
     EngineMetrics,
-    KubeClient,
     LeadershipLostError,
     Manager,
     ManagerOptions,
     configure_logging,
 )
-from glimmer.engine.metrics import RunMetrics
 
 _SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 _DEFAULT_LEADER_NAMESPACE = "glimmer-system"
+_NAMESPACE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+ALL_NAMESPACES = "*"
 
 log = structlog.get_logger("glimmer.cli.manager")
-
-
-def controller_registrations(client: KubeClient, manager: Manager) -> list[ControllerRegistration]:
-    """The reconcilers this binary runs: BurnInRuns and the orphan-stamp reaper.
-
-    They share one interlock (which nodes each run holds), rebuilt from the cluster.
-    """
-    operator_namespace = os.environ.get("POD_NAMESPACE") or _leader_namespace(None)
-    return [
-        run_controller(
-            client=client,
-            namespace=manager.options.namespace,
-            operator_namespace=operator_namespace,
-            interlock=Interlock(),
-            metrics=RunMetrics(manager.metrics.registry),
-        ),
-        reaper_controller(client=client),
-    ]
 
 
 def _leader_namespace(explicit: str | None) -> str:
@@ -67,18 +49,65 @@ def _leader_namespace(explicit: str | None) -> str:
     return _DEFAULT_LEADER_NAMESPACE
 
 
+def operator_namespace() -> str:
+    """The operator's own namespace: $POD_NAMESPACE, else the pod's, else glimmer-system."""
+    return os.environ.get("POD_NAMESPACE") or _leader_namespace(None)
+
+
+def parse_served_namespaces(text: str) -> frozenset[str] | None:
+    """``--serve-namespaces``: "a,b" -> {"a", "b"}; "*" -> None (every namespace).
+
+    Refused rather than guessed: an empty list, a name that is not a namespace name,
+    and "*" mixed with names (serving everything and a list at once means neither).
+    """
+    names = [part.strip() for part in text.split(",")]
+    if names == [ALL_NAMESPACES]:
+        return None
+    if ALL_NAMESPACES in names:
+        raise ValueError(f"{text!r}: '*' (every namespace) cannot be combined with names")
+    if not any(names) or not all(names):
+        raise ValueError(f"{text!r}: give comma-separated namespace names, or '*'")
+    bad = [n for n in names if not _NAMESPACE_NAME.fullmatch(n)]
+    if bad:
+        raise ValueError(f"{text!r}: not namespace names: {', '.join(bad)}")
+    return frozenset(names)
+
+
+def served_namespaces_of(*, flag: str | None, namespace: str | None) -> frozenset[str] | None:
+    """What ``--serve-namespaces`` means, its default included (see the flag's help)."""
+    if flag is None:
+        return frozenset({namespace or operator_namespace()})
+    return parse_served_namespaces(flag)
+
+
+def _check_served(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None:
+        try:
+            parse_served_namespaces(value)
+        except ValueError as err:
+            raise click.BadParameter(str(err)) from err
+    return value
+
+
 async def run_manager(
     *,
     kubeconfig: str | None,
     options: ManagerOptions,
+    served_namespaces: frozenset[str] | None,
     client_options: ClientOptions | None = None,
+    run_options: RunOptions | None = None,
 ) -> int:
     """Run until signalled (exit 0) or until leadership is lost (exit 1)."""
     metrics = EngineMetrics()
     client = await ApiServerClient.connect(kubeconfig, options=client_options, metrics=metrics)
     try:
         manager = Manager(client, options=options, metrics=metrics)
-        for registration in controller_registrations(client, manager):
+        registrations = operator_registrations(
+            manager=manager,
+            options=run_options or RunOptions(operator_namespace=operator_namespace()),
+            served_namespaces=served_namespaces,
+        )
+        for registration in registrations:
             manager.add_controller(registration)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -106,6 +135,18 @@ async def run_manager(
 )
 @click.option(
     "--namespace", default=None, help="Only watch this namespace (default: all namespaces)."
+)
+@click.option(
+    "--serve-namespaces",
+    "served",
+    default=None,
+    metavar="NS[,NS...]|*",
+    callback=_check_served,
+    help="Namespaces whose BurnInRuns this manager honours, comma-separated; '*' serves "
+    "every namespace. A run in any other namespace ends Error with a condition saying how "
+    "to allow it. Whoever may create BurnIn objects in a served namespace may cordon and "
+    "load nodes. Default: the --namespace given, else the operator's own namespace "
+    "($POD_NAMESPACE, else the pod's service-account namespace, else glimmer-system).",
 )
 @click.option(
     "--metrics-bind-address",
@@ -168,6 +209,7 @@ def manager(
     *,
     kubeconfig: str | None,
     namespace: str | None,
+    served: str | None,
     metrics_bind_address: str,
     health_probe_bind_address: str,
     leader_elect: bool,
@@ -190,8 +232,18 @@ def manager(
         graceful_shutdown_timeout=graceful_shutdown_timeout,
     )
     client_options = ClientOptions(qps=kube_api_qps, burst=kube_api_burst)
+    served_namespaces = served_namespaces_of(flag=served, namespace=namespace)
+    log.info(
+        "serving BurnInRuns",
+        namespaces=sorted(served_namespaces) if served_namespaces is not None else ALL_NAMESPACES,
+    )
     sys.exit(
         asyncio.run(
-            run_manager(kubeconfig=kubeconfig, options=options, client_options=client_options)
+            run_manager(
+                kubeconfig=kubeconfig,
+                options=options,
+                served_namespaces=served_namespaces,
+                client_options=client_options,
+            )
         )
     )

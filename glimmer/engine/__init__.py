@@ -2,9 +2,10 @@
 
 Client seam, informers with transform-on-ingest and indexes, a workqueue with
 client-go's dirty/processing sets and rate limiting, controller workers, Lease
-leader election, and the manager that serves health and metrics. It knows
-nothing of burn-in: reconcilers above it see only `KubeClient`, `Store` and
-`reconcile(key) -> Result`.
+leader election, the manager that serves health and metrics, and the two
+readers reconcilers choose between (`Readers.cached` over the informers,
+`Readers.live` to the apiserver). It knows nothing of burn-in: reconcilers
+above it see only `KubeClient`, `Readers` and `reconcile(key) -> Result`.
 
 The public names are re-exported here; everything else is internal.
 """
@@ -13,6 +14,7 @@ from glimmer.engine.apiserver import ApiServerClient, ClientOptions, load_config
 from glimmer.engine.cache import (
     CORDON_OWNER_ANNOTATION,
     RUN_LABEL,
+    LabelSelector,
     Store,
     annotation_index,
     label_index,
@@ -73,6 +75,7 @@ from glimmer.engine.ratelimit import (
     TokenBucket,
     default_controller_rate_limiter,
 )
+from glimmer.engine.reader import CachedReader, LiveReader, NotCachedError, Reader, Readers
 from glimmer.engine.workqueue import QueueShutDownError, WorkQueue
 
 __all__ = [
@@ -90,6 +93,7 @@ __all__ = [
     "Backoff",
     "BucketRateLimiter",
     "CacheSyncTimeoutError",
+    "CachedReader",
     "ClientOptions",
     "Clock",
     "Controller",
@@ -104,16 +108,21 @@ __all__ = [
     "InformerOptions",
     "ItemExponentialFailureRateLimiter",
     "KubeClient",
+    "LabelSelector",
     "LeaderElectionConfig",
     "LeaderElector",
     "LeadershipLostError",
+    "LiveReader",
     "Manager",
     "ManagerOptions",
     "MaxOfRateLimiter",
     "MonotonicClock",
+    "NotCachedError",
     "PatchType",
     "QueueShutDownError",
     "RateLimiter",
+    "Reader",
+    "Readers",
     "Reconciler",
     "Resource",
     "Result",

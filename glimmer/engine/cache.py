@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
+
+import attrs
 
 from glimmer.engine.client import JSON, object_key
 
@@ -52,6 +54,87 @@ def namespace_index(obj: Mapping[str, Any]) -> list[str]:
 
 pods_by_run = label_index(RUN_LABEL)
 nodes_by_cordon_owner = annotation_index(CORDON_OWNER_ANNOTATION)
+
+
+Operator = Literal["=", "!=", "exists", "!exists"]
+
+
+@attrs.frozen
+class Requirement:
+    """One term of an equality-based label selector."""
+
+    key: str
+    operator: Operator
+    value: str = ""
+
+    def matches(self, labels: Mapping[str, Any]) -> bool:
+        if self.operator == "=":
+            return labels.get(self.key) == self.value
+        if self.operator == "!=":
+            return labels.get(self.key) != self.value
+        if self.operator == "exists":
+            return self.key in labels
+        return self.key not in labels
+
+
+@attrs.frozen
+class LabelSelector:
+    """An equality-based label selector (`k=v`, `k==v`, `k!=v`, `k`, `!k`), parsed once.
+
+    Set-based terms (`k in (a,b)`, `k notin (a)`) are refused rather than half-read: the
+    cache must never answer a query it only partly understood.
+    """
+
+    requirements: frozenset[Requirement] = frozenset()
+
+    @classmethod
+    def parse(cls, text: str | None) -> LabelSelector:
+        terms: set[Requirement] = set()
+        for raw in (text or "").split(","):
+            term = raw.strip()
+            if not term:
+                continue
+            if "(" in term or ")" in term or " in " in f" {term} " or " notin " in term:
+                raise ValueError(f"set-based label selector {text!r} is not supported here")
+            if "!=" in term:
+                key, value = term.split("!=", 1)
+                terms.add(Requirement(key.strip(), "!=", value.strip()))
+            elif "=" in term:
+                key, value = term.replace("==", "=", 1).split("=", 1)
+                terms.add(Requirement(key.strip(), "=", value.strip()))
+            elif term.startswith("!"):
+                terms.add(Requirement(term[1:].strip(), "!exists"))
+            else:
+                terms.add(Requirement(term, "exists"))
+        for requirement in terms:
+            if not requirement.key or " " in requirement.key:
+                raise ValueError(f"label selector {text!r} has an invalid key")
+        return cls(frozenset(terms))
+
+    def matches(self, obj: Mapping[str, Any]) -> bool:
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        return all(r.matches(labels) for r in self.requirements)
+
+    def implies(self, other: LabelSelector) -> bool:
+        """True when every object this selector matches also matches ``other``.
+
+        So a cache filled through ``other`` holds every object this selector asks for.
+        Decided term by term, and only where that is certain (``k=v`` implies ``k`` and
+        ``k!=w``); anything else counts as not implied.
+        """
+        return all(self._implies(r) for r in other.requirements)
+
+    def _implies(self, wanted: Requirement) -> bool:
+        if wanted in self.requirements:
+            return True
+        for have in self.requirements:
+            if have.key != wanted.key or have.operator != "=":
+                continue
+            if wanted.operator == "exists":
+                return True
+            if wanted.operator == "!=" and have.value != wanted.value:
+                return True
+        return False
 
 
 class Store:
@@ -122,6 +205,9 @@ class Store:
 
     def __contains__(self, key: object) -> bool:
         return key in self._items
+
+    def has_index(self, index_name: str) -> bool:
+        return index_name in self._indices
 
     def by_index(self, index_name: str, value: str) -> list[JSON]:
         """Objects whose index function returned `value`."""

@@ -12,6 +12,11 @@ back into the queue is fixed here, in one place:
 
 The queue guarantees a key is never held by two workers, so a reconciler may
 assume it is the only one working on its object in this process.
+
+Every log line written during a reconcile carries `controller`, `key` and
+`reconcile_id` (structlog contextvars), plus whatever the registration's
+`log_context` derives from the key (e.g. `run`, `node`): the engine does not know
+what a key names, the registration does.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 import attrs
@@ -30,6 +36,9 @@ from glimmer.engine.ratelimit import RateLimiter
 from glimmer.engine.workqueue import QueueShutDownError, WorkQueue
 
 log = structlog.get_logger("glimmer.engine.controller")
+
+LogContext = Callable[[str], Mapping[str, str]]
+"""Log fields for a key (bound for the whole reconcile of that key)."""
 
 
 @attrs.frozen
@@ -72,9 +81,11 @@ class Controller:
         clock: Clock | None = None,
         metrics: EngineMetrics | None = None,
         rate_limiter: RateLimiter[str] | None = None,
+        log_context: LogContext | None = None,
     ) -> None:
         self.name = name
         self.reconciler = reconciler
+        self._log_context = log_context
         self.options = options or ControllerOptions()
         if self.options.max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
@@ -141,9 +152,13 @@ class Controller:
         """Reconcile `key` once and feed the outcome back into the queue."""
         reconcile_id = str(uuid.uuid4())
         metrics = self._metrics
-        with structlog.contextvars.bound_contextvars(
-            controller=self.name, key=key, reconcile_id=reconcile_id
-        ):
+        fields = {
+            **self._key_fields(key),
+            "controller": self.name,
+            "key": key,
+            "reconcile_id": reconcile_id,
+        }
+        with structlog.contextvars.bound_contextvars(**fields):
             if metrics is not None:
                 metrics.active_workers.labels(controller=self.name).inc()
             started = self._clock.now()
@@ -180,3 +195,13 @@ class Controller:
                     max(0.0, self._clock.now() - started)
                 )
             log.debug("reconciled", result=outcome)
+
+    def _key_fields(self, key: str) -> dict[str, str]:
+        if self._log_context is None:
+            return {}
+        try:
+            return {str(k): str(v) for k, v in self._log_context(key).items()}
+        except Exception:
+            # Log fields are a convenience; a bad key must still be reconciled.
+            log.exception("log context failed", controller=self.name, key=key)
+            return {}

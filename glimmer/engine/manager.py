@@ -36,7 +36,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from glimmer.engine.cache import IndexFunc
 from glimmer.engine.client import KubeClient, Resource, object_key
 from glimmer.engine.clock import Clock, MonotonicClock
-from glimmer.engine.controller import Controller, ControllerOptions, Reconciler
+from glimmer.engine.controller import Controller, ControllerOptions, LogContext, Reconciler
 from glimmer.engine.informer import (
     InformerEvent,
     InformerFactory,
@@ -79,6 +79,8 @@ class ControllerRegistration:
     reconciler: Reconciler
     watches: Sequence[Watch] = ()
     options: ControllerOptions = attrs.field(factory=ControllerOptions)
+    log_context: LogContext | None = None
+    """Log fields derived from a key, bound on every line of its reconcile."""
 
 
 @attrs.frozen
@@ -189,6 +191,7 @@ class Manager:
             options=registration.options,
             clock=self._clock,
             metrics=self.metrics,
+            log_context=registration.log_context,
         )
         for watch in registration.watches:
             namespace = watch.namespace if watch.namespace is not None else self.options.namespace
@@ -210,6 +213,11 @@ class Manager:
     @property
     def is_leader(self) -> bool:
         return self.elector.is_leader if self.elector is not None else self._controllers_started
+
+    @property
+    def controllers_running(self) -> bool:
+        """True once the controllers' workers run (leader, caches synced)."""
+        return self._controllers_started
 
     def caches_synced(self) -> bool:
         return self.informers.has_synced()
@@ -315,7 +323,7 @@ class Manager:
             "informers": {i.name: i.has_synced() for i in self.informers.informers},
             "leader_election": self.elector is not None,
             "leader": self.is_leader,
-            "controllers_running": self._controllers_started,
+            "controllers_running": self.controllers_running,
         }
         return web.Response(
             status=200 if synced else 503,

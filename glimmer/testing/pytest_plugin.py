@@ -18,9 +18,16 @@ Fixtures:
   ``kwok.create_nodes(n)`` adds fake GPU nodes, ``kwok.set_pod_log(...)`` a pod's log.
 - ``kwok_nodes`` (function): factory ``kwok_nodes(n, **options) -> names``; the nodes are
   deleted after the test.
+- ``glimmer_crds`` (session): the burnin.glimmer.ai CRDs, generated from ``glimmer.api``,
+  installed into ``control_plane`` and Established.
+- ``manager_process`` (function): factory ``manager_process(**options) -> ManagerProcess``
+  starting ``glimmer manager`` as a child process against ``control_plane``, CRDs
+  installed (options as
+  :class:`~glimmer.testing.ManagerProcess`; ``ready=False`` to skip waiting for
+  ``/readyz``); stopped after the test.
 
 At the end of the session the plugin fails the run if any process it started (etcd,
-kube-apiserver, kwok, simulator) is still alive.
+kube-apiserver, kwok, simulator, manager) is still alive.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+import yaml
 from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.config import new_client_from_config
 
@@ -40,9 +48,11 @@ from glimmer.testing import _process
 from glimmer.testing.assets import AssetsMissingError
 from glimmer.testing.control_plane import ControlPlane
 from glimmer.testing.kwok import Kwok
+from glimmer.testing.manager_process import ManagerProcess
 from glimmer.testing.sim_nodes import SimNodes
 
 SimNodesFactory = Callable[..., SimNodes]
+ManagerProcessFactory = Callable[..., ManagerProcess]
 
 
 @pytest.fixture(scope="session")
@@ -136,6 +146,42 @@ def kwok_nodes(kwok: Kwok) -> Iterator[Callable[..., list[str]]]:
         yield factory
     finally:
         kwok.delete_nodes(created)
+
+
+@pytest.fixture(scope="session")
+def glimmer_crds(control_plane: ControlPlane) -> None:
+    from glimmer.api.crd import render_crds  # only for tests that want the CRDs
+
+    documents = "---\n".join(render_crds().values())
+    control_plane.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", input=documents)
+    names = [
+        f"crd/{document['metadata']['name']}"
+        for document in yaml.safe_load_all(documents)
+        if document
+    ]
+    control_plane.kubectl("wait", "--for=condition=Established", "--timeout=60s", *names)
+
+
+@pytest.fixture
+def manager_process(
+    control_plane: ControlPlane, glimmer_crds: None, tmp_path: Path
+) -> Iterator[ManagerProcessFactory]:
+    started: list[ManagerProcess] = []
+
+    def factory(*, ready: bool = True, **options: Any) -> ManagerProcess:
+        options.setdefault("log_path", tmp_path / f"manager-{len(started)}.log")
+        manager = ManagerProcess(kubeconfig=control_plane.kubeconfig_path, **options)
+        started.append(manager)
+        manager.start()
+        if ready:
+            manager.wait_ready()
+        return manager
+
+    try:
+        yield factory
+    finally:
+        for manager in reversed(started):
+            manager.stop()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

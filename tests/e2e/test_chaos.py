@@ -15,7 +15,6 @@ import asyncio
 import os
 import random
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,8 +23,7 @@ from glimmer.controllers.run import labels
 from glimmer.controllers.run.kube import RUNS
 from glimmer.engine import NODES, PODS, ApiServerClient
 from glimmer.plan.names import label_value
-from glimmer.testing import _process
-from tests.e2e.manager_process import ManagerProcess
+from glimmer.testing import ManagerProcess
 from tests.e2e.pod_audit import PodAudit
 from tests.integration.run.conftest import (
     apply_profile,
@@ -138,7 +136,7 @@ async def test_H_a_manager_sigkilled_at_random_instants_reaches_the_undisturbed_
     kube: ApiServerClient,
     namespace: str,
     sim_nodes: Any,
-    tmp_path: Path,
+    manager_process: Any,
 ) -> None:
     seed = int(os.environ.get("GLIMMER_CHAOS_SEED", str(time.time_ns() % 2**32)))
     print(f"\nchaos: seed={seed} kills={KILLS} (replay with GLIMMER_CHAOS_SEED={seed})")
@@ -147,12 +145,9 @@ async def test_H_a_manager_sigkilled_at_random_instants_reaches_the_undisturbed_
     await apply_profile(kube, namespace, TESTS)
     audit = PodAudit(kubeconfig=str(control_plane.kubeconfig_path), namespace=namespace)
     await audit.start()
-    manager = ManagerProcess(
-        kubeconfig=control_plane.kubeconfig_path, log_path=tmp_path / "manager.log"
-    )
+    manager: ManagerProcess = manager_process()
     try:
         # The reference: an undisturbed run, which must itself match rules D2/D3.
-        manager.start()
         await create_run(kube, namespace, "reference", nodes, retryOnErrorLimit=1)
         reference = await terminal_run(kube, namespace, "reference", timeout=180)
         manager.stop()
@@ -182,7 +177,7 @@ async def test_H_a_manager_sigkilled_at_random_instants_reaches_the_undisturbed_
                 await asyncio.sleep(rng.uniform(0.2, 3.0))
                 crashed = manager.exited()
                 assert crashed is None, (
-                    f"manager exited by itself with {crashed}" + _process.log_tail(manager.log_path)
+                    f"manager exited by itself with {crashed}" + manager.log_tail()
                 )
                 manager.kill()
                 kills += 1

@@ -3,6 +3,11 @@
 Both are keyed so that the workqueue gives one worker per object, which is all the
 concurrency safety the run reconciler needs: it keeps no state between passes except
 the shared :class:`~glimmer.controllers.interlock.Interlock`, rebuilt from the cluster.
+
+The caches they fill store objects without ``managedFields`` (the ingest transform):
+that is usually the largest part of an object and no rule reads it, so every field a
+reconciler reads is kept. Pods are indexed by run, nodes by cordon owner, for the
+cached reader (see :mod:`glimmer.engine.reader`).
 """
 
 from __future__ import annotations
@@ -24,11 +29,30 @@ from glimmer.engine import (
     ControllerRegistration,
     InformerEvent,
     KubeClient,
+    Readers,
     Watch,
+    annotation_index,
+    label_index,
+    strip_managed_fields,
 )
 from glimmer.engine.metrics import RunMetrics
 
 RUN_CONTROLLER: str = "burninrun"
+
+#: Cached-reader index of runner pods by the run label's value.
+PODS_BY_RUN: str = "run"
+#: Cached-reader index of nodes by their cordon-owner stamp ("<ns>/<name>/<uid>").
+NODES_BY_CORDON_OWNER: str = "cordon-owner"
+
+
+def run_log_context(key: str) -> dict[str, str]:
+    """Every log line of a run's reconcile names the run."""
+    namespace, _, name = key.partition("/")
+    return {"namespace": namespace, "run": name}
+
+
+def node_log_context(key: str) -> dict[str, str]:
+    return {"node": key}
 
 
 def observe_run(metrics: RunMetrics, run: Mapping[str, Any]) -> None:
@@ -71,11 +95,15 @@ def run_controller(
     now: Callable[[], datetime] = now_utc,
     workers: int = 4,
     metrics: RunMetrics | None = None,
+    readers: Readers | None = None,
 ) -> ControllerRegistration:
     """The BurnInRun controller. ``namespace`` None watches every namespace.
 
     Pass ``RunMetrics(manager.metrics.registry)`` to export ``glimmer_run_*``.
+    ``readers`` (cached over this manager's informers, and live) are for the reconciler;
+    it reads everything live through ``client`` until it takes them (issue 17.4).
     """
+    del readers  # accepted so every caller wires them now; the reconciler adopts them next
     reconciler = RunReconciler(
         client=client,
         interlock=interlock,
@@ -89,12 +117,18 @@ def run_controller(
         name=RUN_CONTROLLER,
         reconciler=reconciler,
         watches=(
-            Watch(RUNS, namespace=namespace),
+            Watch(RUNS, namespace=namespace, transform=strip_managed_fields),
             Watch(
-                PODS, namespace=namespace, label_selector=labels.RUN_LABEL, to_keys=owner_run_keys
+                PODS,
+                namespace=namespace,
+                label_selector=labels.RUN_LABEL,
+                transform=strip_managed_fields,
+                indexers={PODS_BY_RUN: label_index(labels.RUN_LABEL)},
+                to_keys=owner_run_keys,
             ),
         ),
         options=ControllerOptions(max_concurrent_reconciles=workers),
+        log_context=run_log_context,
     )
 
 
@@ -103,5 +137,12 @@ def reaper_controller(*, client: KubeClient) -> ControllerRegistration:
     return ControllerRegistration(
         name=REAPER_CONTROLLER,
         reconciler=StampReaper(client=client),
-        watches=(Watch(NODES),),
+        watches=(
+            Watch(
+                NODES,
+                transform=strip_managed_fields,
+                indexers={NODES_BY_CORDON_OWNER: annotation_index(labels.CORDON_OWNER)},
+            ),
+        ),
+        log_context=node_log_context,
     )

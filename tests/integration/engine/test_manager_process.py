@@ -1,39 +1,21 @@
-"""`glimmer manager` as a separate process: signals, exit status, probes, logs."""
+"""`glimmer manager` as a separate process: signals, exit status, probes, logs.
+
+Started through `glimmer.testing.ManagerProcess` (the plugin's `manager_process`
+fixture), so the session's process-leak check covers it like every other child.
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from glimmer.testing import ManagerProcess, _process
+
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(180)]
-
-GLIMMER = [str(Path(sys.executable).parent / "glimmer")]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def http_get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-    except OSError:
-        return 0, ""
 
 
 def lease_holder(control_plane: Any, namespace: str, name: str) -> str | None:
@@ -41,29 +23,6 @@ def lease_holder(control_plane: Any, namespace: str, name: str) -> str | None:
     if result.returncode != 0:
         return None
     return str(json.loads(result.stdout)["spec"].get("holderIdentity") or "")
-
-
-def start_manager(
-    control_plane: Any, namespace: str, tmp_path: Path
-) -> tuple[subprocess.Popen[bytes], int, int, Path]:
-    metrics, health = free_port(), free_port()
-    log_path = tmp_path / "manager.log"
-    process = subprocess.Popen(
-        [
-            *GLIMMER,
-            "manager",
-            f"--kubeconfig={control_plane.kubeconfig_path}",
-            f"--metrics-bind-address=127.0.0.1:{metrics}",
-            f"--health-probe-bind-address=127.0.0.1:{health}",
-            "--leader-elect",
-            f"--leader-election-namespace={namespace}",
-            "--leader-election-id=proc",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log_path.open("wb"),
-        env={**os.environ, "KUBECONFIG": ""},
-    )
-    return process, metrics, health, log_path
 
 
 def wait_until(predicate: Any, *, seconds: float) -> None:
@@ -74,61 +33,63 @@ def wait_until(predicate: Any, *, seconds: float) -> None:
         time.sleep(0.1)
 
 
-def json_lines(log_path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
+def elected(factory: Callable[..., ManagerProcess], namespace: str) -> ManagerProcess:
+    return factory(
+        ready=False,
+        leader_elect=True,
+        leader_election_namespace=namespace,
+        leader_election_id="proc",
+    )
 
 
 def test_sigterm_drains_releases_the_lease_and_exits_0_within_30s(
-    control_plane: Any, namespace: str, tmp_path: Path
+    control_plane: Any, namespace: str, manager_process: Callable[..., ManagerProcess]
 ) -> None:
-    process, metrics, health, log_path = start_manager(control_plane, namespace, tmp_path)
-    try:
-        wait_until(lambda: http_get(f"http://127.0.0.1:{health}/readyz")[0] == 200, seconds=60)
-        wait_until(lambda: bool(lease_holder(control_plane, namespace, "proc")), seconds=30)
-        assert http_get(f"http://127.0.0.1:{health}/healthz") == (200, "ok")
-        status, body = http_get(f"http://127.0.0.1:{health}/readyz")
-        assert json.loads(body)["leader"] is True
-        status, text = http_get(f"http://127.0.0.1:{metrics}/metrics")
-        assert status == 200
-        assert 'glimmer_leader_election_status{name="proc"} 1.0' in text
-        assert "glimmer_build_info{" in text
-        began = time.monotonic()
-        process.send_signal(signal.SIGTERM)
-        code = process.wait(timeout=35)
-        took = time.monotonic() - began
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    manager = elected(manager_process, namespace)
+    manager.wait_ready()
+    wait_until(lambda: bool(lease_holder(control_plane, namespace, "proc")), seconds=30)
+    assert manager.get("/healthz") == (200, "ok")
+    _, body = manager.get("/readyz")
+    assert json.loads(body)["leader"] is True
+    status, text = manager.get("/metrics")
+    assert status == 200
+    assert 'glimmer_leader_election_status{name="proc"} 1.0' in text
+    assert "glimmer_build_info{" in text
+    began = time.monotonic()
+    code = manager.stop()
+    took = time.monotonic() - began
     assert code == 0
     assert took < 30.0
     print(f"SIGTERM to exit: {took:.2f} s")
     assert lease_holder(control_plane, namespace, "proc") == "", "lease released on the way out"
-    lines = json_lines(log_path)  # every line is JSON: this raises otherwise
+    lines = manager.log_lines()  # every line is JSON: this raises otherwise
     assert any(line["event"] == "released leader lease" for line in lines)
 
 
 def test_a_stolen_lease_makes_the_manager_exit_non_zero(
-    control_plane: Any, namespace: str, tmp_path: Path
+    control_plane: Any, namespace: str, manager_process: Callable[..., ManagerProcess]
 ) -> None:
-    process, _, _, log_path = start_manager(control_plane, namespace, tmp_path)
-    try:
-        wait_until(lambda: bool(lease_holder(control_plane, namespace, "proc")), seconds=60)
-        control_plane.kubectl(
-            "patch",
-            "lease",
-            "proc",
-            "-n",
-            namespace,
-            "--type=merge",
-            "-p",
-            json.dumps({"spec": {"holderIdentity": "thief", "leaseDurationSeconds": 3600}}),
-        )
-        code = process.wait(timeout=40)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    manager = elected(manager_process, namespace)
+    wait_until(lambda: bool(lease_holder(control_plane, namespace, "proc")), seconds=60)
+    control_plane.kubectl(
+        "patch",
+        "lease",
+        "proc",
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        json.dumps({"spec": {"holderIdentity": "thief", "leaseDurationSeconds": 3600}}),
+    )
+    code = manager.wait(timeout=40)
     assert code == 1
-    lines = json_lines(log_path)
-    assert any("renew" in line["event"] for line in lines)
+    assert any("renew" in line["event"] for line in manager.log_lines())
+
+
+def test_the_manager_process_counts_for_the_plugins_leak_check(
+    manager_process: Callable[..., ManagerProcess],
+) -> None:
+    manager = manager_process(ready=False)
+    assert manager.pid in _process.SPAWNED
+    manager.kill()
+    assert manager.exited() is None and manager.pid is None

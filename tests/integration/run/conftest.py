@@ -1,109 +1,47 @@
-"""Run-controller tests: real apiserver, simulated kubelets, the manager in-process."""
+"""Run-controller tests: real apiserver, simulated kubelets, the operator in-process.
+
+The operator is :class:`glimmer.testing.EmbeddedOperator`, wired as ``glimmer manager``
+wires it, with short timings so error paths settle in seconds; it serves every
+namespace because each test makes its own.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
-from glimmer.controllers.interlock import Interlock
+from glimmer.controllers.run.context import RunOptions
 from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
-from glimmer.controllers.run.reconciler import RunOptions
-from glimmer.controllers.run.setup import reaper_controller, run_controller
-from glimmer.engine import ApiServerClient, ClientOptions, EngineMetrics, Manager, ManagerOptions
-from glimmer.engine.metrics import RunMetrics
+from glimmer.engine import ApiServerClient
+from glimmer.testing import EmbeddedOperator, wait_for_verdict
 
-REPO = Path(__file__).resolve().parents[3]
+#: What the run tests' operator is: the public embedded operator (restart = stop + start).
+Operator = EmbeddedOperator
+
+FAST_RUN_OPTIONS = RunOptions(
+    operator_namespace="glimmer-system",
+    image_pull_grace_seconds=3,
+    requeue_unstarted_seconds=2,
+    requeue_idle_seconds=5,
+)
 
 
 @pytest.fixture(scope="session")
-def run_crds(control_plane: Any) -> None:
-    control_plane.kubectl(
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        "-f",
-        str(REPO / "manifests" / "crd" / "burnin.glimmer.ai_burninruns.yaml"),
-        "-f",
-        str(REPO / "manifests" / "crd" / "burnin.glimmer.ai_burninprofiles.yaml"),
-        "-f",
-        str(REPO / "manifests" / "crd" / "burnin.glimmer.ai_burnintests.yaml"),
-        "-f",
-        str(REPO / "manifests" / "crd" / "burnin.glimmer.ai_nodefingerprints.yaml"),
-    )
-    control_plane.kubectl(
-        "wait",
-        "--for=condition=Established",
-        "--timeout=60s",
-        "crd/burninruns.burnin.glimmer.ai",
-        "crd/burninprofiles.burnin.glimmer.ai",
-        "crd/burnintests.burnin.glimmer.ai",
-    )
-
-
-class Operator:
-    """The manager as a task that a test can stop and start again (a restart)."""
-
-    def __init__(self, kubeconfig: str) -> None:
-        self.kubeconfig = kubeconfig
-        self.client: ApiServerClient | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._stop: asyncio.Event | None = None
-        self.metrics = EngineMetrics()
-
-    async def start(self) -> None:
-        self.client = await ApiServerClient.connect(
-            self.kubeconfig, options=ClientOptions(qps=200, burst=400)
-        )
-        self.metrics = EngineMetrics()
-        manager = Manager(
-            self.client,
-            metrics=self.metrics,
-            options=ManagerOptions(
-                leader_elect=False, metrics_bind_address="0", health_probe_bind_address="0"
-            ),
-            controllers=[
-                run_controller(
-                    client=self.client,
-                    namespace=None,
-                    operator_namespace="glimmer-system",
-                    interlock=Interlock(),
-                    metrics=RunMetrics(self.metrics.registry),
-                    options=RunOptions(
-                        operator_namespace="glimmer-system",
-                        image_pull_grace_seconds=3,
-                        requeue_unstarted_seconds=2,
-                        requeue_idle_seconds=5,
-                    ),
-                ),
-                reaper_controller(client=self.client),
-            ],
-        )
-        self._stop = asyncio.Event()
-        self._task = asyncio.create_task(manager.run(self._stop))
-
-    async def stop(self, *, crash: bool = False) -> None:
-        if self._task is not None:
-            if crash:
-                self._task.cancel()
-            elif self._stop is not None:
-                self._stop.set()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
-        if self.client is not None:
-            await self.client.close()
-            self.client = None
+def run_crds(glimmer_crds: None) -> None:
+    """The BurnIn CRDs, installed once per session (the plugin's ``glimmer_crds``)."""
 
 
 @pytest_asyncio.fixture(loop_scope="function")
-async def operator(control_plane: Any, run_crds: None) -> AsyncIterator[Operator]:
-    op = Operator(str(control_plane.kubeconfig_path))
+async def operator(control_plane: Any, run_crds: None) -> AsyncIterator[EmbeddedOperator]:
+    op = EmbeddedOperator(
+        kubeconfig=control_plane.kubeconfig_path,
+        served_namespaces=None,
+        run_options=FAST_RUN_OPTIONS,
+    )
     await op.start()
     try:
         yield op
@@ -192,13 +130,5 @@ async def wait_for(
 async def terminal_run(
     client: ApiServerClient, namespace: str, name: str, timeout: float = 90.0
 ) -> dict[str, Any]:
-    async def check() -> dict[str, Any] | None:
-        run = await client.get(RUNS, name, namespace=namespace)
-        phase = (run.get("status") or {}).get("phase")
-        done = phase in ("Passed", "Failed", "Error", "Cancelled") and not (
-            run["metadata"].get("finalizers")
-        )
-        return run if done else None
-
-    result: dict[str, Any] = await wait_for(check, timeout=timeout, what=f"run {name} terminal")
-    return result
+    """The run once terminal with its finalizer gone (``glimmer.testing.wait_for_verdict``)."""
+    return await wait_for_verdict(client, namespace=namespace, name=name, timeout=timeout)

@@ -208,3 +208,40 @@ async def test_every_log_line_of_a_reconcile_carries_controller_key_and_reconcil
     failure = lines[1]
     assert failure["level"] == "error"
     assert "broken spec" in json.dumps(failure["exception"]), "the traceback must be logged"
+
+
+async def test_the_registrations_log_context_is_bound_on_every_line_of_the_reconcile() -> None:
+    """`run`, `node` and the like come from the registration, which knows what a key names."""
+    stream = io.StringIO()
+    configure_logging(level="debug", stream=stream)
+    try:
+
+        class Chatty:
+            async def reconcile(self, key: str) -> Result:
+                structlog.get_logger("helper").info("deep inside")
+                return Result()
+
+        def context(key: str) -> dict[str, str]:
+            namespace, _, name = key.partition("/")
+            # An attempt to override the engine's own fields must not win.
+            return {"namespace": namespace, "run": name, "key": "forged"}
+
+        controller = Controller("runs", Chatty(), clock=FakeClock(), log_context=context)
+        await controller.process("ns/a")
+    finally:
+        structlog.reset_defaults()
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [line["event"] for line in lines] == ["deep inside", "reconciled"]
+    for line in lines:
+        assert (line["namespace"], line["run"], line["key"]) == ("ns", "a", "ns/a")
+    assert structlog.contextvars.get_contextvars() == {}, "unbound after the reconcile"
+
+
+async def test_a_failing_log_context_still_reconciles_the_key() -> None:
+    def broken(key: str) -> dict[str, str]:
+        raise KeyError(key)
+
+    reconciler = Scripted()
+    controller = Controller("runs", reconciler, clock=FakeClock(), log_context=broken)
+    await controller.process("ns/a")
+    assert reconciler.calls == ["ns/a"]

@@ -1,10 +1,19 @@
-"""The engine's public surface is pinned: adding or removing a name is a decision."""
+"""The public surfaces are pinned: adding or removing a name is a decision, made here.
+
+As httpx does: ``__all__`` equals an expected list, and every public name in the
+package namespace is in ``__all__`` (nothing importable by accident).
+"""
 
 from __future__ import annotations
 
-import glimmer.engine
+import types
 
-EXPECTED = {
+import pytest
+
+import glimmer.engine
+import glimmer.testing
+
+ENGINE = [
     "CONFIGMAPS",
     "CORDON_OWNER_ANNOTATION",
     "EVENTS",
@@ -19,6 +28,7 @@ EXPECTED = {
     "Backoff",
     "BucketRateLimiter",
     "CacheSyncTimeoutError",
+    "CachedReader",
     "ClientOptions",
     "Clock",
     "Controller",
@@ -33,16 +43,21 @@ EXPECTED = {
     "InformerOptions",
     "ItemExponentialFailureRateLimiter",
     "KubeClient",
+    "LabelSelector",
     "LeaderElectionConfig",
     "LeaderElector",
     "LeadershipLostError",
+    "LiveReader",
     "Manager",
     "ManagerOptions",
     "MaxOfRateLimiter",
     "MonotonicClock",
+    "NotCachedError",
     "PatchType",
     "QueueShutDownError",
     "RateLimiter",
+    "Reader",
+    "Readers",
     "Reconciler",
     "Resource",
     "Result",
@@ -68,18 +83,38 @@ EXPECTED = {
     "pods_by_run",
     "settle",
     "strip_managed_fields",
-}
+]
+
+TESTING = [
+    "Assets",
+    "AssetsMissingError",
+    "ControlPlane",
+    "EmbeddedOperator",
+    "KubectlError",
+    "Kwok",
+    "ManagerProcess",
+    "OperatorFailedError",
+    "SimNodes",
+    "find_assets",
+    "wait_for_verdict",
+]
 
 
-def test_exported_names_are_pinned() -> None:
-    assert set(glimmer.engine.__all__) == EXPECTED
-    for name in EXPECTED:
-        assert hasattr(glimmer.engine, name), name
+def public_names(package: types.ModuleType) -> set[str]:
+    return {
+        name
+        for name, value in vars(package).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
 
 
-def test_engine_never_uses_the_global_prometheus_registry() -> None:
-    from prometheus_client import REGISTRY
+@pytest.mark.parametrize(
+    ("package", "expected"), [(glimmer.engine, ENGINE), (glimmer.testing, TESTING)]
+)
+def test_all_is_pinned(package: types.ModuleType, expected: list[str]) -> None:
+    assert package.__all__ == expected
 
-    glimmer.engine.EngineMetrics()
-    glimmer.engine.EngineMetrics()  # a second instance must not collide
-    assert "workqueue_depth" not in {m.name for m in REGISTRY.collect()}
+
+@pytest.mark.parametrize("package", [glimmer.engine, glimmer.testing])
+def test_every_public_name_in_the_namespace_is_exported(package: types.ModuleType) -> None:
+    assert public_names(package) == set(package.__all__)

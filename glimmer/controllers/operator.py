@@ -1,0 +1,71 @@
+"""The operator: every controller `glimmer manager` runs, wired in one place.
+
+The CLI (`glimmer manager`), the embedded operator of `glimmer.testing` and our own
+tests all call :func:`operator_registrations`, so what a test runs is what ships.
+
+Read policy. Reconcilers get :class:`~glimmer.engine.Readers`: ``cached`` over this
+manager's informers (runs, runner pods by run, nodes by cordon owner) and ``live``.
+The rules that require a live read, and why a cached one would be wrong:
+
+- E6/E10/E12 (capture of prior schedulability, cordon and release): the node is read
+  live before its stamp or flag is written. A cached node lags our own writes, so our
+  own fresh cordon would look pre-existing and be recorded as the prior state.
+- E11 (heat marker): written only if absent or ours with an earlier expiry, decided
+  on the live node read of E10 for the same reason.
+- E19 (3)/E20 (the release scan): every node stamped by this run, listed live, so a
+  stamp written a moment ago is not missed and left on the node forever.
+- E3 (admission): all runs in all namespaces, listed live: a just-started run missing
+  from the cache would let two runs take the same nodes.
+- E21/E22 (the reaper's owner lookup): a run missing from a stale cache must never be
+  taken as gone, since reaping a live run's cordon hands a hot node back.
+- H (read back after the status write, and the pod list right after a create): the
+  status write's answer is the read-back; the pods of a run are listed live after a
+  create, so a pod we just created never looks vanished (and is never created twice).
+
+Everything else may read the cache, and the fleet-speed work moves it there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from glimmer.controllers.interlock import Interlock
+from glimmer.controllers.run.context import RunOptions
+from glimmer.controllers.run.delivery import Deliverer
+from glimmer.controllers.run.setup import reaper_controller, run_controller
+from glimmer.engine import ControllerRegistration, Manager, Readers
+from glimmer.engine.metrics import RunMetrics
+
+
+def operator_registrations(
+    *,
+    manager: Manager,
+    options: RunOptions,
+    served_namespaces: frozenset[str] | None,
+    readers: Readers | None = None,
+    deliverer: Deliverer | None = None,
+    workers: int = 4,
+) -> list[ControllerRegistration]:
+    """The BurnInRun controller and the orphan-stamp reaper, for ``manager``.
+
+    They share one interlock (which nodes each run holds), rebuilt from the cluster.
+    ``served_namespaces`` are the namespaces whose runs are honoured (None: all); it
+    becomes ``options.served_namespaces``. ``readers`` default to the cached reader
+    over ``manager``'s informers and the live reader over its client. Run metrics
+    (``glimmer_run_*``) go to the manager's registry.
+    """
+    client = manager.client
+    return [
+        run_controller(
+            client=client,
+            namespace=manager.options.namespace,
+            operator_namespace=options.operator_namespace,
+            interlock=Interlock(),
+            options=dataclasses.replace(options, served_namespaces=served_namespaces),
+            deliverer=deliverer,
+            workers=workers,
+            metrics=RunMetrics(manager.metrics.registry),
+            readers=readers if readers is not None else Readers.over(client, manager.informers),
+        ),
+        reaper_controller(client=client),
+    ]
