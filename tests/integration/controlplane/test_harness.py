@@ -78,20 +78,6 @@ def test_control_plane_children_die_when_the_test_process_is_sigkilled(tmp_path:
     assert surviving(set(pids)) == []
 
 
-def test_public_names_of_glimmer_testing_are_pinned() -> None:
-    import glimmer.testing
-
-    assert sorted(glimmer.testing.__all__) == [
-        "Assets",
-        "AssetsMissingError",
-        "ControlPlane",
-        "KubectlError",
-        "Kwok",
-        "SimNodes",
-        "find_assets",
-    ]
-
-
 @pytest.mark.controlplane
 def test_deleting_a_namespace_deletes_its_objects_though_no_controller_runs(
     control_plane: ControlPlane,
