@@ -41,7 +41,9 @@ def write_profile(
     docs: list[dict[str, Any]] = [
         {"kind": "BurnInProfile", "metadata": {"name": "p"}, "spec": {"tests": list(entries)}}
     ]
-    docs += [{"kind": "BurnInTest", "metadata": {"name": t.pop("name")}, "spec": t} for t in tests]
+    docs += [
+        {"kind": "BurnInTest", "metadata": {"name": t.pop("name")}, "spec": t} for t in tests or []
+    ]
     path.write_text(yaml.safe_dump_all(docs))
     return path
 
@@ -334,3 +336,31 @@ def test_I19_16_a_stale_run_json_is_removed_when_a_run_starts(tmp_path: Path) ->
     proc = glimmer("run", str(profile), "--report-dir", str(report), cwd=tmp_path)
     assert proc.returncode == -signal.SIGKILL
     assert not (report / "run.json").exists()
+
+
+def test_I19_16_interrupt_is_exit_3_even_after_a_failed_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupted run never happened in full: 3, not the 1 its one Failed test would give."""
+    gate = [{"metric": "bw", "comparison": "Equal", "value": "20"}]
+    profile = write_profile(
+        tmp_path / "p.yaml",
+        {"inline": sh("echo bw=1", thresholds=gate)},
+        {"inline": sh("echo bw=20", thresholds=gate)},
+    )
+    real = dispatcher.run_runner
+    calls: list[int] = []
+
+    def interrupt_second(**kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(**kwargs)
+
+    monkeypatch.setattr(dispatcher, "run_runner", interrupt_second)
+    report = tmp_path / "r"
+    result = CliRunner().invoke(main, ["run", str(profile), "--report-dir", str(report)])
+    assert result.exit_code == 3
+    doc = run_json(report)
+    assert [r["phase"] for r in doc["results"]] == ["Failed", "Error"]
+    assert doc["stopped"] == "interrupted (SIGINT)"
