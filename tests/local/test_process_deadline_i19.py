@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from glimmer.local import dispatcher
+from glimmer.local import dispatcher, process
 from glimmer.local.dispatcher import LocalOptions, run_plan
 from glimmer.local.process import ProcessResult, run_runner
 from glimmer.local.results import exit_status
@@ -65,7 +65,11 @@ def _dies(pid: int, *, within: float = 3.0) -> bool:
     ],
     ids=["sleep-in-background", "child-keeps-printing", "child-ignores-sigterm"],
 )
-def test_I19_17_deadline_bounds_the_process_group(script: str, bound: float) -> None:
+def test_I19_17_deadline_bounds_the_process_group(
+    script: str, bound: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A long drain makes the SIGKILL after the grace the only way to end in the bound.
+    monkeypatch.setattr(process, "DRAIN_AFTER_KILL_SECONDS", 30.0)
     started = time.monotonic()
     outcome = run(script)
     elapsed = time.monotonic() - started
