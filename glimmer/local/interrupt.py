@@ -22,8 +22,9 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Final
 
-#: The signals ``glimmer run`` turns into :class:`Interrupted`.
-STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+#: The signals ``glimmer run`` turns into :class:`Interrupted` (SIGHUP: the terminal
+#: closed, which would otherwise orphan the runner just the same).
+STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -60,7 +61,12 @@ def signals_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {sig: signal.signal(sig, _handler) for sig in STOP_SIGNALS}
+    # A signal the parent chose to ignore (``nohup``, a background job) stays ignored.
+    previous = {
+        sig: signal.signal(sig, _handler)
+        for sig in STOP_SIGNALS
+        if signal.getsignal(sig) is not signal.SIG_IGN
+    }
     _state.fired = _state.pending = ""
     try:
         yield

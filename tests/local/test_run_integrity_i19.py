@@ -249,8 +249,13 @@ def _wait_for(path: Path, *, timeout: float = 30.0) -> None:
 
 @pytest.mark.parametrize(
     ("sig", "trap"),
-    [(signal.SIGINT, ""), (signal.SIGTERM, ""), (signal.SIGINT, "trap '' TERM INT; ")],
-    ids=["sigint", "sigterm", "sigint-runner-ignores-term"],
+    [
+        (signal.SIGINT, ""),
+        (signal.SIGTERM, ""),
+        (signal.SIGHUP, ""),
+        (signal.SIGINT, "trap '' TERM INT; "),
+    ],
+    ids=["sigint", "sigterm", "sighup", "sigint-runner-ignores-term"],
 )
 def test_I19_16_interrupt_records_error_and_writes_run_json(
     tmp_path: Path, sig: signal.Signals, trap: str
