@@ -58,8 +58,20 @@ def _select(documents: list[Document], profile_name: str | None) -> tuple[Docume
         wanted = f" named {profile_name!r}" if profile_name else ""
         raise ManifestError(f"no BurnInProfile{wanted} in the given files")
     tests: dict[str, Any] = {}
+    seen: dict[str, Document] = {}
     for document in documents:
         if document.kind == "BurnInTest" and document.name:
+            first = seen.setdefault(document.name, document)
+            if first is not document and (first.path.resolve(), first.index) != (
+                document.path.resolve(),
+                document.index,
+            ):
+                # Two objects cannot share a name in a namespace; the last silently
+                # winning would run a test the author did not mean.
+                raise ManifestError(
+                    f"{document.where}: BurnInTest {document.name!r} is defined twice "
+                    f"(also in {first.path}); keep one"
+                )
             tests[document.name] = dict(spec_of(document))
     return profiles[0], tests
 
@@ -156,7 +168,10 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
                 f"--image-command {value!r}: use KIND=COMMAND, e.g. memory-stress='my-runner --x'",
                 code=NOT_RUN,
             )
-        commands[kind] = shlex.split(command)
+        try:
+            commands[kind] = shlex.split(command)
+        except ValueError as exc:
+            fail(f"--image-command {value!r}: {exc}", code=NOT_RUN)
     return commands
 
 

@@ -369,3 +369,23 @@ def test_I19_16_interrupt_is_exit_3_even_after_a_failed_test(
     doc = run_json(report)
     assert [r["phase"] for r in doc["results"]] == ["Failed", "Error"]
     assert doc["stopped"] == "interrupted (SIGINT)"
+
+
+def test_I19_14_a_burnintest_defined_twice_is_refused_not_last_wins(tmp_path: Path) -> None:
+    profile = write_profile(
+        tmp_path / "p.yaml", {"testRef": "t"}, tests=[{"name": "t", **sh("echo a")}]
+    )
+    other = write_profile(tmp_path / "more.yaml", tests=[{"name": "t", **sh("echo b")}])
+    proc = glimmer("run", str(profile), "--tests", str(other), "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 3
+    assert "BurnInTest 't' is defined twice" in proc.stderr
+    # the same file given twice is the same object, not a second definition
+    proc = glimmer("run", str(profile), "--tests", str(profile), "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_I19_14_an_unparseable_image_command_is_one_line_exit_3(tmp_path: Path) -> None:
+    profile = write_profile(tmp_path / "p.yaml", {"inline": sh("echo a")})
+    proc = glimmer("run", str(profile), "--image-command", "custom='unclosed", cwd=tmp_path)
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+    assert "No closing quotation" in proc.stderr
