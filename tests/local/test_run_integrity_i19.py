@@ -388,4 +388,5 @@ def test_I19_14_an_unparseable_image_command_is_one_line_exit_3(tmp_path: Path) 
     profile = write_profile(tmp_path / "p.yaml", {"inline": sh("echo a")})
     proc = glimmer("run", str(profile), "--image-command", "custom='unclosed", cwd=tmp_path)
     assert proc.returncode == 3 and "Traceback" not in proc.stderr
-    assert "No closing quotation" in proc.stderr
+    assert "--image-command" in proc.stderr and "No closing quotation" in proc.stderr
+    assert "internal error" not in proc.stderr  # bad input, named as such
