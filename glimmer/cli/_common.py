@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import NoReturn, ParamSpec, TypeVar
 
 import click
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 #: Exit code for bad input (missing file, bad YAML, wrong kind, missing field).
 BAD_INPUT = 2
@@ -17,3 +22,28 @@ def fail(message: str, *, code: int = BAD_INPUT) -> NoReturn:
 
 
 OUTPUT_FORMAT = click.Choice(["text", "json"])
+
+
+def no_traceback(*, code: int) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Turn an unexpected exception or Ctrl-C into one line and exit ``code``.
+
+    Without this, click prints a traceback and exits 1, and for ``run`` and
+    ``evaluate`` 1 means "the hardware Failed": a bug or an interrupt must never say
+    that. ``code`` is the command's "not judged" status.
+    """
+
+    def decorate(command: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(command)
+        def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return command(*args, **kwargs)
+            except (click.exceptions.Exit, click.ClickException, SystemExit):
+                raise
+            except KeyboardInterrupt:
+                fail("interrupted", code=code)
+            except Exception as exc:
+                fail(f"internal error: {type(exc).__name__}: {exc}", code=code)
+
+        return guarded
+
+    return decorate

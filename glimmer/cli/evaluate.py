@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 import click
 
-from glimmer.cli._common import OUTPUT_FORMAT, fail
+from glimmer.cli._common import OUTPUT_FORMAT, fail, no_traceback
 from glimmer.contract import read_report
 from glimmer.local.manifests import (
     ManifestError,
@@ -51,6 +51,7 @@ _CHUNK = 1 << 20
     default=None,
     help="Mark the input as measured on silicon or on the simulated GPU.",
 )
+@no_traceback(code=EXIT_BY_PHASE[Phase.ERROR])
 def evaluate(
     test_file: Path,
     exit_code: int,

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from glimmer.cli._common import OUTPUT_FORMAT, fail
+from glimmer.cli._common import BAD_INPUT, OUTPUT_FORMAT, fail, no_traceback
 from glimmer.local.manifests import (
     Document,
     ManifestError,
@@ -65,11 +65,12 @@ def _variant_gates(
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", "output_format", type=OUTPUT_FORMAT, default="text")
 @click.option("--strict", is_flag=True, help="Exit 1 on Unsound findings too.")
+@no_traceback(code=BAD_INPUT)
 def lint(files: tuple[Path, ...], output_format: str, strict: bool) -> None:
     """Lint the thresholds of every BurnInTest and inline profile test in FILES.
 
     Exit status: 0 clean (or only Unsound), 1 any Malformed (or, with --strict, any
-    finding), 2 bad input.
+    finding), 2 bad input (or an internal error).
     """
     findings: list[dict[str, Any]] = []
     try:

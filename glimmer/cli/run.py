@@ -1,4 +1,11 @@
-"""``glimmer run``: the acceptance profile on this host, no cluster needed."""
+"""``glimmer run``: the acceptance profile on this host, no cluster needed.
+
+Exit status is a verdict (N4), so nothing but the verdict may choose it: a bad file,
+a refused plan, an interrupt or a bug of ours is 3 ("not run / not judged"), never
+1 (the hardware Failed) and never a traceback. Everything the attempts will need is
+built and checked before the first runner starts (``--dry-run`` included); once a run
+has started, ``run.json`` is always written, with what did not finish as Error.
+"""
 
 from __future__ import annotations
 
@@ -13,9 +20,16 @@ from typing import Any
 
 import click
 
-from glimmer.cli._common import fail
-from glimmer.local.dispatcher import LocalOptions, LocalResult, run_plan, settle_interrupted
+from glimmer.cli._common import fail, no_traceback
+from glimmer.local.dispatcher import (
+    LocalOptions,
+    LocalResult,
+    preflight,
+    run_plan,
+    unresolved_env,
+)
 from glimmer.local.host import ACCELERATOR_KINDS, gpu_present, node_name
+from glimmer.local.interrupt import deferred, signals_interrupt
 from glimmer.local.manifests import Document, ManifestError, load_documents, spec_of
 from glimmer.local.results import exit_status, run_document, write_document
 from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
@@ -44,8 +58,20 @@ def _select(documents: list[Document], profile_name: str | None) -> tuple[Docume
         wanted = f" named {profile_name!r}" if profile_name else ""
         raise ManifestError(f"no BurnInProfile{wanted} in the given files")
     tests: dict[str, Any] = {}
+    seen: dict[str, Document] = {}
     for document in documents:
         if document.kind == "BurnInTest" and document.name:
+            first = seen.setdefault(document.name, document)
+            if first is not document and (first.path.resolve(), first.index) != (
+                document.path.resolve(),
+                document.index,
+            ):
+                # Two objects cannot share a name in a namespace; the last silently
+                # winning would run a test the author did not mean.
+                raise ManifestError(
+                    f"{document.where}: BurnInTest {document.name!r} is defined twice "
+                    f"(also in {first.path}); keep one"
+                )
             tests[document.name] = dict(spec_of(document))
     return profiles[0], tests
 
@@ -86,6 +112,13 @@ class _Progress:
 
     def test_finished(self, *, result: LocalResult) -> None:
         return None
+
+    def close(self) -> None:
+        """Stop the ticker of an attempt that never finished (an interrupted run)."""
+        if self._ticker is not None and not self._stop.is_set():
+            self._stop.set()
+            self._ticker.join()
+            click.echo("\r\033[K", nl=False)
 
 
 def _summary(results: list[LocalResult], *, sim: str | None, document: Mapping[str, Any]) -> None:
@@ -131,8 +164,14 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
     for value in values:
         kind, sep, command = value.partition("=")
         if not sep or not kind or not command.strip():
-            fail(f"--image-command {value!r}: use KIND=COMMAND, e.g. memory-stress='my-runner --x'")
-        commands[kind] = shlex.split(command)
+            fail(
+                f"--image-command {value!r}: use KIND=COMMAND, e.g. memory-stress='my-runner --x'",
+                code=NOT_RUN,
+            )
+        try:
+            commands[kind] = shlex.split(command)
+        except ValueError as exc:
+            fail(f"--image-command {value!r}: {exc}", code=NOT_RUN)
     return commands
 
 
@@ -180,6 +219,7 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
     help="Extra attempts after an Error (never after a Fail).",
 )
 @click.option("--dry-run", is_flag=True, help="Show the plan and exit.")
+@no_traceback(code=NOT_RUN)
 def run(
     profile_file: Path | None,
     test_files: tuple[Path, ...],
@@ -216,6 +256,16 @@ def run(
             "glimmer run executes Node scope only. Run them in-cluster with the operator.",
             code=NOT_RUN,
         )
+    options = LocalOptions(
+        node=host,
+        sim=sim,
+        retry_on_error_limit=retry_on_error,
+        image_commands=_parse_image_commands(image_commands),
+        report_dir=report_dir,
+    )
+    problems = preflight(plan, options=options)
+    if problems:
+        fail(f"{source}: plan refused: {'; '.join(problems)}", code=NOT_RUN)
     if not sim and not gpu_present() and any(t.kind in ACCELERATOR_KINDS for t in plan.tests):
         fail(
             "no GPU found on this host (no /dev/nvidia0, no nvidia-smi). To rehearse the "
@@ -224,35 +274,50 @@ def run(
             ),
             code=NOT_RUN,
         )
+    for warning in unresolved_env(plan):
+        click.echo(f"glimmer: warning: {warning}", err=True)
     if dry_run:
         for index, test in enumerate(plan.tests):
             click.echo(f"{index + 1}. {test.name} ({test.kind}, {test.scope}) on {host}")
         return
-    options = LocalOptions(
-        node=host,
-        sim=sim,
-        retry_on_error_limit=retry_on_error,
-        image_commands=_parse_image_commands(image_commands),
-        report_dir=report_dir,
-    )
+    _prepare_report_dir(report_dir)
     if sim:
         click.echo(f"SIMULATED GPU {sim}: results prove the plumbing, never the silicon.")
-    results: list[LocalResult] = []
-    try:
-        results = run_plan(plan, options=options, reporter=_Progress(sim=bool(sim)))
-    except KeyboardInterrupt:
-        click.echo("\ninterrupted", err=True)
-        results = settle_interrupted(results)
-        raise SystemExit(NOT_RUN) from None
-    document = run_document(
-        results,
-        node=host,
-        profile=profile_doc.name,
-        sim=sim,
-        started_at=started,
-        finished_at=time.time(),
-    )
-    path = write_document(document, report_dir)
-    _summary(results, sim=sim, document=document)
+    progress = _Progress(sim=bool(sim))
+    with signals_interrupt():
+        try:
+            local_run = run_plan(plan, options=options, reporter=progress)
+        finally:
+            progress.close()
+        with deferred():  # run.json is written whole even if a signal arrives now
+            document = run_document(
+                local_run.results,
+                node=host,
+                profile=profile_doc.name,
+                sim=sim,
+                started_at=started,
+                finished_at=time.time(),
+                stopped=local_run.stopped,
+            )
+            path = write_document(document, report_dir)
+    _summary(local_run.results, sim=sim, document=document)
     click.echo(f"results: {path}")
-    raise SystemExit(exit_status(results))
+    if local_run.stopped:
+        click.echo(
+            f"glimmer: {local_run.stopped}; what did not finish is recorded as Error in {path}",
+            err=True,
+        )
+    raise SystemExit(exit_status(local_run.results, stopped=local_run.stopped))
+
+
+def _prepare_report_dir(report_dir: Path) -> None:
+    """Create the report directory and drop a previous run's run.json before starting.
+
+    A stale run.json left in place would be read as this run's verdict if this run
+    were killed outright (SIGKILL) before writing its own.
+    """
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        (report_dir / "run.json").unlink(missing_ok=True)
+    except OSError as exc:
+        fail(f"--report-dir {report_dir}: cannot be written: {exc}", code=NOT_RUN)

@@ -5,6 +5,12 @@ same contract and verdict, the same repeats and Error-only retries, so a verdict
 a bare host means what it means in-cluster. Differences by design (semantics N2):
 Node scope only, a segmented soak runs as one process for its whole duration, and
 reserved ``BURNIN_*`` names in ``runner.env`` are ignored.
+
+Nothing the dispatcher does may end ``glimmer run`` with exit 1 (a hardware Fail) or
+without ``run.json``: a run that is interrupted (SIGINT/SIGTERM) or that meets an
+unexpected error of ours stops, records every unfinished test as Error (in flight,
+and not yet started alike: a run.json holding only the tests that happened to finish
+could read Passed), and returns; :attr:`LocalRun.stopped` says why.
 """
 
 from __future__ import annotations
@@ -18,9 +24,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from glimmer.contract import Artifact, artifact_name_ok
+from glimmer.local.filenames import artifact_folder, raw_log_path
+from glimmer.local.interrupt import Interrupted
 from glimmer.local.process import ProcessResult, run_runner
 from glimmer.local.serialize import artifact_refs
-from glimmer.plan import PinnedPlan, PlannedTest, active_deadline_seconds, runner_env
+from glimmer.plan import (
+    PinnedPlan,
+    PlannedTest,
+    SpecError,
+    active_deadline_seconds,
+    runner_env,
+)
 from glimmer.plan import spec as specs
 from glimmer.plan.gates import threshold_from_wire
 from glimmer.verdict import (
@@ -61,6 +75,16 @@ class LocalResult:
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     raw_logs: list[str] = field(default_factory=list)
     variant_axes: Mapping[str, str] = field(default_factory=dict)
+    #: When the attempt now in flight began (for the record of an interrupted one).
+    attempt_started_at: float | None = None
+
+
+@dataclass
+class LocalRun:
+    """Every planned test's result, and why the run stopped early ("" when it did not)."""
+
+    results: list[LocalResult]
+    stopped: str = ""
 
 
 @dataclass(frozen=True)
@@ -113,15 +137,59 @@ def _env(test: PlannedTest, *, attempt: int, options: LocalOptions) -> dict[str,
     return env
 
 
+#: ``fieldRef`` paths a bare host can answer (N2); any other source is left unset.
+_LOCAL_FIELD_PATHS = ("spec.nodeName", "status.hostIP")
+
+
+def _field_path(entry: Mapping[str, Any]) -> Any:
+    source = entry.get("valueFrom")
+    field_ref = source.get("fieldRef") if isinstance(source, Mapping) else None
+    return field_ref.get("fieldPath") if isinstance(field_ref, Mapping) else None
+
+
 def _env_value(entry: Mapping[str, Any], options: LocalOptions) -> str | None:
-    if "valueFrom" not in entry:
-        return str(entry.get("value", ""))
-    field_path = ((entry.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+    if entry.get("valueFrom") is None:
+        return str(entry.get("value") or "")
+    field_path = _field_path(entry)
     if field_path == "spec.nodeName":
         return options.node
     if field_path == "status.hostIP":
         return "127.0.0.1"
     return None  # left unset, never empty (N2)
+
+
+def unresolved_env(plan: PinnedPlan) -> list[str]:
+    """N2's warning: ``runner.env`` entries a bare host leaves unset, one line each."""
+    lines = []
+    for test in plan.tests:
+        for entry in specs.runner_env(test.spec):
+            if entry.get("valueFrom") is not None and _field_path(entry) not in _LOCAL_FIELD_PATHS:
+                lines.append(
+                    f"test {test.name!r}: runner.env {entry['name']} is left unset on a bare "
+                    "host (only fieldRef spec.nodeName and status.hostIP resolve here)"
+                )
+    return lines
+
+
+def preflight(plan: PinnedPlan, *, options: LocalOptions) -> list[str]:
+    """Build every test's command, environment, deadline and gates once, before any runs.
+
+    The plan has already refused malformed fields; this is the backstop that makes
+    "found only when the attempt runs" impossible for anything derived from the spec:
+    the same functions the attempts call are called here, and what raises is refused.
+    """
+    problems = []
+    for test in plan.tests:
+        try:
+            runner_command(test, options)
+            _env(test, attempt=1, options=options)
+            _deadline(test)
+            for threshold in specs.thresholds(test.spec):
+                threshold_from_wire(threshold)
+            specs.repeat_count(test.spec)
+        except (SpecError, ValueError, TypeError, KeyError, AttributeError) as err:
+            problems.append(f"test {test.name!r}: {err}")
+    return problems
 
 
 def _deadline(test: PlannedTest) -> int:
@@ -132,39 +200,71 @@ def _deadline(test: PlannedTest) -> int:
 
 def _keep_artifacts(
     artifacts: Sequence[Artifact], *, test: str, attempt: int, options: LocalOptions
-) -> None:
+) -> dict[str, str]:
+    """Write accepted payloads under the report directory; artifact name -> stored path."""
     if options.report_dir is None:
-        return
-    folder = options.report_dir / "artifacts"
+        return {}
+    stored: dict[str, str] = {}
+    relative = artifact_folder(test=test, attempt=attempt)
     for artifact in artifacts:
         if artifact_name_ok(artifact.name):
+            folder = options.report_dir / relative
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{test}.a{attempt}.{artifact.name}").write_bytes(artifact.payload)
+            (folder / artifact.name).write_bytes(artifact.payload)
+            stored[artifact.name] = str(relative / artifact.name)
+    return stored
 
 
-def run_plan(plan: PinnedPlan, *, options: LocalOptions, reporter: Reporter) -> list[LocalResult]:
-    """Run every test of the plan on this host, in order, one at a time."""
-    results: list[LocalResult] = []
-    provenance = Provenance.SIM if options.sim else None
-    for index, test in enumerate(plan.tests):
-        if plan.fail_fast and fail_fast_stops(r.state for r in results):
-            break
-        local = LocalResult(
-            state=TestResultState(
-                name=test.name,
-                kind=test.kind,
-                required=test.required,
-                repeats_required=specs.repeat_count(test.spec),
-            ),
-            scope=test.scope,
-            node=options.node,
-            variant_axes=dict(test.axes),
-        )
-        while local.state.open:
-            attempt = len(local.state.attempts) + 1
-            reporter.attempt_started(
-                test=test.name, attempt=attempt, index=index, total=len(plan.tests)
+def run_plan(plan: PinnedPlan, *, options: LocalOptions, reporter: Reporter) -> LocalRun:
+    """Run every test of the plan on this host, in order, one at a time.
+
+    An interrupt or an unexpected error stops the run; it never escapes from here, so
+    the caller can always write ``run.json`` (see the module docstring).
+    """
+    run = LocalRun(results=[])
+    index = 0
+    try:
+        for index, test in enumerate(plan.tests):
+            if plan.fail_fast and fail_fast_stops(r.state for r in run.results):
+                return run
+            local = _new_result(test, options=options)
+            run.results.append(local)
+            _run_test(
+                test,
+                local=local,
+                index=index,
+                total=len(plan.tests),
+                options=options,
+                reporter=reporter,
             )
+            reporter.test_finished(result=local)
+    except (KeyboardInterrupt, Exception) as exc:
+        run.stopped = _why_stopped(exc)
+        run.results[:] = settle_interrupted(run.results, why=run.stopped)
+        started = {r.state.name for r in run.results}
+        run.results += [
+            _not_started(test, options=options, why=run.stopped)
+            for test in plan.tests[index:]
+            if test.name not in started
+        ]
+    return run
+
+
+def _run_test(
+    test: PlannedTest,
+    *,
+    local: LocalResult,
+    index: int,
+    total: int,
+    options: LocalOptions,
+    reporter: Reporter,
+) -> None:
+    """Attempts until the result settles (repeats, Error retries)."""
+    provenance = Provenance.SIM if options.sim else None
+    while local.state.open:
+        attempt = len(local.state.attempts) + 1
+        reporter.attempt_started(test=test.name, attempt=attempt, index=index, total=total)
+        try:
             verdict, record, seconds = _one_attempt(
                 test,
                 attempt=attempt,
@@ -173,16 +273,87 @@ def run_plan(plan: PinnedPlan, *, options: LocalOptions, reporter: Reporter) -> 
                 provenance=provenance,
                 local=local,
             )
-            local.state = record_attempt(
-                local.state,
-                verdict,
-                retry_on_error_limit=options.retry_on_error_limit,
-                record=record,
-            )
-            reporter.attempt_finished(test=test.name, verdict=verdict, seconds=seconds)
-        results.append(local)
-        reporter.test_finished(result=local)
-    return results
+        except (KeyboardInterrupt, Exception) as exc:
+            _record_stopped_attempt(local, why=_why_stopped(exc), options=options)
+            raise
+        local.state = record_attempt(
+            local.state,
+            verdict,
+            retry_on_error_limit=options.retry_on_error_limit,
+            record=record,
+        )
+        reporter.attempt_finished(test=test.name, verdict=verdict, seconds=seconds)
+
+
+def _why_stopped(exc: BaseException) -> str:
+    if isinstance(exc, Interrupted):
+        return f"interrupted ({exc.signal_name})"
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (SIGINT)"
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+def _new_result(test: PlannedTest, *, options: LocalOptions) -> LocalResult:
+    return LocalResult(
+        state=TestResultState(
+            name=test.name,
+            kind=test.kind,
+            required=test.required,
+            repeats_required=specs.repeat_count(test.spec),
+        ),
+        scope=test.scope,
+        node=options.node,
+        variant_axes=dict(test.axes),
+    )
+
+
+def _not_started(test: PlannedTest, *, options: LocalOptions, why: str) -> LocalResult:
+    """A test the stopped run never reached: Error, so the run cannot read Passed."""
+    kind = test.spec.get("kind")
+    scope = test.spec.get("scope")
+    return LocalResult(
+        state=TestResultState(
+            name=test.name,
+            kind=kind if isinstance(kind, str) else "",
+            required=test.required,
+            phase=Phase.ERROR,
+            message=f"{why} before this test ran; no verdict",
+        ),
+        scope=scope if isinstance(scope, str) else "Node",
+        node=options.node,
+        variant_axes=dict(test.axes),
+    )
+
+
+def _record_stopped_attempt(local: LocalResult, *, why: str, options: LocalOptions) -> None:
+    """The attempt in flight when the run stopped: Error, never a verdict, never retried."""
+    now = time.time()
+    state = local.state
+    provenance = Provenance.SIM if options.sim else Provenance.SILICON
+    verdict = AttemptVerdict(
+        phase=Phase.ERROR,
+        message=f"{why}: the attempt was stopped before it finished; no verdict",
+        exit_code=-1,
+        metrics={},
+        unmeasurable=(),
+        provenance=provenance,
+    )
+    record = AttemptRecord(
+        attempt=len(state.attempts) + 1,
+        trigger=state.next_trigger(),
+        phase=verdict.phase,
+        exit_code=verdict.exit_code,
+        message=verdict.message,
+        metrics={},
+        provenance=provenance,
+        node=options.node,
+        started_at=rfc3339(local.attempt_started_at),
+        finished_at=_rfc3339(now),
+    )
+    local.state = record_attempt(state, verdict, retry_on_error_limit=0, record=record)
+    local.finished_at = now
+    if local.started_at is None:
+        local.started_at = local.attempt_started_at
 
 
 def _one_attempt(
@@ -197,6 +368,7 @@ def _one_attempt(
     command = runner_command(test, options)
     thresholds = [threshold_from_wire(t) for t in specs.thresholds(test.spec)]
     started = time.time()
+    local.attempt_started_at = started
     if isinstance(command, str):
         verdict = AttemptVerdict(
             phase=Phase.ERROR,
@@ -210,9 +382,10 @@ def _one_attempt(
     else:
         raw = None
         if options.report_dir is not None:
-            (options.report_dir / "raw").mkdir(parents=True, exist_ok=True)
-            raw = options.report_dir / "raw" / f"{test.name}.a{attempt}.log"
-            local.raw_logs.append(str(raw.relative_to(options.report_dir)))
+            relative = raw_log_path(test=test.name, attempt=attempt)
+            raw = options.report_dir / relative
+            raw.parent.mkdir(parents=True, exist_ok=True)
+            local.raw_logs.append(str(relative))
         outcome: ProcessResult = run_runner(
             command=command,
             env=_env(test, attempt=attempt, options=options),
@@ -226,8 +399,11 @@ def _one_attempt(
         )
         verdict = apply_termination(verdict, outcome.termination, runner_line=report.message)
         started, finished = outcome.started_at, outcome.finished_at
-        _keep_artifacts(report.artifacts, test=test.name, attempt=attempt, options=options)
-        local.artifacts.extend(artifact_refs(report.artifacts, report.dropped_artifacts))
+        stored = _keep_artifacts(report.artifacts, test=test.name, attempt=attempt, options=options)
+        for ref in artifact_refs(report.artifacts, report.dropped_artifacts):
+            if "dropped" not in ref and ref["name"] in stored:
+                ref["file"] = stored[ref["name"]]
+            local.artifacts.append(ref)
         if local.started_at is None:
             local.started_at = started
     local.finished_at = finished
@@ -254,10 +430,15 @@ def rfc3339(stamp: float | None) -> str | None:
     return None if stamp is None else _rfc3339(stamp)
 
 
-def settle_interrupted(results: list[LocalResult]) -> list[LocalResult]:
+def settle_interrupted(
+    results: list[LocalResult], *, why: str = "interrupted"
+) -> list[LocalResult]:
     """Mark anything still open as Error: an interrupted run judged nothing it didn't finish."""
     return [
-        replace(r, state=replace(r.state, phase=Phase.ERROR, message="interrupted before settling"))
+        replace(
+            r,
+            state=replace(r.state, phase=Phase.ERROR, message=f"{why} before settling; no verdict"),
+        )
         if r.state.open
         else r
         for r in results

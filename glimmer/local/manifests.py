@@ -1,8 +1,11 @@
 """Reading BurnInTest / BurnInProfile manifests from YAML files for the CLI.
 
 Bad input gets one clear line naming the file and the field, and the fix; never a
-traceback. The operator gets the same guarantees from the CRD schema; this is the
-bare-host equivalent.
+traceback. The operator gets the same guarantees from the CRD schema and the
+apiserver's strict field validation; this is the bare-host equivalent, and the one
+reader ``evaluate``, ``lint`` and ``run`` share: duplicate keys, unknown fields and
+runaway nesting are refused here (:mod:`glimmer.local.strict_yaml`,
+:mod:`glimmer.local.schema`), never read as something plausible.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from glimmer.local.schema import unknown_fields
+from glimmer.local.strict_yaml import StrictYAMLError, load_all
 from glimmer.verdict import Threshold
 
 API_GROUP = "burnin.glimmer.ai"
@@ -54,7 +59,9 @@ def load_documents(path: Path) -> list[Document]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{path}: cannot read: {exc}") from None
     try:
-        bodies = list(yaml.safe_load_all(text))
+        bodies = load_all(text)
+    except StrictYAMLError as exc:
+        raise ManifestError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -68,7 +75,12 @@ def load_documents(path: Path) -> list[Document]:
             raise ManifestError(
                 f"{path}: document {index + 1} is a {type(body).__name__}, not a manifest"
             )
-        documents.append(Document(path=path, index=index, body=body))
+        document = Document(path=path, index=index, body=body)
+        unknown = unknown_fields(body)
+        if unknown:
+            listed = ", ".join(f'unknown field "{name}"' for name in unknown)
+            raise ManifestError(f"{document.where}: {listed}")
+        documents.append(document)
     return documents
 
 

@@ -1,28 +1,52 @@
 """Running one runner as a local process, as the kubelet would run its container.
 
-The output is streamed into the contract reader (bounded memory) and copied to a
-raw log. The deadline mirrors ``activeDeadlineSeconds``: SIGTERM, then SIGKILL
-after a grace period, and the attempt is Error whatever the runner exits with
-(A14), because a SIGTERM-trapping entrypoint exiting 0 must not pass.
+The runner gets a session (and so a process group) of its own, and the deadline
+bounds that whole group, not just the first process: a runner that backgrounds a
+child holding stdout open (``sleep infinity &``, or a child that keeps printing) would
+otherwise keep the attempt alive for as long as the child lives. Output is read with
+a timeout, never a blocking read, so reading can never outlast the deadline.
+
+The deadline mirrors ``activeDeadlineSeconds``: SIGTERM to the group, then SIGKILL
+after a grace period, and the attempt is Error whatever the runner exits with (A14),
+because a SIGTERM-trapping entrypoint exiting 0 must not pass. The deadline counts as
+exceeded when, at that instant, the runner has not finished: its first process still
+runs *or* something in its group still holds the output open (its verdict is not
+final while more output can arrive).
+
+Output is streamed chunk by chunk into the contract's incremental reader (bounded
+memory) and copied to the raw log. When the attempt ends, for whatever reason (its
+end, its deadline, an interrupt, a bug of ours), whatever is left of its group is
+killed, like the rest of a container when its entrypoint exits. The first process is
+reaped only after that, so its pid (the group id) cannot be reused by another
+process while the group is signalled.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import signal
 import subprocess
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
 from glimmer.contract import ReportReader, RunnerReport
+from glimmer.local import interrupt
 from glimmer.verdict import Termination
 
 KILL_GRACE_SECONDS: Final = 10.0
+#: Grace between SIGTERM and SIGKILL when ``glimmer run`` itself is interrupted.
+INTERRUPT_GRACE_SECONDS: Final = 3.0
+#: After SIGKILL, how long output is still read: a process that left the group (its own
+#: ``setsid``) can hold the pipe forever, and reading must stay bounded.
+DRAIN_AFTER_KILL_SECONDS: Final = 1.0
+#: How long to wait for the first process to be reaped after SIGKILL.
+REAP_SECONDS: Final = 5.0
+_POLL_SECONDS: Final = 0.01
 _CHUNK: Final = 65_536
 
 
@@ -42,19 +66,25 @@ def run_runner(
     deadline_seconds: float,
     raw_log: Path | None,
     on_output: Callable[[bytes], None] | None = None,
+    kill_grace_seconds: float = KILL_GRACE_SECONDS,
 ) -> ProcessResult:
-    """Run ``command`` to completion (or its deadline) and read what it declared."""
+    """Run ``command`` to completion (or its deadline) and read what it declared.
+
+    An exception raised while it runs (:class:`glimmer.local.interrupt.Interrupted`
+    included) stops the runner's whole group before it propagates.
+    """
     reader = ReportReader(kind=kind)
     started = time.time()
     try:
-        proc = subprocess.Popen(
-            list(command),
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        with interrupt.deferred():
+            proc = subprocess.Popen(
+                list(command),
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
     except OSError as exc:
         # Like a container that cannot start: no runner terminated, no verdict.
         return ProcessResult(
@@ -63,47 +93,139 @@ def run_runner(
             started_at=started,
             finished_at=time.time(),
         )
-    expired = threading.Event()
-    timer = threading.Timer(deadline_seconds, _expire, args=(proc, expired))
-    timer.daemon = True
-    timer.start()
-    assert proc.stdout is not None
-    with proc.stdout, raw_log.open("wb") if raw_log else open(os.devnull, "wb") as log:
-        while chunk := os.read(proc.stdout.fileno(), _CHUNK):
-            reader.feed(chunk)
-            log.write(chunk)
-            if on_output is not None:
-                on_output(chunk)
-    code = proc.wait()
-    timer.cancel()
+    group = _Group(proc, deadline_seconds=deadline_seconds, grace_seconds=kill_grace_seconds)
+    try:
+        with _raw_log(raw_log) as log:
+
+            def sink(chunk: bytes) -> None:
+                reader.feed(chunk)
+                log.write(chunk)
+                if on_output is not None:
+                    on_output(chunk)
+
+            _pump(group, sink)
+    except BaseException:
+        group.stop(grace_seconds=INTERRUPT_GRACE_SECONDS)
+        raise
+    code = group.reap()
     finished = time.time()
     if code < 0:
         reason, exit_code = signal.Signals(-code).name, 128 - code
     else:
         reason, exit_code = ("Completed" if code == 0 else "Error"), code
-    if expired.is_set():
+    if group.expired:
         reason = "DeadlineExceeded"
     return ProcessResult(
         report=reader.finish(exit_code=exit_code),
         termination=Termination(
-            exit_code=exit_code, reason=reason, deadline_exceeded=expired.is_set()
+            exit_code=exit_code, reason=reason, deadline_exceeded=group.expired
         ),
         started_at=started,
         finished_at=finished,
     )
 
 
-def _expire(proc: subprocess.Popen[bytes], expired: threading.Event) -> None:
-    if proc.poll() is not None:
-        return
-    expired.set()
-    _signal_group(proc, signal.SIGTERM)
-    try:
-        proc.wait(timeout=KILL_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        _signal_group(proc, signal.SIGKILL)
+@contextlib.contextmanager
+def _raw_log(path: Path | None) -> Iterator[BinaryIO]:
+    with path.open("wb") if path is not None else open(os.devnull, "wb") as handle:
+        yield handle
 
 
-def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, sig)
+class _Group:
+    """The runner's process group and the clock that bounds it."""
+
+    def __init__(
+        self, proc: subprocess.Popen[bytes], *, deadline_seconds: float, grace_seconds: float
+    ) -> None:
+        self.proc = proc
+        self.deadline = time.monotonic() + deadline_seconds
+        self.grace_seconds = grace_seconds
+        self.expired = False
+        self.kill_at: float | None = None
+        self.abandon_at: float | None = None
+        self._exited = False
+
+    def leader_exited(self) -> bool:
+        """Whether the first process has exited, without reaping it (WNOWAIT)."""
+        if not self._exited:
+            try:
+                info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                self._exited = True  # already reaped: it has certainly exited
+            else:
+                self._exited = info is not None
+        return self._exited
+
+    def escalate(self, now: float) -> None:
+        """SIGTERM at the deadline, SIGKILL after the grace, then stop reading."""
+        if self.kill_at is None:
+            if now >= self.deadline:
+                self.expired = True
+                self.signal(signal.SIGTERM)
+                self.kill_at = now + self.grace_seconds
+        elif self.abandon_at is None and now >= self.kill_at:
+            self.signal(signal.SIGKILL)
+            self.abandon_at = now + DRAIN_AFTER_KILL_SECONDS
+
+    def next_change(self) -> float:
+        for moment in (self.abandon_at, self.kill_at):
+            if moment is not None:
+                return moment
+        return self.deadline
+
+    def abandoned(self, now: float) -> bool:
+        return self.abandon_at is not None and now >= self.abandon_at
+
+    def signal(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+
+    def stop(self, *, grace_seconds: float) -> None:
+        """SIGTERM the group, give it ``grace_seconds``, then SIGKILL and reap."""
+        try:
+            if not self.leader_exited():
+                self.signal(signal.SIGTERM)
+                until = time.monotonic() + grace_seconds
+                while not self.leader_exited() and time.monotonic() < until:
+                    time.sleep(0.05)
+        finally:
+            self.reap()
+
+    def reap(self) -> int:
+        """Kill what is left of the group, then collect the first process's status."""
+        self.signal(signal.SIGKILL)
+        try:
+            return self.proc.wait(timeout=None if self.leader_exited() else REAP_SECONDS)
+        except subprocess.TimeoutExpired:
+            return -signal.SIGKILL  # unkillable (uninterruptible sleep); reported as killed
+        finally:
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+
+
+def _pump(group: _Group, sink: Callable[[bytes], None]) -> None:
+    """Copy output to ``sink`` until the group is done or abandoned at the deadline."""
+    assert group.proc.stdout is not None
+    fd = group.proc.stdout.fileno()
+    output_open = True
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            now = time.monotonic()
+            if group.abandoned(now) or (not output_open and group.leader_exited()):
+                return
+            group.escalate(now)
+            wait = max(0.0, group.next_change() - now)
+            if not output_open:
+                # The output closed first (the usual order on exit, or a runner that
+                # closed it): look for the first process's exit in short steps.
+                time.sleep(min(wait, _POLL_SECONDS))
+                continue
+            if not selector.select(timeout=wait):
+                continue
+            chunk = os.read(fd, _CHUNK)
+            if chunk:
+                sink(chunk)
+            else:
+                output_open = False
+                selector.unregister(fd)

@@ -6,6 +6,7 @@ The same vocabulary as a BurnInRun's status, so reports and tools read both.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -79,12 +80,14 @@ def run_document(
     sim: str | None,
     started_at: float,
     finished_at: float,
+    stopped: str = "",
 ) -> dict[str, Any]:
+    """The run.json document; ``stopped`` says why the run ended early ("" if it did not)."""
     states = [r.state for r in results]
     phase = run_phase(states)
     provenance = run_provenance(states, phase=phase)
     counters = count(states)
-    return {
+    document: dict[str, Any] = {
         "apiVersion": API_VERSION,
         "kind": DOCUMENT_KIND,
         "run": {"namespace": "local", "name": node, "profile": profile},
@@ -103,10 +106,19 @@ def run_document(
         },
         "results": [result_json(r) for r in results],
     }
+    if stopped:
+        document["stopped"] = stopped
+    return document
 
 
-def exit_status(results: Sequence[LocalResult]) -> int:
-    """N4 over required results: Failed 1, else Error 3, else Passed 0, else 2 (nothing judged)."""
+def exit_status(results: Sequence[LocalResult], *, stopped: str = "") -> int:
+    """N4 over required results: Failed 1, else Error 3, else Passed 0, else 2 (nothing judged).
+
+    A run that stopped early (interrupt, internal error) is 3 whatever it settled: it
+    never happened in full, so neither 0 nor 1 may be claimed for it.
+    """
+    if stopped:
+        return 3
     required = [r.state for r in results if r.state.required]
     phases = {s.phase for s in required}
     if Phase.FAILED in phases:
@@ -119,7 +131,10 @@ def exit_status(results: Sequence[LocalResult]) -> int:
 
 
 def write_document(document: dict[str, Any], report_dir: Path) -> Path:
+    """Write run.json whole or not at all (a reader never sees half a verdict)."""
     report_dir.mkdir(parents=True, exist_ok=True)
     path = report_dir / "run.json"
-    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    partial = report_dir / ".run.json.partial"
+    partial.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    os.replace(partial, path)
     return path

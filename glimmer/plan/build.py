@@ -29,6 +29,7 @@ from glimmer.contract.kinds import is_burst_only, is_group_capable_by_default
 from glimmer.plan import spec as specs
 from glimmer.plan.gates import MALFORMED, describe_findings, lint_test, name_some
 from glimmer.plan.pinned import PinnedPlan, PlannedTest, PlanTooLargeError
+from glimmer.plan.runner_fields import env_problems, runner_problems, string_list_problems
 from glimmer.plan.variants import expand_entry, inline_name
 from glimmer.plan.waves import effective_cap
 
@@ -105,7 +106,7 @@ def build_plan(
         plan.to_annotation()
     except PlanTooLargeError as err:
         messages.append(str(err))
-    except ValueError as err:
+    except (ValueError, TypeError) as err:
         messages.append(f"the plan cannot be serialised: {err}")
     if messages:
         return PlanRefusal(messages=tuple(messages), unresolved_refs=tuple(unresolved))
@@ -147,15 +148,35 @@ def _expand(
             if not isinstance(spec, Mapping):
                 raise specs.SpecError(f"BurnInTest {ref!r} has no spec object")
             name = ref
+            messages += [
+                f"BurnInTest {ref!r} ({where}): {problem}"
+                for problem in runner_problems(spec, at="spec")
+            ]
         else:
             if not isinstance(inline, Mapping):
                 raise specs.SpecError("inline must be a BurnInTestSpec object")
             spec = inline
             name = inline_name(entry_index=index, kind=specs.kind(inline))
+            messages += runner_problems(spec, at=f"spec.tests[{index}].inline")
+        messages += _variant_runner_problems(entry, index=index)
         return expand_entry(entry=entry, name=name, spec=spec)
     except specs.SpecError as err:
         messages.append(f"{where}: {err}")
         return []
+
+
+def _variant_runner_problems(entry: Mapping[str, Any], *, index: int) -> list[str]:
+    """A variant's ``args``/``env`` replace the parent's, so they are checked the same way."""
+    variants = entry.get("variants")
+    if not isinstance(variants, list | tuple):
+        return []  # refused by the expansion, with its own message
+    found: list[str] = []
+    for v_index, variant in enumerate(variants):
+        if isinstance(variant, Mapping):
+            at = f"spec.tests[{index}].variants[{v_index}]"
+            found += string_list_problems(variant.get("args"), at=f"{at}.args")
+            found += env_problems(variant.get("env"), at=f"{at}.env")
+    return found
 
 
 def _validate_test(test: PlannedTest, *, targets: Sequence[str], cap: int) -> list[str]:
