@@ -122,7 +122,26 @@ def test_custom_command_drives_every_phase(
     doc = document(tmp_path / "r")
     assert doc["results"][0]["phase"] == phase, doc["results"][0]["message"]
     assert proc.returncode == code
-    assert doc["provenance"] == "silicon"
+    assert doc["provenance"] == "unknown"  # I19.4: no declaration is never silicon
+
+
+@pytest.mark.parametrize(
+    ("script", "provenance", "certified"),
+    [
+        ("echo provenance=silicon; echo bw=12", "silicon", True),
+        ("echo provenance=sim; echo provenance=silicon; echo bw=12", "sim", False),
+        ("echo bw=12", "unknown", False),
+    ],
+    ids=["declared-silicon", "sim-anywhere-wins", "undeclared"],
+)
+def test_I19_4_only_a_positive_silicon_declaration_certifies(
+    tmp_path: Path, script: str, provenance: str, certified: bool
+) -> None:
+    profile = custom_profile(tmp_path, script, **GATE)
+    proc = glimmer("run", str(profile), "--report-dir", str(tmp_path / "r"), cwd=tmp_path)
+    doc = document(tmp_path / "r")
+    assert proc.returncode == 0
+    assert (doc["provenance"], doc["certifiesSilicon"]) == (provenance, certified)
 
 
 def test_error_retried_then_passed_records_the_trigger(tmp_path: Path) -> None:

@@ -36,7 +36,10 @@ def test_kubectl_get_prints_the_reference_printer_columns(
 ) -> None:
     control_plane.kubectl("create", "-n", namespace, "-f", "-", input=_run("columns"))
     header = control_plane.kubectl("get", "bir", "-n", namespace).stdout.splitlines()[0].split()
-    assert header == ["NAME", "PROFILE", "PHASE", "PASSED", "FAILED", "AGE"]
+    # The reference's columns, then our additive Measured and Certified (issue 19.6).
+    assert header == [
+        "NAME", "PROFILE", "PHASE", "PASSED", "FAILED", "MEASURED", "CERTIFIED", "AGE"
+    ]  # fmt: skip
     wide = control_plane.kubectl("get", "bir", "-n", namespace, "-o", "wide").stdout
     assert wide.splitlines()[0].split() == [
         "NAME",
@@ -45,6 +48,9 @@ def test_kubectl_get_prints_the_reference_printer_columns(
         "BASELINE",
         "PASSED",
         "FAILED",
+        "MEASURED",
+        "CERTIFIED",
+        "PROVENANCE",
         "AGE",
     ]
     assert "node-acceptance" in wide.splitlines()[1]

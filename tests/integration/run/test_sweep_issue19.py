@@ -247,12 +247,12 @@ async def test_I19_11_a_status_write_the_apiserver_refuses_for_size_is_terminal_
     big_budget_operator: None, kube: ApiServerClient, namespace: str, sim_nodes: Any
 ) -> None:
     nodes = sim_nodes(count=1).names
-    # b's 2000 long-named metrics (stored on the result and on its attempt, ~300 KB)
-    # push the next write past etcd's 1.5 MiB request limit.
+    # b's 2000 long-named metrics (~150 KB, stored once: on the result, its deciding
+    # attempt marked) push the next write past etcd's 1.5 MiB request limit.
     many = f"sleep 4; seq 1 2000 | sed 's/.*/{'padding_' * 7}m&=1/'; echo bw=12"
     await apply_profile(kube, namespace, {"a": custom("echo bw=12"), "b": custom(many)})
     await create_run(kube, namespace, "r", nodes)
-    await inflate_settled_result(kube, namespace, "r", test="a", size=1_420_000)
+    await inflate_settled_result(kube, namespace, "r", test="a", size=1_500_000)
     run = await terminal_run(kube, namespace, "r")
     assert run["status"]["phase"] == "Error"
     condition = {c["type"]: c for c in run["status"]["conditions"]}["StatusSizeBudget"]
