@@ -172,6 +172,11 @@ class TestAttempt:
     pod_name: str | None = field(
         json="podName", description="Runner pod (Pair: server pod; Group: root pod)."
     )
+    pod_uid: str | None = field(
+        json="podUID",
+        description="UID of the runner pod this attempt adopted; a pod under the same name "
+        "with another UID is foreign (Glimmer extension).",
+    )
     phase: str | None = field(
         json="phase", enum=RunPhase, description="This execution's own outcome."
     )
@@ -190,8 +195,10 @@ class TestAttempt:
     provenance: str | None = field(
         json="provenance",
         enum=Provenance,
-        description="silicon, sim or unknown: whether this execution measured real hardware "
-        "(unknown when the runner declared nothing).",
+        description="sim, unknown or silicon: sim when the pod ran against the simulated GPU "
+        "(its node or pod spec says so) or its output declared provenance=sim anywhere; "
+        "silicon only when the runner declared provenance=silicon and nothing weaker was "
+        "seen; otherwise (no declaration, another value, an unreadable line) unknown.",
     )
     deciding: bool | None = field(
         json="deciding",
@@ -292,8 +299,9 @@ class TestResult:
     provenance: str | None = field(
         json="provenance",
         enum=Provenance,
-        description="The weakest over every attempt (sim < unknown < silicon): silicon only "
-        "when every execution declared real hardware.",
+        description="The weakest over every attempt (sim < unknown < silicon): any sim "
+        "attempt makes it sim, any unknown one unknown; silicon only when every attempt "
+        "reads silicon.",
     )
     suspect: bool | None = field(
         json="suspect",
@@ -348,7 +356,8 @@ class BurnInRunStatus:
     provenance: str | None = field(
         json="provenance",
         enum=Provenance,
-        description="The weakest over the results (sim < unknown < silicon).",
+        description="The weakest over the results (sim < unknown < silicon); unknown when "
+        "no result was recorded, never silicon by default.",
     )
     certifies_silicon: bool | None = field(
         json="certifiesSilicon",

@@ -16,8 +16,16 @@ import attrs
 from glimmer.api.crd import describe
 from glimmer.api.fields import FieldSpec, Quantity, spec_of
 from glimmer.api.kinds import CATEGORY, GROUP, KINDS, VERSION
+from glimmer.verdict import MEASURED_CONDITION, REASON_NOTHING_MEASURED
 
 __all__ = ["render_api_docs"]
+
+#: What the shipped manifests (manifests/default) install where; a unit test checks
+#: these against the manifests so the Installing text cannot drift from them.
+MANAGER_NAMESPACE: Final = "glimmer-system"
+SERVED_NAMESPACE: Final = "glimmer-runs"
+WORKLOADS_ROLE: Final = "glimmer-manager-workloads"
+SINK_SECRETS_ROLE: Final = "glimmer-manager-sink-secrets"
 
 _INTRO: Final = f"""\
 # API reference: `{GROUP}/{VERSION}`
@@ -40,15 +48,39 @@ is typed integer but its path yields the test list, so `kubectl get bip` shows t
 ## Installing
 
 ```sh
-kubectl apply -k manifests/default     # CRDs, RBAC, the manager in glimmer-system
+kubectl apply -k manifests/default     # CRDs, RBAC, namespaces, the manager
 kubectl apply -k manifests/samples     # node-acceptance and pair-network suites
 ```
 
 `manifests/prometheus` adds a ServiceMonitor where the prometheus-operator CRDs exist.
-The manager may create runner pods, rendezvous Services and ConfigMaps only in
-namespaces where ClusterRole `glimmer-manager-workloads` is bound to it (the default
-install binds it in `glimmer-system`); bind it wherever you create BurnInRuns. Webhook
-sink token Secrets are read (never listed) from `glimmer-system` only.
+The manager runs in `{MANAGER_NAMESPACE}` and honours BurnInRuns only in the namespaces
+it serves (`--serve-namespaces`, set in `manifests/default/serve_namespaces.yaml`; the
+default install serves `{SERVED_NAMESPACE}`). A run anywhere else ends `Error` with a
+condition naming the flag, and nothing is cordoned or created for it; create runs, and
+the tests, profiles and sinks they name, in a served namespace. The manager may create
+runner pods, rendezvous Services and ConfigMaps only in namespaces where ClusterRole
+`{WORKLOADS_ROLE}` is bound to it: the default install binds it in
+`{SERVED_NAMESPACE}`, and it must be bound in each namespace added to
+`--serve-namespaces`. Webhook sink token Secrets are read with a single `get` (never
+listed), only in served namespaces, through ClusterRole `{SINK_SECRETS_ROLE}`
+(bound likewise); the manager reads no Secret in `{MANAGER_NAMESPACE}`. A newly served
+namespace also needs the Pod Security labels of `{SERVED_NAMESPACE}`
+(docs/operations.md, "Serving another namespace").
+
+## Provenance and certification
+
+Every attempt, result and run records its `provenance`, ordered weakest first:
+`sim` < `unknown` < `silicon`. An attempt is `sim` when its pod ran against the
+simulated GPU (its node or pod spec says so) or its output declared `provenance=sim`
+anywhere; it is `silicon` only when the runner declared `provenance=silicon` and nothing
+weaker was seen; otherwise (no declaration, another value, an unreadable line) it is
+`unknown`, never `silicon`. A result is the weakest of its attempts and a run the
+weakest of its results. `status.certifiesSilicon` (column Certified) is true only for a
+Passed, non-baseline run in which some required result was measured and every required
+result Passed on `silicon`, with no simulated or suspect result. Condition
+`{MEASURED_CONDITION}` (column Measured) is written on every finished run: `False` with
+reason `{REASON_NOTHING_MEASURED}` when no required result was judged on hardware (for
+example all Skipped, which still reads Passed), so such a run certifies nothing.
 """
 
 

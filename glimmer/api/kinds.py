@@ -103,7 +103,12 @@ KINDS: Final[tuple[KindInfo, ...]] = (
                 description="Whether the run certifies its nodes' silicon.",
             ),
             PrinterColumn(
-                name="Provenance", json_path=".status.provenance", type="string", priority=1
+                name="Provenance",
+                json_path=".status.provenance",
+                type="string",
+                priority=1,
+                description="sim, unknown or silicon, the weakest over the results; unknown "
+                "when nothing declared the hardware, never silicon.",
             ),
             _age(),
         ),

@@ -15,11 +15,12 @@ import structlog
 
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.run import kube, labels, wire
+from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part, run_key
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.engine import ApiError, Result
 from glimmer.plan import PinnedPlan, PlanDecodeError
-from glimmer.verdict import Phase, count, run_provenance
+from glimmer.verdict import Phase, count, measured_condition, run_provenance
 
 log = structlog.get_logger("glimmer.controllers.run")
 
@@ -27,6 +28,16 @@ JSON = dict[str, Any]
 TERMINATE_OPEN_MESSAGE: Final = (
     "run reached a terminal phase before this execution completed; no verdict"
 )
+
+
+def pinned_baseline(run: Mapping[str, Any], plan: PinnedPlan | None) -> bool:
+    """Whether the run is a baseline (I19.6: a baseline measures, it never certifies).
+
+    ``spec.baseline`` is pinned: the plan's copy decides, so a spec edited after the pin
+    changes nothing; the spec is read only when no plan could be pinned or decoded."""
+    if plan is not None:
+        return plan.baseline
+    return bool((run.get("spec") or {}).get("baseline"))
 
 
 class Finisher(Part):
@@ -57,7 +68,7 @@ class Finisher(Part):
             for r in results
         ]
         tally = count(states)
-        origin = run_provenance(states, phase=phase)
+        origin = run_provenance(states, phase=phase, baseline=pinned_baseline(run, plan))
         status.update(
             provenance=str(origin.provenance),
             certifiesSilicon=origin.certifies_silicon,
@@ -69,6 +80,11 @@ class Finisher(Part):
             errored=tally.errored,
             skipped=tally.skipped,
         )
+        # I19.6: every finished run says whether anything was measured (kubectl's
+        # Measured column); an all-Skipped Pass reads False and certifies nothing.
+        fact = measured_condition(origin)
+        set_condition(status, type_=fact.type, status_=fact.status, reason=fact.reason,
+                      message=fact.message, now=now)  # fmt: skip
         # (1) the verdict is durable before anything is unloaded; this write must fit
         # (terminal compaction, see kube), since no later write can repair it.
         run = await kube.write_status(
