@@ -4,8 +4,9 @@
 
 Starts its own control plane, KWOK (with the bench stage `kwok-stage-complete-runner.yaml`
 added: every pod labelled `burnin.glimmer.ai/run` completes at once with exit 0) and
-`glimmer manager` as a subprocess, then creates one BurnInRun of one `custom` test with no
-thresholds over every node, and reports:
+`glimmer manager` as a subprocess (`glimmer.testing.ManagerProcess`, serving only the
+bench's namespace), then creates one BurnInRun of one `custom` test with no thresholds
+over every node, and reports:
 
 - wall time from run creation to the verdict, and to the finalizer's removal;
 - apiserver requests per node-test: `apiserver_request_total` (all clients: manager,
@@ -28,7 +29,6 @@ import datetime
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,9 +39,10 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from glimmer.api.kinds import KINDS
 from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
 from glimmer.engine import PODS, ApiServerClient, ClientOptions
-from glimmer.testing import _process
+from glimmer.testing import ManagerProcess
 from glimmer.testing import kwok as kwok_module
 from glimmer.testing.control_plane import ControlPlane
 from glimmer.testing.kwok import Kwok
@@ -51,8 +52,6 @@ REPO = HERE.parents[1]
 NAMESPACE = "bench"
 RUN = "fleet"
 TERMINAL = ("Passed", "Failed", "Error", "Cancelled")
-CRDS = ("burninruns", "burninprofiles", "burnintests", "nodefingerprints")
-_MANAGER_ENTRY = "import sys; from glimmer.cli import main; sys.exit(main())"
 
 
 def parse_time(text: str) -> float:
@@ -112,30 +111,22 @@ def start_kwok(plane: ControlPlane, stages: Path) -> Kwok:
     return Kwok(plane, start_timeout=300).start()
 
 
-def start_manager(
-    plane: ControlPlane, *, log_path: Path
-) -> tuple[subprocess.Popen[bytes], int, int]:
-    metrics_port, health_port = _process.free_port(), _process.free_port()
-    process = _process.spawn(
-        [
-            sys.executable,
-            "-c",
-            _MANAGER_ENTRY,
-            "manager",
-            f"--kubeconfig={plane.kubeconfig_path}",
-            "--no-leader-elect",
-            f"--metrics-bind-address=127.0.0.1:{metrics_port}",
-            f"--health-probe-bind-address=127.0.0.1:{health_port}",
-        ],
-        log_path=log_path,
+def start_manager(plane: ControlPlane, *, log_path: Path) -> ManagerProcess:
+    """`glimmer manager` serving the bench's namespace, once its caches have synced.
+
+    The manager honours runs only in the namespaces it serves (`--serve-namespaces`;
+    by default its own, which is not `bench`), so the bench names its namespace.
+    """
+    manager = ManagerProcess(
+        kubeconfig=plane.kubeconfig_path, log_path=log_path, serve_namespaces=NAMESPACE
     )
-
-    def ready() -> bool:
-        with urllib.request.urlopen(f"http://127.0.0.1:{health_port}/readyz", timeout=2) as r:
-            return bool(r.status == 200)
-
-    _process.wait_for("manager /readyz", ready, timeout=120, process=process, log_path=log_path)
-    return process, metrics_port, health_port
+    manager.start()
+    try:
+        manager.wait_ready(timeout=120)
+    except BaseException:
+        manager.stop()
+        raise
+    return manager
 
 
 class RunWatch:
@@ -252,10 +243,11 @@ async def bench(
     client = await ApiServerClient.connect(
         str(plane.kubeconfig_path), options=ClientOptions(watch_inactivity_timeout=1800)
     )
-    manager: subprocess.Popen[bytes] | None = None
+    manager: ManagerProcess | None = None
     try:
         await create_profile(client)
-        manager, metrics_port, _ = start_manager(plane, log_path=log_path)
+        manager = start_manager(plane, log_path=log_path)
+        metrics_port = manager.metrics_port
         listed = await client.list(RUNS, namespace=NAMESPACE)
         watch = RunWatch()
         follower = asyncio.create_task(
@@ -281,11 +273,12 @@ async def bench(
         await asyncio.wait_for(follower, timeout=timeout)
         api_after = apiserver_requests(plane)
         manager_after = manager_requests(metrics_port)
+        assert manager.pid is not None, "the manager is not running"
         rss = peak_rss_mib(manager.pid)
         finished = await termination_times(client)
     finally:
         if manager is not None:
-            _process.stop(manager, grace=35)
+            manager.stop(grace=35)
         await client.close()
 
     status = watch.last.get("status") or {}
@@ -347,20 +340,12 @@ def main() -> None:
     kwok: Kwok | None = None
     try:
         plane.start()
-        plane.kubectl(
-            "apply",
-            "--server-side",
-            *[
-                arg
-                for crd in CRDS
-                for arg in ("-f", str(REPO / "manifests/crd" / f"burnin.glimmer.ai_{crd}.yaml"))
-            ],
-        )
+        plane.kubectl("apply", "--server-side", "-k", str(REPO / "manifests/crd"))
         plane.kubectl(
             "wait",
             "--for=condition=Established",
             "--timeout=60s",
-            *[f"crd/{crd}.burnin.glimmer.ai" for crd in CRDS],
+            *[f"crd/{info.crd_name}" for info in KINDS],
         )
         plane.kubectl("create", "namespace", NAMESPACE)
         kwok = start_kwok(plane, stages)

@@ -15,6 +15,10 @@ passes against the fake is not relying on something the real server refuses:
   can assert the order of writes and what each one carried;
 - pod logs are bytes, streamed in chunks, and can be cut after a byte count.
 
+Label selectors are read by the informer cache's `LabelSelector` (equality terms); a
+selector it cannot evaluate (set-based, or an invalid key) raises ValueError, as a
+field selector does, rather than quietly matching nothing.
+
 Not modelled: field ownership in server-side apply (applied as a JSON merge
 patch), strategic merge patch list semantics (merged as a JSON merge patch),
 admission, and defaulting.
@@ -32,6 +36,7 @@ from typing import Any
 
 import attrs
 
+from glimmer.engine.cache import LabelSelector
 from glimmer.engine.client import (
     JSON,
     LOG_CHUNK_BYTES,
@@ -80,40 +85,6 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def _parse_selector(selector: str | None) -> list[tuple[str, str, str]]:
-    """Equality-based label selectors: `k=v`, `k==v`, `k!=v`, `k`, `!k`."""
-    terms: list[tuple[str, str, str]] = []
-    for raw in (selector or "").split(","):
-        term = raw.strip()
-        if not term:
-            continue
-        if "!=" in term:
-            key, value = term.split("!=", 1)
-            terms.append(("!=", key.strip(), value.strip()))
-        elif "==" in term or "=" in term:
-            key, value = term.replace("==", "=").split("=", 1)
-            terms.append(("=", key.strip(), value.strip()))
-        elif term.startswith("!"):
-            terms.append(("!exists", term[1:].strip(), ""))
-        else:
-            terms.append(("exists", term, ""))
-    return terms
-
-
-def _matches(obj: Mapping[str, Any], terms: list[tuple[str, str, str]]) -> bool:
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    for op, key, value in terms:
-        if op == "=" and labels.get(key) != value:
-            return False
-        if op == "!=" and labels.get(key) == value:
-            return False
-        if op == "exists" and key not in labels:
-            return False
-        if op == "!exists" and key in labels:
-            return False
-    return True
-
-
 def _status_error(code: int, reason: str, message: str) -> ApiError:
     return ApiError(
         status=code,
@@ -127,7 +98,7 @@ class _Watcher:
     def __init__(self, resource: Resource, namespace: str | None, selector: str | None) -> None:
         self.resource = resource
         self.namespace = namespace
-        self.terms = _parse_selector(selector)
+        self.selector = LabelSelector.parse(selector)
         self.events: asyncio.Queue[WatchEvent | None] = asyncio.Queue()
 
     def wants(self, resource: Resource, obj: Mapping[str, Any]) -> bool:
@@ -136,7 +107,7 @@ class _Watcher:
         ns = (obj.get("metadata") or {}).get("namespace")
         if self.namespace is not None and ns != self.namespace:
             return False
-        return _matches(obj, self.terms)
+        return self.selector.matches(obj)
 
 
 class FakeClient:
@@ -307,11 +278,11 @@ class FakeClient:
         self._record("list", resource, namespace, None)
         if field_selector:
             raise ValueError("FakeClient does not evaluate field selectors")
-        terms = _parse_selector(label_selector)
+        selector = LabelSelector.parse(label_selector)
         items = [
             copy.deepcopy(obj)
             for (r, ns, _), obj in sorted(self._objects.items(), key=lambda kv: kv[0][1:])
-            if r == resource and (namespace is None or ns == namespace) and _matches(obj, terms)
+            if r == resource and (namespace is None or ns == namespace) and selector.matches(obj)
         ]
         start = int(continue_token) if continue_token else 0
         end = len(items) if not limit else start + limit

@@ -2,11 +2,16 @@
 
 Certificates are embedded (``*-data``) rather than referenced by path so a kubeconfig can
 be copied (``glimmer dev up --kubeconfig``) and still work after the work dir is gone.
+Since they embed a client key, they are written private from their first byte
+(:func:`write_private`).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +20,30 @@ import yaml
 
 def _b64(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode()
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that only its owner can ever read it (I19.20).
+
+    A kubeconfig holds a client key. It goes to a new file in the target directory made
+    0600 before its first byte (whatever the umask), flushed to disk, which then replaces
+    ``path`` in one rename: there is no moment when the key sits in a file anyone else
+    may read, and a reader that held an older ``path`` open still sees the old inode.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, scratch = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            # mkstemp asks for 0600, which a umask may narrow but never widen: make it exact.
+            os.fchmod(stream.fileno(), 0o600)
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(scratch, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(scratch)
+        raise
 
 
 def write_kubeconfig(
@@ -28,7 +57,7 @@ def write_kubeconfig(
     token: str | None = None,
     namespace: str | None = None,
 ) -> Path:
-    """Write a single-context kubeconfig named ``glimmer-test`` for ``user``."""
+    """Write a single-context kubeconfig named ``glimmer-test`` for ``user``, privately."""
     credentials: dict[str, Any] = {}
     if client_cert is not None and client_key is not None:
         credentials["client-certificate-data"] = _b64(client_cert)
@@ -53,7 +82,5 @@ def write_kubeconfig(
         "contexts": [{"name": "glimmer-test", "context": context}],
         "current-context": "glimmer-test",
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
-    path.chmod(0o600)
+    write_private(path, yaml.safe_dump(document, sort_keys=False).encode())
     return path

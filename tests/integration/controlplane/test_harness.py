@@ -15,32 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from glimmer.testing import AssetsMissingError, ControlPlane, _process, find_assets
+from glimmer.testing import ControlPlane, _process, find_assets
 from glimmer.testing._process import surviving
 
 from ._waiting import eventually
-
-
-def test_missing_binaries_fail_with_instructions_to_run_hack_envtest(tmp_path: Path) -> None:
-    with pytest.raises(AssetsMissingError, match="hack/envtest"):
-        find_assets({"KUBEBUILDER_ASSETS": str(tmp_path)})
-
-
-def test_test_asset_variables_override_the_assets_directory(tmp_path: Path) -> None:
-    for name in ("kube-apiserver", "etcd", "kubectl"):
-        binary = tmp_path / name
-        binary.write_text("#!/bin/sh\n")
-        binary.chmod(0o755)
-    assets = find_assets(
-        {
-            "KUBEBUILDER_ASSETS": str(tmp_path / "elsewhere"),
-            "TEST_ASSET_KUBE_APISERVER": str(tmp_path / "kube-apiserver"),
-            "TEST_ASSET_ETCD": str(tmp_path / "etcd"),
-            "TEST_ASSET_KUBECTL": str(tmp_path / "kubectl"),
-        }
-    )
-    assert assets.etcd == tmp_path / "etcd"
-    assert assets.kube_apiserver == tmp_path / "kube-apiserver"
 
 
 @pytest.mark.controlplane

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,46 @@ from tests.integration.run.conftest import (
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]
 
 REPO = Path(__file__).resolve().parents[3]
+
+
+class PodCreations:
+    """Every pod object created in a namespace, by uid, from a watch opened before any.
+
+    The apiserver forces names unique among the pods that exist at one moment, so a list
+    taken at the end can never show a pod that was deleted and created again under the
+    same name. Creations are seen as they happen: each new uid is one create.
+    """
+
+    def __init__(self) -> None:
+        self.names_by_uid: dict[str, str] = {}
+
+    def created_more_than_once(self) -> list[str]:
+        names = list(self.names_by_uid.values())
+        return sorted({n for n in names if names.count(n) > 1})
+
+
+@contextlib.asynccontextmanager
+async def recording_pod_creations(
+    kube: ApiServerClient, namespace: str
+) -> AsyncIterator[PodCreations]:
+    creations = PodCreations()
+    start = (await kube.list(PODS, namespace=namespace))["metadata"]["resourceVersion"]
+
+    async def record() -> None:
+        async for event in kube.watch(PODS, namespace=namespace, resource_version=start):
+            if event.type == "ERROR":
+                raise AssertionError(f"pod watch ended: {event.object}")
+            meta = event.object.get("metadata") or {}
+            if event.type in ("ADDED", "MODIFIED", "DELETED") and meta.get("uid"):
+                creations.names_by_uid.setdefault(str(meta["uid"]), str(meta["name"]))
+
+    task = asyncio.create_task(record())
+    try:
+        yield creations
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 async def test_node_acceptance_sample_reaches_a_verdict_on_three_simulated_nodes(
@@ -155,22 +197,31 @@ async def test_H_a_manager_restarted_mid_run_reaches_the_verdict_recreating_no_p
             "b": custom("sleep 2; echo bw=13"),
         },
     )
-    await create_run(kube, namespace, "r", nodes.names)
+    async with recording_pod_creations(kube, namespace) as creations:
+        await create_run(kube, namespace, "r", nodes.names)
 
-    async def some_pod_running() -> bool:
+        async def some_pod_running() -> bool:
+            pods = (await kube.list(PODS, namespace=namespace))["items"]
+            return any((p.get("status") or {}).get("phase") == "Running" for p in pods)
+
+        await wait_for(some_pod_running, what="a running pod")
+        await operator.stop(crash=True)
+        await asyncio.sleep(1)
+        await operator.start()
+        run = await terminal_run(kube, namespace, "r", timeout=120)
+        assert run["status"]["phase"] == "Passed", run["status"]["results"]
+        assert run["status"]["passed"] == 6
         pods = (await kube.list(PODS, namespace=namespace))["items"]
-        return any((p.get("status") or {}).get("phase") == "Running" for p in pods)
 
-    await wait_for(some_pod_running, what="a running pod")
-    await operator.stop(crash=True)
-    await asyncio.sleep(1)
-    await operator.start()
-    run = await terminal_run(kube, namespace, "r", timeout=120)
-    assert run["status"]["phase"] == "Passed", run["status"]["results"]
-    assert run["status"]["passed"] == 6
-    pods = (await kube.list(PODS, namespace=namespace))["items"]
-    names = [p["metadata"]["name"] for p in pods]
-    assert len(names) == len(set(names)) == 6  # one pod per unit, none created twice
+        async def every_pod_recorded() -> bool:
+            return {p["metadata"]["uid"] for p in pods} <= creations.names_by_uid.keys()
+
+        await wait_for(every_pod_recorded, what="the watch to see every pod")
+    # One pod object per unit: 6 creates of 6 distinct names, none deleted and created
+    # again under its name across the restart.
+    assert creations.created_more_than_once() == []
+    assert len(creations.names_by_uid) == 6, creations.names_by_uid
+    assert sorted(creations.names_by_uid.values()) == sorted(p["metadata"]["name"] for p in pods)
     attempts = [a for r in run["status"]["results"] for a in r["attempts"]]
     assert all(a["attempt"] == 1 for a in attempts)
     for name in nodes.names:

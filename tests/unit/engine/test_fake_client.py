@@ -185,3 +185,62 @@ async def test_injected_errors_fire_once_per_count() -> None:
         with pytest.raises(ApiError):
             await client.list(PODS)
     await client.list(PODS)
+
+
+async def _labelled(client: FakeClient) -> None:
+    for name, labels in {
+        "a": {"role": "gpu", "zone": "1"},
+        "b": {"role": "gpu", "zone": "2"},
+        "c": {"role": "cpu"},
+        "d": {},
+    }.items():
+        await client.create(NODES, {"metadata": {"name": name, "labels": labels}})
+
+
+@pytest.mark.parametrize(
+    ("selector", "names"),
+    [
+        (None, ["a", "b", "c", "d"]),
+        ("", ["a", "b", "c", "d"]),
+        ("role=gpu", ["a", "b"]),
+        ("role==gpu", ["a", "b"]),
+        ("role!=gpu", ["c", "d"]),
+        ("zone", ["a", "b"]),
+        ("!zone", ["c", "d"]),
+        ("role=gpu,zone!=1", ["b"]),
+        (" role = gpu , zone ", ["a", "b"]),
+        ("role=tpu", []),
+    ],
+)
+async def test_list_label_selectors_match_like_the_apiserver(
+    selector: str | None, names: list[str]
+) -> None:
+    client = FakeClient()
+    await _labelled(client)
+    listed = await client.list(NODES, label_selector=selector)
+    assert [item["metadata"]["name"] for item in listed["items"]] == names
+
+
+async def test_a_watch_delivers_only_what_its_label_selector_matches() -> None:
+    client = FakeClient()
+    await _labelled(client)
+    stream = client.watch(NODES, label_selector="role=gpu,zone!=1")
+    async with contextlib.aclosing(stream) as events:
+        first = await anext(events)
+        await client.create(NODES, {"metadata": {"name": "e", "labels": {"role": "cpu"}}})
+        await client.create(NODES, {"metadata": {"name": "f", "labels": {"role": "gpu"}}})
+        second = await anext(events)
+    assert [first.object["metadata"]["name"], second.object["metadata"]["name"]] == ["b", "f"]
+
+
+@pytest.mark.parametrize("selector", ["role in (gpu,cpu)", "role notin (gpu)", "bad key=1"])
+async def test_a_selector_the_fake_cannot_evaluate_raises_instead_of_matching_nothing(
+    selector: str,
+) -> None:
+    client = FakeClient()
+    await _labelled(client)
+    with pytest.raises(ValueError, match="selector"):
+        await client.list(NODES, label_selector=selector)
+    with pytest.raises(ValueError, match="selector"):
+        async with contextlib.aclosing(client.watch(NODES, label_selector=selector)) as events:
+            await anext(events)

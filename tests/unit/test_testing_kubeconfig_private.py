@@ -1,0 +1,179 @@
+"""I19.20 for ``glimmer.testing``: every kubeconfig it writes is private from its first byte.
+
+The control plane's admin and service-account kubeconfigs embed a client key or a token.
+A write-then-chmod ends at 0600 too, so the rule is checked while it happens: an audit
+hook looks at the target directory at every audited operation (each open, chmod and
+rename raises one) and records any file there that holds the secret while group or
+others may read it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from glimmer.testing.kubeconfig import write_kubeconfig, write_private
+
+KEY = b"-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleQ==\n-----END PRIVATE KEY-----\n"
+OLD = b"an older file, readable by all\n"
+#: What marks a file as holding the secret: the embedded key and the token.
+SECRETS = (b"client-key-data", b"the-token")
+
+#: The directory the hook watches (None: it does nothing) and what it saw.
+_seen: dict[str, Any] = {"directory": None, "busy": False, "exposed": []}
+
+
+def _exposes_secret(path: str) -> bool:
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode) or not info.st_mode & 0o077:
+            return False
+        with open(path, "rb") as stream:
+            data = stream.read()
+    except FileNotFoundError:
+        return False
+    return any(secret in data for secret in SECRETS)
+
+
+def _look(event: str, args: tuple[Any, ...]) -> None:
+    directory = _seen["directory"]
+    if directory is None or _seen["busy"]:
+        return
+    _seen["busy"] = True  # the look itself raises audit events
+    try:
+        for root, _, names in os.walk(directory):
+            found = [n for n in names if _exposes_secret(os.path.join(root, n))]
+            _seen["exposed"].extend((event, name) for name in found)
+    finally:
+        _seen["busy"] = False
+
+
+sys.addaudithook(_look)
+
+
+@pytest.fixture
+def pki(tmp_path: Path) -> dict[str, Path]:
+    files = {"ca": b"CA CERT\n", "cert": b"CLIENT CERT\n", "key": KEY}
+    paths = {}
+    for name, data in files.items():
+        paths[name] = tmp_path / f"{name}.pem"
+        paths[name].write_bytes(data)
+    return paths
+
+
+@pytest.fixture
+def watched(tmp_path: Path) -> Iterator[Path]:
+    """A directory under watch, with umask 0 (the widest a caller can leave it)."""
+    directory = tmp_path / "out"
+    directory.mkdir()
+    previous = os.umask(0)
+    _seen.update(directory=str(directory), exposed=[])
+    try:
+        yield directory
+    finally:
+        _seen["directory"] = None
+        os.umask(previous)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _admin(path: Path, pki: dict[str, Path]) -> Path:
+    return write_kubeconfig(
+        path,
+        server="https://127.0.0.1:6443",
+        ca_cert=pki["ca"],
+        user="glimmer-admin",
+        client_cert=pki["cert"],
+        client_key=pki["key"],
+    )
+
+
+def test_I19_20_admin_kubeconfig_is_0600_from_its_first_byte_even_with_umask_0(
+    watched: Path, pki: dict[str, Path]
+) -> None:
+    target = _admin(watched / "new" / "admin.kubeconfig", pki)
+    config = yaml.safe_load(target.read_text())
+    assert config["users"][0]["user"]["client-key-data"]
+    assert _mode(target) == 0o600
+    assert _seen["exposed"] == []
+    assert [p.name for p in target.parent.iterdir()] == ["admin.kubeconfig"]
+
+
+def test_I19_20_token_kubeconfig_is_0600_from_its_first_byte(
+    watched: Path, pki: dict[str, Path]
+) -> None:
+    target = write_kubeconfig(
+        watched / "serviceaccounts" / "ns.sa.kubeconfig",
+        server="https://127.0.0.1:6443",
+        ca_cert=pki["ca"],
+        user="system:serviceaccount:ns:sa",
+        token="the-token",
+        namespace="ns",
+    )
+    assert yaml.safe_load(target.read_text())["users"][0]["user"]["token"] == "the-token"
+    assert _mode(target) == 0o600
+    assert _seen["exposed"] == []
+
+
+def test_I19_20_an_existing_0644_kubeconfig_is_replaced_and_an_open_reader_keeps_the_old_one(
+    watched: Path, pki: dict[str, Path]
+) -> None:
+    target = watched / "admin.kubeconfig"
+    target.write_bytes(OLD)
+    target.chmod(0o644)
+    with target.open("rb") as reader:
+        _admin(target, pki)
+        assert reader.read() == OLD
+    assert b"client-key-data" in target.read_bytes()
+    assert _mode(target) == 0o600
+    assert _seen["exposed"] == []
+
+
+def test_I19_20_mode_is_exactly_0600_under_a_narrowing_umask(watched: Path) -> None:
+    """A umask can take bits from mkstemp's 0600 (0400 here); the file still ends 0600."""
+    os.umask(0o277)
+    target = watched / "admin.kubeconfig"
+    write_private(target, b"client-key-data: x\n")
+    assert _mode(target) == 0o600
+
+
+def test_I19_20_a_failed_write_leaves_no_scratch_file(
+    watched: Path, pki: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        _admin(watched / "admin.kubeconfig", pki)
+    assert list(watched.iterdir()) == []
+
+
+def test_I19_20_the_bytes_reach_the_disk_before_the_rename(
+    watched: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fsync comes before the rename, so a crash never leaves an empty kubeconfig in place."""
+    order: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        order.append("fsync")
+        real_fsync(fd)
+
+    def replace(src: str, dst: str) -> None:
+        order.append("replace")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    write_private(watched / "admin.kubeconfig", b"client-key-data: x\n")
+    assert order == ["fsync", "replace"]
