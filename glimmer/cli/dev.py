@@ -8,11 +8,9 @@ come from ``hack/envtest`` (built on first use, reused from its cache afterwards
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from types import FrameType
@@ -21,6 +19,7 @@ import click
 
 from glimmer.testing.assets import ENVTEST_SCRIPT, Assets, AssetsMissingError, find_assets
 from glimmer.testing.control_plane import ControlPlane
+from glimmer.testing.kubeconfig import write_private
 from glimmer.testing.kwok import Kwok
 from glimmer.testing.sim_nodes import SimNodes
 
@@ -39,30 +38,6 @@ def _assets() -> Assets:
     result = subprocess.run([str(ENVTEST_SCRIPT)], stdout=subprocess.PIPE, text=True, check=True)
     directory = result.stdout.strip().splitlines()[-1]
     return find_assets({**os.environ, "KUBEBUILDER_ASSETS": directory})
-
-
-def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that only its owner can ever read it (I19.20).
-
-    The kubeconfig holds the admin client key. It goes to a new file made 0600 before its
-    first byte (whatever the umask), which then replaces ``path`` in one rename: there is
-    no moment when the key sits in a file anyone else may read, and a reader that held
-    an older ``path`` open (say one left 0644) still sees only the old inode.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, scratch = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            # mkstemp asks for 0600, which a umask may narrow but never widen: make it exact.
-            os.fchmod(stream.fileno(), 0o600)
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(scratch, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(scratch)
-        raise
 
 
 def _raise_stop(signum: int, frame: FrameType | None) -> None:

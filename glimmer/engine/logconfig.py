@@ -1,8 +1,9 @@
 """JSON logs with the reconcile context on every line.
 
 Controllers bind `controller`, `key` and `reconcile_id` with structlog
-contextvars for the duration of one reconcile; reconcilers add run/test/node
-the same way. `merge_contextvars` then stamps them onto every line logged in
+contextvars for the duration of one reconcile; a registration's `log_context`
+adds its own keys (the run controller: namespace and run; the reaper: node) the
+same way. `merge_contextvars` then stamps them onto every line logged in
 that task, including lines from helpers that never saw the key, which is what
 makes a single reconcile traceable in a fleet's worth of logs.
 """
