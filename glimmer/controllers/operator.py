@@ -32,9 +32,9 @@ import dataclasses
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run.context import RunOptions
 from glimmer.controllers.run.delivery import Deliverer
+from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.setup import reaper_controller, run_controller
 from glimmer.engine import ControllerRegistration, Manager, Readers
-from glimmer.engine.metrics import RunMetrics
 
 
 def operator_registrations(

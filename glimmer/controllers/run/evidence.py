@@ -29,7 +29,7 @@ from glimmer.controllers.run.artifacts import configmap_name, plan_store, store_
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.passes import Pass
-from glimmer.controllers.run.pods import RunRef
+from glimmer.controllers.run.ref import RunRef
 from glimmer.engine import CONFIGMAPS, NODES, ApiError, KubeClient, is_not_found
 from glimmer.plan import PlannedTest, Unit, label_value
 from glimmer.plan import spec as specs
@@ -258,7 +258,7 @@ class Evidence(Part):
             return stored.refs
         try:
             if current is None:
-                ref = RunRef(namespace, str(kube.meta(run)["name"]), str(kube.meta(run)["uid"]))
+                ref = RunRef.of(run)
                 body: JSON = {
                     "metadata": {
                         "name": cm_name,

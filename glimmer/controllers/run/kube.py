@@ -36,21 +36,29 @@ from typing import Any, Final
 
 import aiohttp
 
+from glimmer.api import API_VERSION, GROUP, KINDS_BY_NAME, VERSION
 from glimmer.controllers.run import labels
 from glimmer.controllers.run.conditions import clamp
-from glimmer.controllers.run.cordon import CordonStamp, owner_of, release_patch
+from glimmer.controllers.run.cordon import owner_of, release_patch
 from glimmer.controllers.run.podstate import live, owned_by
+from glimmer.controllers.run.ref import RunRef
 from glimmer.engine import EVENTS, NODES, PODS, ApiError, KubeClient, Resource, is_not_found
 from glimmer.plan import label_value
 
 JSON = dict[str, Any]
 
-RUNS: Final = Resource("burnin.glimmer.ai", "v1alpha1", "burninruns", True, "BurnInRun")
-PROFILES: Final = Resource("burnin.glimmer.ai", "v1alpha1", "burninprofiles", True, "BurnInProfile")
-TESTS: Final = Resource("burnin.glimmer.ai", "v1alpha1", "burnintests", True, "BurnInTest")
-FINGERPRINTS: Final = Resource(
-    "burnin.glimmer.ai", "v1alpha1", "nodefingerprints", True, "NodeFingerprint"
-)
+
+def api_resource(kind: str) -> Resource:
+    """Where ``kind``'s objects live, from ``glimmer.api``'s kind table (every kind of
+    the API is namespaced: ``glimmer.api.crd`` writes ``scope: Namespaced``)."""
+    info = KINDS_BY_NAME[kind]
+    return Resource(GROUP, VERSION, info.plural, True, info.kind)
+
+
+RUNS: Final = api_resource("BurnInRun")
+PROFILES: Final = api_resource("BurnInProfile")
+TESTS: Final = api_resource("BurnInTest")
+FINGERPRINTS: Final = api_resource("NodeFingerprint")
 
 #: What a failed log fetch can raise; any of them means "logs unavailable" (A13).
 LOG_ERRORS: Final = (ApiError, OSError, TimeoutError, aiohttp.ClientError)
@@ -187,11 +195,6 @@ def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
 
 
-def stamp_of(run: Mapping[str, Any]) -> CordonStamp:
-    m = meta(run)
-    return CordonStamp(namespace=str(m["namespace"]), name=str(m["name"]), uid=str(m["uid"]))
-
-
 async def list_all(client: KubeClient, resource: Resource, **kwargs: Any) -> list[JSON]:
     """Every page of an uncached list."""
     items: list[JSON] = []
@@ -272,9 +275,7 @@ async def delete_live_pods(client: KubeClient, run: Mapping[str, Any]) -> int:
     return deleted
 
 
-async def release_node(
-    client: KubeClient, node: str, *, stamp: CordonStamp, prior: bool | None
-) -> None:
+async def release_node(client: KubeClient, node: str, *, stamp: RunRef, prior: bool | None) -> None:
     """E12: uncached read, restore only if the stamp is still ours; missing node is fine."""
     try:
         current = await client.get(NODES, node)
@@ -291,7 +292,7 @@ async def release_all_stamps(
     client: KubeClient, run: Mapping[str, Any], *, prior: Mapping[str, bool]
 ) -> list[str]:
     """E19(3)/E20: every node whose owner stamp names this run, from an uncached list."""
-    stamp = stamp_of(run)
+    stamp = RunRef.of(run)
     released: list[str] = []
     for node in await list_all(client, NODES):
         owner = owner_of(node)
@@ -318,7 +319,7 @@ async def record_event(
     body = {
         "metadata": {"generateName": f"{m['name']}.", "namespace": m["namespace"]},
         "involvedObject": {
-            "apiVersion": labels.API_VERSION,
+            "apiVersion": API_VERSION,
             "kind": "BurnInRun",
             "name": m["name"],
             "namespace": m["namespace"],

@@ -35,13 +35,8 @@ from glimmer.controllers.run.cordon import cordon_patches, heat_until
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.passes import Launch, Pass, error_verdict, new_result
-from glimmer.controllers.run.pods import (
-    PodRequest,
-    RunRef,
-    allowed_images,
-    build_pod,
-    foreign_reason,
-)
+from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
+from glimmer.controllers.run.ref import RunRef
 from glimmer.engine import NODES, PODS, ApiError, is_already_exists, is_not_found
 from glimmer.plan import (
     ImageError,
@@ -137,7 +132,7 @@ class Sweeper(Part):
                 keep.append(node)
                 continue
             await kube.release_node(
-                self.client, node, stamp=kube.stamp_of(work.run), prior=prior.get(node)
+                self.client, node, stamp=RunRef.of(work.run), prior=prior.get(node)
             )
         if keep != recorded:
             work.changed = True
@@ -334,17 +329,13 @@ class Sweeper(Part):
             attempt=attempt,
         )
 
-    def _run_ref(self, work: Pass) -> RunRef:
-        m = kube.meta(work.run)
-        return RunRef(str(m["namespace"]), str(m["name"]), str(m["uid"]))
-
     def _manifest(
         self, work: Pass, index: int, test: PlannedTest, unit: Unit, *, attempt: int, image: str
     ) -> JSON:
         """What the one builder (E13) makes for this attempt: created, or compared with."""
         tolerations = ((work.spec.get("target") or {}).get("tolerations")) or []
         return build_pod(
-            run=self._run_ref(work),
+            run=RunRef.of(work.run),
             request=PodRequest(
                 test_index=index, test=test, node=unit.lead_node, attempt=attempt, image=image
             ),
@@ -600,7 +591,7 @@ class Sweeper(Part):
         )
         prior = (work.status.get("priorUnschedulable") or {}).get(node)
         patches, record = cordon_patches(
-            current, stamp=kube.stamp_of(work.run), prior=prior, heat_until=heat
+            current, stamp=RunRef.of(work.run), prior=prior, heat_until=heat
         )
         for patch in patches:
             await self.client.patch(NODES, node, patch)
