@@ -55,6 +55,7 @@ def operator_registrations(
     (``glimmer_run_*``) go to the manager's registry.
     """
     client = manager.client
+    readers = readers if readers is not None else Readers.over(client, manager.informers)
     return [
         run_controller(
             client=client,
@@ -65,7 +66,7 @@ def operator_registrations(
             deliverer=deliverer,
             workers=workers,
             metrics=RunMetrics(manager.metrics.registry),
-            readers=readers if readers is not None else Readers.over(client, manager.informers),
+            readers=readers,
         ),
-        reaper_controller(client=client),
+        reaper_controller(client=client, readers=readers),
     ]

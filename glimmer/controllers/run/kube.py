@@ -42,7 +42,16 @@ from glimmer.controllers.run.conditions import clamp
 from glimmer.controllers.run.cordon import owner_of, release_patch
 from glimmer.controllers.run.podstate import live, owned_by
 from glimmer.controllers.run.ref import RunRef
-from glimmer.engine import EVENTS, NODES, PODS, ApiError, KubeClient, Resource, is_not_found
+from glimmer.engine import (
+    EVENTS,
+    NODES,
+    PODS,
+    ApiError,
+    KubeClient,
+    LiveReader,
+    Resource,
+    is_not_found,
+)
 from glimmer.plan import label_value
 
 JSON = dict[str, Any]
@@ -197,14 +206,7 @@ def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 async def list_all(client: KubeClient, resource: Resource, **kwargs: Any) -> list[JSON]:
     """Every page of an uncached list."""
-    items: list[JSON] = []
-    token: str | None = None
-    while True:
-        page = await client.list(resource, limit=500, continue_token=token, **kwargs)
-        items.extend(page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue") or None
-        if not token:
-            return items
+    return await LiveReader(client).list(resource, **kwargs)
 
 
 async def write_status(
@@ -244,17 +246,17 @@ async def patch_metadata(client: KubeClient, run: Mapping[str, Any], changes: JS
     return await client.patch(RUNS, str(m["name"]), body, namespace=str(m["namespace"]))
 
 
+def run_pod_selector(run: Mapping[str, Any]) -> tuple[str, str]:
+    """The run label's value for ``run`` and the selector of its runner pods."""
+    value = label_value(str(meta(run)["name"]))
+    return value, labels.equality_selector({labels.RUN_LABEL: value}, field="metadata.name")
+
+
 async def owned_pods(client: KubeClient, run: Mapping[str, Any]) -> list[JSON]:
-    """Uncached: a stale pod cache would make a just-created pod look vanished."""
+    """Uncached: the run's runner pods (controlled by its UID)."""
     m = meta(run)
-    pods = await list_all(
-        client,
-        PODS,
-        namespace=str(m["namespace"]),
-        label_selector=labels.equality_selector(
-            {labels.RUN_LABEL: label_value(str(m["name"]))}, field="metadata.name"
-        ),
-    )
+    _, selector = run_pod_selector(run)
+    pods = await list_all(client, PODS, namespace=str(m["namespace"]), label_selector=selector)
     return [p for p in pods if owned_by(p, str(m["uid"]))]
 
 

@@ -59,6 +59,12 @@ class Pass:
     changed: bool = False
     #: time.monotonic() after which the pass stops taking on units (see RunOptions).
     deadline: float = math.inf
+    #: ``pods`` came from the informer cache (it may lag a pod created a moment ago).
+    pods_cached: bool = False
+    #: ``run`` is known to be what the apiserver holds (a live read or a write's answer).
+    confirmed: bool = False
+    #: Pods found not to be ours this pass: never read, and holding nothing.
+    foreign: set[str] = field(default_factory=set)
     _index: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)
     _required: dict[str, bool] = field(default_factory=dict)
     _busy: set[str] | None = None
@@ -136,6 +142,17 @@ class Pass:
     def forget_pod(self, name: str) -> None:
         """A pod found not to be ours: it holds nothing for this run and is never read."""
         self.pods.pop(name, None)
+        self.foreign.add(name)
+        self._busy = None
+
+    def replace_pods(self, pods: Sequence[JSON]) -> None:
+        """The run's pods as a live list shows them (foreign ones stay forgotten)."""
+        self.pods = {
+            str(kube.meta(p)["name"]): p
+            for p in pods
+            if str(kube.meta(p)["name"]) not in self.foreign
+        }
+        self.pods_cached = False
         self._busy = None
 
     def states(self) -> list[TestResultState]:

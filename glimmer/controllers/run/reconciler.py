@@ -28,9 +28,10 @@ from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import RunContext, RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.finish import Finisher
+from glimmer.controllers.run.reads import RunReads, StaleViewError, uncached
 from glimmer.controllers.run.start import Pinned, Refused, Starter
 from glimmer.controllers.run.sweep import Sweeper
-from glimmer.engine import NODES, ApiError, KubeClient, Result, is_conflict, is_not_found
+from glimmer.engine import NODES, ApiError, KubeClient, Readers, Result, is_conflict
 from glimmer.plan import PinnedPlan, PlanDecodeError
 from glimmer.verdict import Phase
 
@@ -54,17 +55,22 @@ class RunReconciler:
         now: Callable[[], datetime] = now_utc,
         observer: Callable[[Mapping[str, Any]], None] | None = None,
         forget: Callable[[str, str], None] | None = None,
+        readers: Readers | None = None,
     ) -> None:
+        """``readers``: the cached and live readers (the manager's, from the
+        registration); None reads everything live through ``client``."""
         self.ctx = RunContext(
             client=client,
             interlock=interlock,
             options=options,
+            reads=RunReads(readers if readers is not None else uncached(client)),
             deliverer=deliverer if deliverer is not None else NoDelivery(),
             now=now,
             observe=observer,
             forget=forget,
         )
         self.client = client
+        self.reads = self.ctx.reads
         self.interlock = interlock
         self.now = now
         self._forget = forget
@@ -79,17 +85,19 @@ class RunReconciler:
             async with self._rebuild_lock:  # several workers may start at once
                 if not self.interlock.rebuilt:
                     await self._rebuild_interlock()
-        try:
-            run = await self.client.get(kube.RUNS, name, namespace=namespace)
-        except ApiError as err:
-            if is_not_found(err):
-                self.interlock.drop_run(key)
-                if self._forget is not None:
-                    self._forget(namespace, name)
-                return Result()
-            raise
+        # Cached: every write of the run carries its resourceVersion (a stale view is a
+        # 409), the cordon confirms the view first (reads.confirm), and a cached "not
+        # found" is confirmed live before the run is taken as gone.
+        run = await self.reads.get(kube.RUNS, name, namespace=namespace)
+        if run is None:
+            self.interlock.drop_run(key)
+            if self._forget is not None:
+                self._forget(namespace, name)
+            return Result()
         try:
             result = await self._reconcile(run)
+        except StaleViewError:
+            return Result(requeue=True)  # the cache lags the run: come back to a newer one
         except ApiError as err:
             if is_conflict(err):
                 # Someone (or our own stale view) moved the object: recompute from scratch.
@@ -98,8 +106,10 @@ class RunReconciler:
         return result
 
     async def _rebuild_interlock(self) -> None:
-        runs = await kube.list_all(self.client, kube.RUNS)
-        nodes = await kube.list_all(self.client, NODES)
+        # Live, once per process: the interlock must count a stamp written a moment
+        # before a restart (E9), and the caches may not hold everything yet.
+        runs = await self.reads.live_list(kube.RUNS)
+        nodes = await self.reads.live_list(NODES)
         self.interlock.rebuild(runs=runs, nodes=nodes)
 
     async def _reconcile(self, run: JSON) -> Result:
@@ -231,7 +241,9 @@ class RunReconciler:
             run = await kube.patch_metadata(
                 self.client, run, {"annotations": {labels.CANCELLING_ANNOTATION: reason}}
             )
-        work = await self.sweeper.new_pass(run, plan)
+        # E18: live pods, since Graceful waits for what is running and a cache lagging a
+        # pod's start would have it killed as never started.
+        work = await self.sweeper.new_pass(run, plan, live_pods=True)
         await self.sweeper.sweep(work, launch=False)  # harvest what already terminated
         # Graceful waits for what is running; a pod that never started is not running.
         running = [p for p in work.pods.values() if podstate.live(p) and podstate.started_at(p)]

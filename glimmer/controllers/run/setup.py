@@ -82,10 +82,9 @@ def run_controller(
     """The BurnInRun controller. ``namespace`` None watches every namespace.
 
     Pass ``RunMetrics(manager.metrics.registry)`` to export ``glimmer_run_*``.
-    ``readers`` (cached over this manager's informers, and live) are for the reconciler;
-    it reads everything live through ``client`` until it takes them (issue 17.4).
+    ``readers`` (cached over this manager's informers, and live) are the reconciler's;
+    None reads everything live through ``client`` (see ``reads``).
     """
-    del readers  # accepted so every caller wires them now; the reconciler adopts them next
     reconciler = RunReconciler(
         client=client,
         interlock=interlock,
@@ -94,6 +93,7 @@ def run_controller(
         now=now,
         observer=metrics.observe_run if metrics is not None else None,
         forget=metrics.forget if metrics is not None else None,
+        readers=readers,
     )
     return ControllerRegistration(
         name=RUN_CONTROLLER,
@@ -114,11 +114,14 @@ def run_controller(
     )
 
 
-def reaper_controller(*, client: KubeClient) -> ControllerRegistration:
-    """E21 over every Node event (plus its own 5-minute recheck of live stamps)."""
+def reaper_controller(
+    *, client: KubeClient, readers: Readers | None = None
+) -> ControllerRegistration:
+    """E21 over every Node event (plus its own 5-minute recheck of live stamps).
+    ``readers`` as for :func:`run_controller`."""
     return ControllerRegistration(
         name=REAPER_CONTROLLER,
-        reconciler=StampReaper(client=client),
+        reconciler=StampReaper(client=client, readers=readers),
         watches=(
             Watch(
                 NODES,

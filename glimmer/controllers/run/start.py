@@ -20,7 +20,7 @@ from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.cordon import prior_for_capture
 from glimmer.controllers.run.delivery import Delivery, Reason
-from glimmer.engine import NODES, ApiError, Result, is_not_found
+from glimmer.engine import NODES, ApiError, Result
 from glimmer.plan import (
     PinnedPlan,
     PlanDecodeError,
@@ -94,7 +94,8 @@ class Starter(Part):
         except labels.InvalidLabelError as err:
             raise InvalidTargetError(str(err)) from err
         try:
-            nodes = await kube.list_all(self.client, NODES, label_selector=text)
+            # Cached (E2 resolves once, and no rule needs a consistent target list).
+            nodes = await self.reads.list(NODES, label_selector=text)
         except ApiError as err:
             if not kube.refusal(err):
                 raise
@@ -110,24 +111,18 @@ class Starter(Part):
         namespace = str(kube.meta(run)["namespace"])
         spec = run.get("spec") or {}
         profile_name = str(spec.get("profileRef") or "")
-        try:
-            profile = await self.client.get(kube.PROFILES, profile_name, namespace=namespace)
-        except ApiError as err:
-            if is_not_found(err):
-                raise ConfigError(f"BurnInProfile {namespace}/{profile_name} not found") from err
-            raise
+        profile = await self.reads.get(kube.PROFILES, profile_name, namespace=namespace)
+        if profile is None:
+            raise ConfigError(f"BurnInProfile {namespace}/{profile_name} not found")
         profile_spec = dict(profile.get("spec") or {})
         tests: dict[str, JSON] = {}
         for entry in profile_spec.get("tests") or []:
             ref = entry.get("testRef") if isinstance(entry, Mapping) else None
             if not ref or ref in tests:
                 continue
-            try:
-                test = await self.client.get(kube.TESTS, str(ref), namespace=namespace)
-            except ApiError as err:
-                if is_not_found(err):
-                    continue  # build_plan reports it as an unresolved ref (grace applies)
-                raise
+            test = await self.reads.get(kube.TESTS, str(ref), namespace=namespace)
+            if test is None:
+                continue  # build_plan reports it as an unresolved ref (grace applies)
             tests[str(ref)] = dict(test.get("spec") or {})
         targets = await self._resolve_targets(spec)
         return profile_spec, tests, targets
@@ -163,10 +158,11 @@ class Starter(Part):
             if self._within_grace(run):
                 return Result(requeue_after=self.options.resolve_retry_seconds)
             return self._refuse(run, name="resolve", message=str(err))
-        # E3: admission, against an uncached list of every run in every namespace.
+        # E3: admission, against a live list of every run in every namespace (a run
+        # started a moment ago and missing from the cache would let two take a node).
         ours = precedence_key(run)
         others: list[tuple[JSON, list[str]]] = []
-        for other in await kube.list_all(self.client, kube.RUNS):
+        for other in await self.reads.live_list(kube.RUNS):
             if kube.meta(other).get("uid") == kube.meta(run).get("uid"):
                 continue
             if holds(other) and precedence_key(other) < ours:
@@ -224,22 +220,21 @@ class Starter(Part):
         )
 
     async def _target_nodes(self, targets: Sequence[str]) -> dict[str, JSON]:
-        """Uncached reads of the targets (E22): one get each for a few, one list for many
-        (a thousand gets at the client's rate limit would outlast a reconcile)."""
+        """Live reads of the targets (E6, E22: the prior schedulability to restore must
+        predate our own cordons): one get each for a few, one list for many (a thousand
+        gets at the client's rate limit would outlast a reconcile)."""
         if len(targets) > self.options.node_list_threshold:
             wanted = set(targets)
             return {
                 str(kube.meta(n)["name"]): n
-                for n in await kube.list_all(self.client, NODES)
+                for n in await self.reads.live_list(NODES)
                 if kube.meta(n).get("name") in wanted
             }
         found: dict[str, JSON] = {}
         for node in targets:
-            try:
-                found[node] = await self.client.get(NODES, node)
-            except ApiError as err:
-                if not is_not_found(err):
-                    raise
+            current = await self.reads.live_get(NODES, node)
+            if current is not None:
+                found[node] = current
         return found
 
     async def mark_running(self, run: JSON, plan: PinnedPlan) -> JSON:

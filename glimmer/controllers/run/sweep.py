@@ -37,7 +37,7 @@ from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.passes import Launch, Pass, error_verdict, new_result
 from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
 from glimmer.controllers.run.ref import RunRef
-from glimmer.engine import NODES, PODS, ApiError, is_already_exists, is_not_found
+from glimmer.engine import NODES, PODS, ApiError, is_already_exists
 from glimmer.plan import (
     ImageError,
     PinnedPlan,
@@ -78,13 +78,21 @@ class Sweeper(Part):
         super().__init__(ctx)
         self.evidence = Evidence(ctx)
 
-    async def new_pass(self, run: JSON, plan: PinnedPlan) -> Pass:
-        pods = {str(kube.meta(p)["name"]): p for p in await kube.owned_pods(self.client, run)}
+    async def new_pass(self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False) -> Pass:
+        """A pass over ``run``. Its pods come from the cache (``live_pods``: a live list,
+        for a decision a lagging cache would get wrong); the walk reads a pod that its
+        status expects but the cache lacks live (H), and a release re-lists them live."""
+        if live_pods:
+            found, cached = await self.reads.live_pods_of(run), False
+        else:
+            found, cached = await self.reads.pods_of(run)
+        pods = {str(kube.meta(p)["name"]): p for p in found}
         status = run.setdefault("status", {})
         return Pass(
             run=run,
             plan=plan,
             pods=pods,
+            pods_cached=cached,
             now=self.now(),
             results=[dict(r) for r in status.get("results") or []],
             requeue=self.options.requeue_idle_seconds,
@@ -119,18 +127,27 @@ class Sweeper(Part):
             self._observe(run)
         return run
 
+    def _held(self, work: Pass) -> set[str]:
+        return work.busy() | {self._pod_node(work.pods[n]) for n in work.delete_after_write
+                              if n in work.pods}  # fmt: skip
+
     async def _release_idle(self, work: Pass) -> None:
         """E12: every recorded cordon no unit holds any more is handed back."""
         status = work.status
-        busy = work.busy() | {self._pod_node(work.pods[n]) for n in work.delete_after_write
-                              if n in work.pods}  # fmt: skip
         recorded = list(status.get("cordonedNodes") or [])
+        busy = self._held(work)
+        if work.pods_cached and set(recorded) - busy:
+            # H/E12: a release is decided on a live pod list, since a cache lagging a
+            # pod created a moment ago would hand its node back while it loads it.
+            work.replace_pods(await self.reads.live_pods_of(work.run))
+            busy = self._held(work)
         keep: list[str] = []
         prior = status.get("priorUnschedulable") or {}
         for node in sorted(set(recorded)):
             if node in busy:
                 keep.append(node)
                 continue
+            # E12: release_node reads the node live and restores only our own stamp.
             await kube.release_node(
                 self.client, node, stamp=RunRef.of(work.run), prior=prior.get(node)
             )
@@ -147,6 +164,7 @@ class Sweeper(Part):
             self.client, work.run, budget=self.options.status_budget_bytes
         )
         work.changed = False
+        work.confirmed = True  # the write's answer is the apiserver's current object
 
     def finished(self, work: Pass) -> Phase | None:
         """The run's phase if nothing is left to do (D6/D7), else None; for a pass whose
@@ -386,16 +404,12 @@ class Sweeper(Part):
                             pod=name, started=None)  # fmt: skip
 
     async def _get_pod(self, work: Pass, name: str) -> JSON | None:
-        """An uncached read by name; whether the pod is ours is decided by the caller."""
-        try:
-            pod: JSON = await self.client.get(
-                PODS, name, namespace=str(kube.meta(work.run)["namespace"])
-            )
-        except ApiError as err:
-            if is_not_found(err):
-                return None
-            raise
-        return pod
+        """Live by name (H: the pod the status expects, or the twin our create met, may
+        be missing from a cache that lags its creation); whether it is ours is decided
+        by the caller."""
+        return await self.reads.live_get(
+            PODS, name, namespace=str(kube.meta(work.run)["namespace"])
+        )
 
     def _record(
         self,
@@ -536,14 +550,11 @@ class Sweeper(Part):
             work.wait(grace - age)
 
     async def _node_vendor(self, node: str) -> str | None:
-        try:
-            fingerprint = await self.client.get(
-                kube.FINGERPRINTS, node, namespace=self.options.operator_namespace
-            )
-        except ApiError as err:
-            if is_not_found(err):
-                return None
-            raise
+        fingerprint = await self.reads.get(
+            kube.FINGERPRINTS, node, namespace=self.options.operator_namespace
+        )
+        if fingerprint is None:
+            return None
         gpus = (fingerprint.get("status") or {}).get("gpus") or []
         vendor = gpus[0].get("vendor") if gpus and isinstance(gpus[0], Mapping) else None
         return str(vendor) if vendor else None
@@ -577,13 +588,17 @@ class Sweeper(Part):
         return Step.WAITING
 
     async def _cordon(self, work: Pass, test: PlannedTest, node: str) -> None:
-        """E10/E11: uncached read, stamp first, cordon second, with a precondition."""
-        try:
-            current = await self.client.get(NODES, node)
-        except ApiError as err:
-            if is_not_found(err):
-                return
-            raise
+        """E10/E11: live read, stamp first, cordon second, with a precondition."""
+        if not work.confirmed:
+            # The one write before the pass's status write: never from a stale run view
+            # (a run that already ended would cordon a node nothing then releases).
+            await self.reads.confirm(kube.RUNS, work.run)
+            work.confirmed = True
+        # E10/E11: live, since a cache lagging our own writes would make our fresh
+        # cordon look pre-existing, or another owner's stamp look absent.
+        current = await self.reads.live_get(NODES, node)
+        if current is None:
+            return
         heat = (
             heat_until(work.now, seconds=heat_expiry_seconds(test.spec))
             if drives_sustained_load(test.kind)
