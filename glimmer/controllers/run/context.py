@@ -15,6 +15,7 @@ from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run import kube
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.reads import RunReads
+from glimmer.controllers.run.view import RunView
 from glimmer.engine import KubeClient
 
 JSON = dict[str, Any]
@@ -69,9 +70,8 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
-def run_key(run: Mapping[str, Any]) -> str:
-    m = kube.meta(run)
-    return f"{m['namespace']}/{m['name']}"
+def run_key(run: JSON) -> str:
+    return RunView(run).key
 
 
 @dataclass

@@ -216,13 +216,7 @@ class Evidence(Part):
         runner's declaration then stands alone)."""
         if sim_gpu_in_spec(pod):
             return True
-        spec = pod.get("spec") or {}
-        # The node it was bound to, else the one it was pinned to (our pods are pinned).
-        node = str(
-            spec.get("nodeName")
-            or (spec.get("nodeSelector") or {}).get(labels.HOSTNAME_LABEL)
-            or ""
-        )
+        node = podstate.node_of(pod)
         if not node:
             return False
         # Cached: the labels are the simulated kubelet's, set when the node registers;
@@ -315,7 +309,7 @@ class Evidence(Part):
             for t in work.plan.tests
             if specs.checkpoint_interval_seconds(t.spec) > 0
         ]
-        started = work.status.get("startedAt")
+        started = work.view.started_at
         if intervals and started:
             elapsed = (work.now - parse_time(str(started))).total_seconds()
             key = str(int(elapsed // min(intervals)))

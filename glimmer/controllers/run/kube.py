@@ -42,6 +42,7 @@ from glimmer.controllers.run.conditions import clamp
 from glimmer.controllers.run.cordon import owner_of, release_patch
 from glimmer.controllers.run.podstate import live, owned_by
 from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.run.view import RunView
 from glimmer.engine import (
     EVENTS,
     NODES,
@@ -186,7 +187,7 @@ def fit_status(run: JSON, *, budget: int = STATUS_BUDGET_BYTES, terminal: bool =
     size = encoded_size(run)
     if size <= budget:
         return size
-    status = run.get("status") or {}
+    status = RunView(run).status  # compacted in place: the body about to be sent
     size = _compact_attempts(status, size=size, budget=budget)
     if size > budget and terminal:
         size = _compact_terminal(status, size=size, budget=budget)

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from prometheus_client import CollectorRegistry, Gauge
 
+from glimmer.controllers.run.view import RunView
 from glimmer.verdict import Phase
 
 RUN_PHASES: Final = tuple(str(p) for p in Phase)
@@ -67,17 +68,16 @@ class RunMetrics:
 
     def observe_run(self, run: Mapping[str, Any]) -> None:
         """Observe a run object as last written."""
-        meta = run.get("metadata") or {}
-        status = run.get("status") or {}
+        view = RunView(dict(run))  # a shallow copy: a view only reads here
         results = [
             (str(r.get("name", "")), str(node), str(r.get("phase", "")))
-            for r in status.get("results") or []
+            for r in view.results
             for node in r.get("nodes") or [""]
         ]
         self.observe(
-            namespace=str(meta.get("namespace", "")),
-            run=str(meta.get("name", "")),
-            phase=str(status.get("phase") or Phase.PENDING),
+            namespace=view.namespace,
+            run=view.name,
+            phase=str(view.phase_text or Phase.PENDING),
             results=results,
         )
 

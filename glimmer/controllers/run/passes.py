@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from glimmer.controllers.run import kube, labels, podstate, wire
+from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.delivery import Delivery
+from glimmer.controllers.run.view import RunView
 from glimmer.plan import PinnedPlan, PlannedTest, Unit
 from glimmer.plan import spec as specs
 from glimmer.verdict import AttemptVerdict, Phase, TestResultState, fail_fast_stops
@@ -81,13 +82,14 @@ class Pass:
         return (str(result.get("name", "")), tuple(str(n) for n in result.get("nodes") or []))
 
     @property
-    def status(self) -> JSON:
-        status: JSON = self.run.setdefault("status", {})
-        return status
+    def view(self) -> RunView:
+        """Typed reads of the run as this pass holds it (after its writes, too)."""
+        return RunView(self.run)
 
     @property
-    def spec(self) -> Mapping[str, Any]:
-        return self.run.get("spec") or {}
+    def status(self) -> JSON:
+        """The status dict this pass edits and writes."""
+        return self.view.status
 
     def find(self, test: str, nodes: Sequence[str]) -> int | None:
         return self._index.get((test, tuple(nodes)))
@@ -165,11 +167,7 @@ class Pass:
         """E8: nodes with a live owned pod plus every node of every open result."""
         if self._busy is not None:
             return set(self._busy)
-        nodes = {
-            str(((p.get("spec") or {}).get("nodeSelector") or {}).get(labels.HOSTNAME_LABEL, ""))
-            for p in self.pods.values()
-            if podstate.live(p)
-        }
+        nodes = {podstate.pinned_node(p) for p in self.pods.values() if podstate.live(p)}
         for result in self.results:
             if result.get("phase") == str(Phase.RUNNING):
                 nodes.update(result.get("nodes") or [])

@@ -28,7 +28,7 @@ from typing import Any
 
 from glimmer.api import format_time, parse_time
 from glimmer.contract.kinds import drives_sustained_load
-from glimmer.controllers.run import kube, labels, podstate, wire
+from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.artifacts import merge_refs
 from glimmer.controllers.run.context import Part, RunContext, run_key
 from glimmer.controllers.run.cordon import cordon_patches, heat_until
@@ -37,6 +37,7 @@ from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.passes import Launch, Pass, error_verdict, new_result
 from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
 from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.run.view import RunView
 from glimmer.engine import NODES, PODS, ApiError, is_already_exists
 from glimmer.plan import (
     ImageError,
@@ -87,14 +88,13 @@ class Sweeper(Part):
         else:
             found, cached = await self.reads.pods_of(run)
         pods = {str(kube.meta(p)["name"]): p for p in found}
-        status = run.setdefault("status", {})
         return Pass(
             run=run,
             plan=plan,
             pods=pods,
             pods_cached=cached,
             now=self.now(),
-            results=[dict(r) for r in status.get("results") or []],
+            results=[dict(r) for r in RunView(run).results],
             requeue=self.options.requeue_idle_seconds,
             deadline=time.monotonic() + self.options.pass_budget_seconds,
         )
@@ -128,13 +128,13 @@ class Sweeper(Part):
         return run
 
     def _held(self, work: Pass) -> set[str]:
-        return work.busy() | {self._pod_node(work.pods[n]) for n in work.delete_after_write
+        return work.busy() | {podstate.pinned_node(work.pods[n]) for n in work.delete_after_write
                               if n in work.pods}  # fmt: skip
 
     async def _release_idle(self, work: Pass) -> None:
         """E12: every recorded cordon no unit holds any more is handed back."""
         status = work.status
-        recorded = list(status.get("cordonedNodes") or [])
+        recorded = work.view.cordoned_nodes
         busy = self._held(work)
         if work.pods_cached and set(recorded) - busy:
             # H/E12: a release is decided on a live pod list, since a cache lagging a
@@ -142,7 +142,7 @@ class Sweeper(Part):
             work.replace_pods(await self.reads.live_pods_of(work.run))
             busy = self._held(work)
         keep: list[str] = []
-        prior = status.get("priorUnschedulable") or {}
+        prior = work.view.prior_unschedulable
         for node in sorted(set(recorded)):
             if node in busy:
                 keep.append(node)
@@ -231,11 +231,6 @@ class Sweeper(Part):
         work.events.append(("Warning", "PodRefused", message))
         work.abandon(unit.lead_node)
         work.wait(1.0)
-
-    @staticmethod
-    def _pod_node(pod: Mapping[str, Any]) -> str:
-        selector = (pod.get("spec") or {}).get("nodeSelector") or {}
-        return str(selector.get(labels.HOSTNAME_LABEL, ""))
 
     def _recount(self, work: Pass) -> None:
         tally = count(work.states())
@@ -351,7 +346,7 @@ class Sweeper(Part):
         self, work: Pass, index: int, test: PlannedTest, unit: Unit, *, attempt: int, image: str
     ) -> JSON:
         """What the one builder (E13) makes for this attempt: created, or compared with."""
-        tolerations = ((work.spec.get("target") or {}).get("tolerations")) or []
+        tolerations = work.view.tolerations
         return build_pod(
             run=RunRef.of(work.run),
             request=PodRequest(
@@ -442,7 +437,7 @@ class Sweeper(Part):
             started_at=started,
             finished_at=finished,
         )
-        retry_limit = int(work.spec.get("retryOnErrorLimit") or 0)
+        retry_limit = work.view.retry_on_error_limit
         new_state = record_attempt(state, verdict, retry_on_error_limit=retry_limit, record=record)
         updated = wire.state_to_wire(base, new_state)
         if started and not updated.get("startedAt"):
@@ -565,7 +560,7 @@ class Sweeper(Part):
     ) -> Step:  # fmt: skip
         """Plan the attempt's pod (created after the cordon is written), or settle it."""
         node = unit.lead_node
-        cap = work.spec.get("maxConcurrentNodes")
+        cap = work.view.max_concurrent_nodes
         if not can_launch(unit.nodes, busy=frozenset(work.busy()), cap=cap):
             return Step.WAITING  # held back by the interlock (E9)
         image = resolve_image(
@@ -604,14 +599,15 @@ class Sweeper(Part):
             if drives_sustained_load(test.kind)
             else None
         )
-        prior = (work.status.get("priorUnschedulable") or {}).get(node)
+        prior = work.view.prior_unschedulable.get(node)
         patches, record = cordon_patches(
             current, stamp=RunRef.of(work.run), prior=prior, heat_until=heat
         )
         for patch in patches:
             await self.client.patch(NODES, node, patch)
-        if record and node not in (work.status.get("cordonedNodes") or []):
-            work.status["cordonedNodes"] = sorted({*work.status.get("cordonedNodes", []), node})
+        recorded = work.view.cordoned_nodes
+        if record and node not in recorded:
+            work.status["cordonedNodes"] = sorted({*recorded, node})
             work.changed = True
 
     def settle_rest(self, work: Pass, *, phase: Phase, message: str) -> None:
