@@ -16,11 +16,43 @@ from typing import Any
 from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.delivery import Delivery
 from glimmer.controllers.run.view import RunView
-from glimmer.plan import PinnedPlan, PlannedTest, Unit
+from glimmer.plan import PinnedPlan, PlannedTest, Unit, pod_name
 from glimmer.plan import spec as specs
-from glimmer.verdict import AttemptVerdict, Phase, TestResultState, fail_fast_stops
+from glimmer.verdict import AttemptVerdict, Phase, TestResultState, Trigger, fail_fast_stops
 
 JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One unit's current attempt as this pass sees it, every name computed once: the
+    attempt number, its trigger (D3) and its pod's deterministic name (E13)."""
+
+    test_index: int
+    test: PlannedTest
+    unit: Unit
+    #: The unit's result as the pass holds it (None before its first attempt record).
+    result: JSON | None
+    #: ``result`` decoded by the codec (the in-flight attempt left out), once per pass.
+    state: TestResultState | None
+    attempt: int
+    trigger: Trigger
+    pod_name: str
+    #: The attempt entry of a started, not yet harvested pod, if any.
+    flight: JSON | None
+
+    @property
+    def node(self) -> str:
+        return self.unit.lead_node
+
+    @property
+    def label(self) -> str:
+        """``<test>/<node>[+<node>...]``: how deliveries and events name the unit."""
+        return f"{self.test.name}/{'+'.join(self.unit.nodes)}"
+
+    @property
+    def open(self) -> bool:
+        return self.result is None or self.result.get("phase") == str(Phase.RUNNING)
 
 
 @dataclass(frozen=True)
@@ -30,15 +62,8 @@ class Launch:
     Creation waits for the pass's first status write, so the cordon is recorded in
     ``status.cordonedNodes`` before any pod that needs it exists (E10)."""
 
-    test_index: int
-    test: PlannedTest
-    unit: Unit
-    attempt: int
+    execution: Execution
     manifest: JSON
-
-    @property
-    def pod_name(self) -> str:
-        return str(self.manifest["metadata"]["name"])
 
 
 @dataclass
@@ -67,6 +92,9 @@ class Pass:
     #: Pods found not to be ours this pass: never read, and holding nothing.
     foreign: set[str] = field(default_factory=set)
     _index: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)
+    #: ``results`` decoded, position for position: each result is parsed once per pass
+    #: (and again only when the pass replaces it without a new state).
+    _states: list[TestResultState] = field(default_factory=list)
     _required: dict[str, bool] = field(default_factory=dict)
     _busy: set[str] | None = None
     _stops: bool | None = None
@@ -76,6 +104,10 @@ class Pass:
         self._required = {test.name: test.required for test in self.plan.tests}
         for position, result in enumerate(self.results):
             self._index[self._identity(result)] = position
+        self._states = [self._decode(r) for r in self.results]
+
+    def _decode(self, result: Mapping[str, Any]) -> TestResultState:
+        return wire.state_from_wire(result, required=self.required(str(result.get("name"))))
 
     @staticmethod
     def _identity(result: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
@@ -94,14 +126,48 @@ class Pass:
     def find(self, test: str, nodes: Sequence[str]) -> int | None:
         return self._index.get((test, tuple(nodes)))
 
-    def put(self, result: JSON) -> None:
+    def result(self, test: str, nodes: Sequence[str]) -> JSON | None:
+        position = self.find(test, nodes)
+        return self.results[position] if position is not None else None
+
+    def execution(self, index: int, test: PlannedTest, unit: Unit) -> Execution:
+        """The unit's current attempt, from the result and state this pass holds."""
+        position = self.find(test.name, unit.nodes)
+        result = self.results[position] if position is not None else None
+        state = self._states[position] if position is not None else None
+        attempt = wire.next_attempt_number(result)
+        view = self.view
+        return Execution(
+            test_index=index,
+            test=test,
+            unit=unit,
+            result=result,
+            state=state,
+            attempt=attempt,
+            trigger=state.next_trigger() if state is not None else Trigger.INITIAL,
+            pod_name=pod_name(
+                run_name=view.name,
+                run_uid=view.uid,
+                test_index=index,
+                node=unit.lead_node,
+                attempt=attempt,
+            ),
+            flight=wire.in_flight(result) if result is not None else None,
+        )
+
+    def put(self, result: JSON, state: TestResultState | None = None) -> None:
+        """Keep ``result``; ``state`` is its decoded form when the caller has it (the
+        verdict package's answer), else it is decoded here, once."""
+        decoded = state if state is not None else self._decode(result)
         identity = self._identity(result)
         index = self._index.get(identity)
         if index is None:
             self._index[identity] = len(self.results)
             self.results.append(result)
+            self._states.append(decoded)
         else:
             self.results[index] = result
+            self._states[index] = decoded
         self._busy = None
         self._stops = None
         self.changed = True
@@ -158,10 +224,8 @@ class Pass:
         self._busy = None
 
     def states(self) -> list[TestResultState]:
-        return [
-            wire.state_from_wire(r, required=self.required(str(r.get("name"))))
-            for r in self.results
-        ]
+        """Every result's decoded state (no parsing: kept in step by ``put``)."""
+        return list(self._states)
 
     def busy(self) -> set[str]:
         """E8: nodes with a live owned pod plus every node of every open result."""
