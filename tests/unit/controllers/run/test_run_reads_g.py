@@ -3,7 +3,6 @@ they require it (docs/development.md §7), and a NotCachedError falls back to li
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,15 +11,9 @@ import pytest_asyncio
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.reaper import StampReaper
 from glimmer.controllers.run import labels
-from glimmer.controllers.run.indexes import (
-    NODES_BY_CORDON_OWNER,
-    PODS_BY_RUN,
-    nodes_by_cordon_owner,
-    pods_by_run,
-)
 from glimmer.controllers.run.kube import RUNS
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
-from glimmer.controllers.run.setup import run_controller
+from glimmer.controllers.run.setup import reaper_controller, run_controller
 from glimmer.engine import (
     NODES,
     PODS,
@@ -32,20 +25,10 @@ from glimmer.engine import (
     NotCachedError,
     Readers,
     Resource,
-    strip_managed_fields,
 )
 from glimmer.engine.fake import Request
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
-
-
-async def settle_watches(client: FakeClient, factory: InformerFactory) -> None:
-    await factory.wait_for_sync()
-    for _ in range(200):
-        if client.open_watches == len(factory.informers):
-            break
-        await asyncio.sleep(0)
-    for _ in range(50):
-        await asyncio.sleep(0)
+from tests.unit.engine.test_reader import settle_watches
 
 
 def cached_reconciler(cluster: Cluster, readers: Readers) -> RunReconciler:
@@ -65,18 +48,18 @@ async def cached() -> AsyncIterator[tuple[Cluster, InformerFactory]]:
     cluster = Cluster(nodes=2)
     await cluster.setup(tests={"t": custom_test("echo")})
     factory = InformerFactory(cluster.client, clock=FakeClock())
-    factory.informer(RUNS, transform=strip_managed_fields)
-    factory.informer(
-        PODS,
-        label_selector=labels.RUN_LABEL,
-        transform=strip_managed_fields,
-        indexers={PODS_BY_RUN: pods_by_run},
-    )
-    factory.informer(
-        NODES,
-        transform=strip_managed_fields,
-        indexers={NODES_BY_CORDON_OWNER: nodes_by_cordon_owner},
-    )
+    registrations = [
+        run_controller(client=cluster.client, namespace=None, operator_namespace="x",
+                       interlock=Interlock()),
+        reaper_controller(client=cluster.client),
+    ]  # fmt: skip
+    for watch in (w for r in registrations for w in r.watches):
+        factory.informer(
+            watch.resource,
+            label_selector=watch.label_selector,
+            transform=watch.transform,
+            indexers=watch.indexers,
+        )
     factory.start()
     await settle_watches(cluster.client, factory)
     cluster.reconciler = cached_reconciler(cluster, Readers.over(cluster.client, factory))
@@ -84,23 +67,34 @@ async def cached() -> AsyncIterator[tuple[Cluster, InformerFactory]]:
     await factory.stop()
 
 
+async def start_run(cluster: Cluster, factory: InformerFactory, *, cap: int) -> None:
+    """Create run r1 (at most ``cap`` nodes at once) and take its first pass."""
+    await cluster.create_run(maxConcurrentNodes=cap)
+    await settle_watches(cluster.client, factory)
+    await cluster.reconcile()
+
+
 def since(client: FakeClient, mark: int) -> list[Request]:
     return [r for r in client.requests[mark:] if r.verb != "watch"]
+
+
+async def calls_of_next_pass(cluster: Cluster, factory: InformerFactory) -> list[tuple[str, ...]]:
+    """(verb, resource, name) of every request the next reconcile makes, caches settled."""
+    await settle_watches(cluster.client, factory)
+    mark = len(cluster.client.requests)
+    await cluster.reconcile()
+    return [(r.verb, r.resource, r.name or "") for r in since(cluster.client, mark)]
 
 
 async def test_I17_4_a_pass_over_synced_caches_reads_the_run_and_its_pods_from_them(
     cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
-    await cluster.create_run(maxConcurrentNodes=2)
-    await settle_watches(cluster.client, factory)
-    await cluster.reconcile()
+    await start_run(cluster, factory, cap=2)
     for pod in cluster.live_pods():
         await cluster.kubelet(pod["metadata"]["name"], exit_code=None)
-    await settle_watches(cluster.client, factory)
-    mark = len(cluster.client.requests)
-    await cluster.reconcile()  # both pods run: records their attempts
-    reads = [(r.verb, r.resource) for r in since(cluster.client, mark) if r.verb in ("get", "list")]
+    calls = await calls_of_next_pass(cluster, factory)  # both pods run: their attempts
+    reads = [(verb, resource) for verb, resource, _ in calls if verb in ("get", "list")]
     assert ("get", str(RUNS)) not in reads, reads
     assert ("list", str(PODS)) not in reads, reads
     run = await cluster.run()
@@ -111,15 +105,10 @@ async def test_I17_4_E10_the_node_read_before_a_cordon_is_live_though_the_node_i
     cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
-    await cluster.create_run(maxConcurrentNodes=1)
-    await settle_watches(cluster.client, factory)
-    await cluster.reconcile()  # E6 reads both targets live; n0 cordoned and loaded
+    await start_run(cluster, factory, cap=1)  # E6 reads both targets live; n0 cordoned and loaded
     (first,) = cluster.live_pods()
     await cluster.kubelet(first["metadata"]["name"], exit_code=0, log="ok=1\n")
-    await settle_watches(cluster.client, factory)
-    mark = len(cluster.client.requests)
-    await cluster.reconcile()  # harvests n0, then cordons n1
-    calls = [(r.verb, r.resource, r.name) for r in since(cluster.client, mark)]
+    calls = await calls_of_next_pass(cluster, factory)  # harvests n0, then cordons n1
     cordon = calls.index(("patch", "nodes", "n1"))
     assert ("get", "nodes", "n1") in calls[:cordon], calls
     # The run view (from the cache) was confirmed live before that first cordon write.
@@ -130,9 +119,7 @@ async def test_I17_4_E12_a_release_is_decided_on_live_pods_when_the_cache_lags(
     cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
-    await cluster.create_run(maxConcurrentNodes=1)
-    await settle_watches(cluster.client, factory)
-    await cluster.reconcile()
+    await start_run(cluster, factory, cap=1)
     assert len(cluster.live_pods()) == 1
     run = await cluster.run()
     run["spec"]["suspend"] = True
