@@ -22,7 +22,14 @@ The rules that require a live read, and why a cached one would be wrong:
   status write's answer is the read-back; the pods of a run are listed live after a
   create, so a pod we just created never looks vanished (and is never created twice).
 
-Everything else may read the cache, and the fleet-speed work moves it there.
+- E18 (Graceful cancel): the run's pods are listed live, since a cache lagging a pod's
+  start would have it killed as never started.
+
+Everything else reads the cache (the run itself, its pods by index, profiles, tests,
+fingerprints, the target selector's nodes, the reaper's first look), through
+``glimmer.controllers.run.reads.RunReads``: a read no cache covers, and a cached "not
+found", are made live; a cordon is placed only from a run view confirmed live, and a
+release is decided on a live pod list.
 """
 
 from __future__ import annotations
