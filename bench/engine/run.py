@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from glimmer.controllers.run.indexes import nodes_by_cordon_owner, pods_by_run
+from glimmer.controllers.run.labels import RUN_LABEL, TEST_LABEL
 from glimmer.engine import (
     NAMESPACES,
     NODES,
@@ -46,13 +48,10 @@ from glimmer.engine import (
     configure_logging,
     is_already_exists,
     keep_fields,
-    nodes_by_cordon_owner,
-    pods_by_run,
     strip_managed_fields,
 )
 
 NAMESPACE = "glimmer-bench"
-RUN_LABEL = "burnin.glimmer.ai/run"
 TRANSFORMS: dict[str, dict[str, Callable[[dict[str, Any]], dict[str, Any]] | None]] = {
     "none": {"pods": None, "nodes": None},
     "strip-managed-fields": {"pods": strip_managed_fields, "nodes": strip_managed_fields},
@@ -100,7 +99,7 @@ def pod_body(index: int, node: str) -> dict[str, Any]:
     return {
         "metadata": {
             "name": f"burnin-{index:06d}",
-            "labels": {RUN_LABEL: run, "burnin.glimmer.ai/test": "gpu-burn",
+            "labels": {RUN_LABEL: run, TEST_LABEL: "gpu-burn",
                        "app.kubernetes.io/managed-by": "glimmer"},
             "annotations": {"burnin.glimmer.ai/plan-hash": f"{index:064x}"},
         },

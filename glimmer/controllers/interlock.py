@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from glimmer.controllers.run.cordon import owner_of
+from glimmer.controllers.run.view import JSON, RunView
 
 
 class Interlock:
@@ -43,22 +44,14 @@ class Interlock:
                 out.setdefault(node, []).append(run)
         return out
 
-    def rebuild(
-        self, *, runs: Iterable[Mapping[str, Any]], nodes: Iterable[Mapping[str, Any]]
-    ) -> None:
+    def rebuild(self, *, runs: Iterable[JSON], nodes: Iterable[Mapping[str, Any]]) -> None:
         """From run statuses (open results + cordoned nodes) and node cordon stamps."""
         self._by_run.clear()
         key_by_uid: dict[str, str] = {}
         for run in runs:
-            meta = run.get("metadata") or {}
-            key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-            key_by_uid[str(meta.get("uid", ""))] = key
-            status = run.get("status") or {}
-            held = set(status.get("cordonedNodes") or [])
-            for result in status.get("results") or []:
-                if result.get("phase") == "Running":
-                    held.update(result.get("nodes") or [])
-            self.set_run(key, held)
+            view = RunView(run)
+            key_by_uid[view.uid] = view.key
+            self.set_run(view.key, view.held_nodes())
         for node in nodes:
             stamp = owner_of(node)
             name = str((node.get("metadata") or {}).get("name", ""))

@@ -22,7 +22,14 @@ The rules that require a live read, and why a cached one would be wrong:
   status write's answer is the read-back; the pods of a run are listed live after a
   create, so a pod we just created never looks vanished (and is never created twice).
 
-Everything else may read the cache, and the fleet-speed work moves it there.
+- E18 (Graceful cancel): the run's pods are listed live, since a cache lagging a pod's
+  start would have it killed as never started.
+
+Everything else reads the cache (the run itself, its pods by index, profiles, tests,
+fingerprints, the target selector's nodes, the reaper's first look), through
+``glimmer.controllers.run.reads.RunReads``: a read no cache covers, and a cached "not
+found", are made live; a cordon is placed only from a run view confirmed live, and a
+release is decided on a live pod list.
 """
 
 from __future__ import annotations
@@ -32,9 +39,9 @@ import dataclasses
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run.context import RunOptions
 from glimmer.controllers.run.delivery import Deliverer
+from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.setup import reaper_controller, run_controller
 from glimmer.engine import ControllerRegistration, Manager, Readers
-from glimmer.engine.metrics import RunMetrics
 
 
 def operator_registrations(
@@ -55,6 +62,7 @@ def operator_registrations(
     (``glimmer_run_*``) go to the manager's registry.
     """
     client = manager.client
+    readers = readers if readers is not None else Readers.over(client, manager.informers)
     return [
         run_controller(
             client=client,
@@ -65,7 +73,7 @@ def operator_registrations(
             deliverer=deliverer,
             workers=workers,
             metrics=RunMetrics(manager.metrics.registry),
-            readers=readers if readers is not None else Readers.over(client, manager.informers),
+            readers=readers,
         ),
-        reaper_controller(client=client),
+        reaper_controller(client=client, readers=readers),
     ]

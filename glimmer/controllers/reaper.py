@@ -3,16 +3,24 @@
 A stamp naming a run that no longer exists (or exists with another UID) would keep
 the node out of every future run forever, and out of the scheduler too. Every node
 event, and every 5 minutes for nodes still stamped by a live run, the stamp is parsed
-and its run read *uncached* (E22): a stale cache must never make a live run look gone.
+and its run looked up.
+
+Reads: the cache answers the common cases (a node with no stamp, a stamp whose run is
+there with its UID), so a fleet's node heartbeats cost no requests. Only a stamp that
+looks orphaned is acted on, and then both reads are live: the run (E22: a stale cache
+must never make a live run look gone) and the node the release patch is computed
+from (E12).
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from glimmer.controllers.run.cordon import owner_of, reap_patch
 from glimmer.controllers.run.kube import RUNS
-from glimmer.engine import NODES, ApiError, KubeClient, Result, is_not_found
+from glimmer.controllers.run.reads import RunReads, uncached
+from glimmer.engine import NODES, KubeClient, Readers, Result
 
 RECHECK_SECONDS: Final = 300.0
 
@@ -20,29 +28,42 @@ RECHECK_SECONDS: Final = 300.0
 class StampReaper:
     """Reconciles one Node (key = node name)."""
 
-    def __init__(self, *, client: KubeClient, recheck_seconds: float = RECHECK_SECONDS) -> None:
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        recheck_seconds: float = RECHECK_SECONDS,
+        readers: Readers | None = None,
+    ) -> None:
         self.client = client
         self.recheck_seconds = recheck_seconds
+        self.reads = RunReads(readers if readers is not None else uncached(client))
 
     async def reconcile(self, key: str) -> Result:
-        try:
-            node = await self.client.get(NODES, key)
-        except ApiError as err:
-            if is_not_found(err):
-                return Result()
-            raise
-        stamp = owner_of(node)
-        if stamp is None:
+        cached = await self.reads.get(NODES, key)  # cached; a miss is confirmed live
+        seen = owner_of(cached) if cached is not None else None
+        if seen is None:
             return Result()  # no stamp, or one that is not ours to parse: left alone
-        try:
-            run = await self.client.get(RUNS, stamp.name, namespace=stamp.namespace)
-            alive = (run.get("metadata") or {}).get("uid") == stamp.uid
-        except ApiError as err:
-            if not is_not_found(err):
-                raise  # any other read error: retry, never guess "gone"
-            alive = False
+        # Cached; a miss is confirmed live (E22), so None here means gone.
+        run = await self.reads.get(RUNS, seen.name, namespace=seen.namespace)
+        if run is not None and _uid(run) == seen.uid:
+            return Result(requeue_after=self.recheck_seconds)
+        # It looks orphaned: decide on live reads only. E12: the release patch is
+        # computed from the node as it is now.
+        node = await self.reads.live_get(NODES, key)
+        stamp = owner_of(node) if node is not None else None
+        if node is None or stamp is None:
+            return Result()
+        if stamp != seen or run is not None:
+            # E22: another stamp by now, or a UID mismatch a stale cache may have shown.
+            run = await self.reads.live_get(RUNS, stamp.name, namespace=stamp.namespace)
+        alive = run is not None and _uid(run) == stamp.uid
         patch = reap_patch(node, owner_alive=alive)
         if patch is not None:
             await self.client.patch(NODES, key, patch)
             return Result()
         return Result(requeue_after=self.recheck_seconds)
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("uid", ""))

@@ -12,14 +12,10 @@ The public names are re-exported here; everything else is internal.
 
 from glimmer.engine.apiserver import ApiServerClient, ClientOptions, load_configuration
 from glimmer.engine.cache import (
-    CORDON_OWNER_ANNOTATION,
-    RUN_LABEL,
     LabelSelector,
     Store,
     annotation_index,
     label_index,
-    nodes_by_cordon_owner,
-    pods_by_run,
 )
 from glimmer.engine.client import (
     CONFIGMAPS,
@@ -80,14 +76,12 @@ from glimmer.engine.workqueue import QueueShutDownError, WorkQueue
 
 __all__ = [
     "CONFIGMAPS",
-    "CORDON_OWNER_ANNOTATION",
     "EVENTS",
     "FIELD_MANAGER",
     "LEASES",
     "NAMESPACES",
     "NODES",
     "PODS",
-    "RUN_LABEL",
     "ApiError",
     "ApiServerClient",
     "Backoff",
@@ -143,9 +137,7 @@ __all__ = [
     "keep_fields",
     "label_index",
     "load_configuration",
-    "nodes_by_cordon_owner",
     "object_key",
-    "pods_by_run",
     "settle",
     "strip_managed_fields",
 ]

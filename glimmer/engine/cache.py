@@ -1,8 +1,8 @@
 """The informer's store: objects by key, plus secondary indexes.
 
-An index maps each object to zero or more index values (a pod to its run
-label, a node to its cordon-owner annotation) so a reconciler can ask "pods of
-run X" in O(result) instead of scanning 50,000 pods. Index functions see the
+An index maps each object to zero or more index values (a pod to the value of one
+of its labels, a node to one of its annotations) so a reconciler can ask "pods
+labelled X" in O(result) instead of scanning 50,000 pods. Index functions see the
 stored (already transformed) object, so a transform must keep every field an
 index reads.
 
@@ -22,9 +22,6 @@ import attrs
 from glimmer.engine.client import JSON, object_key
 
 IndexFunc = Callable[[Mapping[str, Any]], Iterable[str]]
-
-RUN_LABEL = "burnin.glimmer.ai/run"
-CORDON_OWNER_ANNOTATION = "burnin.glimmer.ai/cordon-owner"
 
 
 def label_index(label: str) -> IndexFunc:
@@ -50,10 +47,6 @@ def annotation_index(annotation: str) -> IndexFunc:
 def namespace_index(obj: Mapping[str, Any]) -> list[str]:
     namespace = (obj.get("metadata") or {}).get("namespace")
     return [str(namespace)] if namespace else []
-
-
-pods_by_run = label_index(RUN_LABEL)
-nodes_by_cordon_owner = annotation_index(CORDON_OWNER_ANNOTATION)
 
 
 Operator = Literal["=", "!=", "exists", "!exists"]

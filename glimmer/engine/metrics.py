@@ -7,12 +7,13 @@ controllers work on Glimmer unchanged. The `glimmer_*` families are ours.
 All families live on one `CollectorRegistry` owned by an `EngineMetrics`
 instance rather than on prometheus-client's global registry: a test can build
 several managers in one process without "duplicated timeseries" errors, and
-`/metrics` serves exactly what this manager registered.
+`/metrics` serves exactly what this manager registered. Controllers add their own
+families to the same registry (``EngineMetrics.registry``); the engine declares none
+of theirs.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -145,64 +146,3 @@ class QueueMetrics:
         """Compute the in-flight gauges at scrape time from the queue's own clock."""
         self._unfinished.set_function(unfinished)
         self._longest.set_function(longest)
-
-
-RUN_PHASES = ("Pending", "Running", "Passed", "Failed", "Error", "Skipped", "Cancelled")
-
-
-class RunMetrics:
-    """The BurnInRun controller's `glimmer_run_*` families, on the manager's registry.
-
-    Per run: its phase (1 for the current one, 0 for the others) and result counts;
-    per node: the phase of each settled or open result. Series are dropped when the
-    run is deleted, so labels stay bounded by the runs that exist.
-    """
-
-    def __init__(self, registry: CollectorRegistry) -> None:
-        self.run_phase = Gauge(
-            "glimmer_run_phase",
-            "1 for the BurnInRun's current phase, 0 for the others",
-            ["namespace", "run", "phase"],
-            registry=registry,
-        )
-        self.run_results = Gauge(
-            "glimmer_run_results",
-            "Results of a BurnInRun per phase",
-            ["namespace", "run", "phase"],
-            registry=registry,
-        )
-        self.node_verdict = Gauge(
-            "glimmer_run_node_verdict",
-            "1 per (test, node) result of a BurnInRun, labelled with its phase",
-            ["namespace", "run", "test", "node", "phase"],
-            registry=registry,
-        )
-        self._node_series: dict[tuple[str, str], set[tuple[str, ...]]] = {}
-
-    def observe(self, *, namespace: str, run: str, phase: str,
-                results: list[tuple[str, str, str]]) -> None:  # fmt: skip
-        """``results`` = (test, node, phase) for each result node."""
-        for candidate in RUN_PHASES:
-            self.run_phase.labels(namespace, run, candidate).set(1 if candidate == phase else 0)
-        tally = dict.fromkeys(RUN_PHASES, 0)
-        for _, _, result_phase in results:
-            if result_phase in tally:
-                tally[result_phase] += 1
-        for candidate, value in tally.items():
-            self.run_results.labels(namespace, run, candidate).set(value)
-        wanted: set[tuple[str, ...]] = {
-            (namespace, run, test, node, p) for test, node, p in results
-        }
-        for stale in self._node_series.get((namespace, run), set()) - wanted:
-            self.node_verdict.remove(*stale)
-        for labels in wanted:
-            self.node_verdict.labels(*labels).set(1)
-        self._node_series[(namespace, run)] = wanted
-
-    def forget(self, namespace: str, run: str) -> None:
-        for candidate in RUN_PHASES:
-            for gauge in (self.run_phase, self.run_results):
-                with contextlib.suppress(KeyError):
-                    gauge.remove(namespace, run, candidate)
-        for labels in self._node_series.pop((namespace, run), set()):
-            self.node_verdict.remove(*labels)

@@ -15,14 +15,12 @@ import glimmer.testing
 
 ENGINE = [
     "CONFIGMAPS",
-    "CORDON_OWNER_ANNOTATION",
     "EVENTS",
     "FIELD_MANAGER",
     "LEASES",
     "NAMESPACES",
     "NODES",
     "PODS",
-    "RUN_LABEL",
     "ApiError",
     "ApiServerClient",
     "Backoff",
@@ -78,9 +76,7 @@ ENGINE = [
     "keep_fields",
     "label_index",
     "load_configuration",
-    "nodes_by_cordon_owner",
     "object_key",
-    "pods_by_run",
     "settle",
     "strip_managed_fields",
 ]

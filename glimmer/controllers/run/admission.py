@@ -7,12 +7,12 @@ every namespace *uncached* (E22) and supplies each one's targets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from glimmer.controllers.run import labels
-from glimmer.verdict import Phase
+from glimmer.controllers.run.view import RunView
 
 JSON = dict[str, Any]
 
@@ -30,57 +30,43 @@ class Conflict:
         )
 
 
-def _meta(run: Mapping[str, Any]) -> Mapping[str, Any]:
-    return run.get("metadata") or {}
-
-
-def terminal(run: Mapping[str, Any]) -> bool:
-    phase = (run.get("status") or {}).get("phase") or ""
-    try:
-        return Phase(phase).terminal
-    except ValueError:
-        return False
-
-
-def holds(run: Mapping[str, Any]) -> bool:
+def holds(run: JSON) -> bool:
     """A run holds nodes while it carries the cordon finalizer or is not terminal."""
-    return labels.FINALIZER in (_meta(run).get("finalizers") or []) or not terminal(run)
+    view = RunView(run)
+    return labels.FINALIZER in view.finalizers or not view.terminal
 
 
-def precedence_key(run: Mapping[str, Any]) -> tuple[int, str, str]:
+def precedence_key(run: JSON) -> tuple[int, str, str]:
     """Smaller precedes: started runs first, then older creation, then smaller UID."""
-    started = bool((run.get("status") or {}).get("startedAt"))
-    meta = _meta(run)
-    return (0 if started else 1, str(meta.get("creationTimestamp", "")), str(meta.get("uid", "")))
+    view = RunView(run)
+    return (0 if view.started_at else 1, str(view.created_at or ""), view.uid)
 
 
 def find_conflict(
-    run: Mapping[str, Any],
+    run: JSON,
     *,
     targets: Sequence[str],
-    others: Sequence[tuple[Mapping[str, Any], Sequence[str]]],
+    others: Sequence[tuple[JSON, Sequence[str]]],
 ) -> Conflict | None:
     """The winning conflicter among holding runs that precede ``run``, or None.
 
     ``others`` pairs each other run with its targets (pinned, else re-resolved).
     """
     ours = precedence_key(run)
-    uid = _meta(run).get("uid")
+    uid = RunView(run).uid
     wanted = set(targets)
     candidates: list[tuple[tuple[int, str, str], Conflict]] = []
     for other, other_targets in others:
-        if _meta(other).get("uid") == uid or not holds(other):
+        view = RunView(other)
+        if view.uid == uid or not holds(other):
             continue
         key = precedence_key(other)
         if key >= ours:
             continue
         overlap = [node for node in other_targets if node in wanted]
         if overlap:
-            meta = _meta(other)
             conflict = Conflict(
-                namespace=str(meta.get("namespace", "")),
-                name=str(meta.get("name", "")),
-                nodes=tuple(sorted(set(overlap))),
+                namespace=view.namespace, name=view.name, nodes=tuple(sorted(set(overlap)))
             )
             candidates.append((key, conflict))
     if not candidates:

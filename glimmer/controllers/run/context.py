@@ -14,6 +14,8 @@ from typing import Any
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run import kube
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
+from glimmer.controllers.run.reads import RunReads
+from glimmer.controllers.run.view import RunView
 from glimmer.engine import KubeClient
 
 JSON = dict[str, Any]
@@ -68,9 +70,8 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
-def run_key(run: Mapping[str, Any]) -> str:
-    m = kube.meta(run)
-    return f"{m['namespace']}/{m['name']}"
+def run_key(run: JSON) -> str:
+    return RunView(run).key
 
 
 @dataclass
@@ -78,6 +79,8 @@ class RunContext:
     client: KubeClient
     interlock: Interlock
     options: RunOptions
+    #: Every read the parts make, cached or live (see :mod:`~glimmer.controllers.run.reads`).
+    reads: RunReads
     deliverer: Deliverer = field(default_factory=NoDelivery)
     now: Callable[[], datetime] = now_utc
     #: Called with the run after each status write (metrics).
@@ -94,6 +97,7 @@ class Part:
         self.client = ctx.client
         self.interlock = ctx.interlock
         self.options = ctx.options
+        self.reads = ctx.reads
         self.deliverer = ctx.deliverer
         self.now = ctx.now
         self._observe = ctx.observe

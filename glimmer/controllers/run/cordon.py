@@ -2,8 +2,9 @@
 
 Pure: each function reads a Node (as JSON) and returns the merge patches to write,
 in order; the reconciler sends them with the node's resourceVersion as a
-precondition, reading the node uncached first (E22). The stamp is always written
-*before* ``spec.unschedulable=true``, so a crash between the two leaves a harmless
+precondition, reading the node uncached first (E22). A stamp is the owning run's
+:class:`~glimmer.controllers.run.ref.RunRef`, as ``<namespace>/<name>/<uid>``. It is
+always written *before* ``spec.unschedulable=true``, so a crash between the two leaves a harmless
 stamp, never an ownerless cordon; and another owner's cordon is never taken.
 """
 
@@ -15,37 +16,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from glimmer.controllers.run import labels
+from glimmer.controllers.run.ref import RunRef
 
 JSON = dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class CordonStamp:
-    """``<namespace>/<name>/<uid>`` of the run that owns a node's cordon."""
-
-    namespace: str
-    name: str
-    uid: str
-
-    def render(self) -> str:
-        return f"{self.namespace}/{self.name}/{self.uid}"
-
-    @classmethod
-    def parse(cls, text: str | None) -> CordonStamp | None:
-        """Exactly three non-empty ``/`` parts, else None (and the stamp is left alone)."""
-        if not text:
-            return None
-        parts = text.split("/")
-        if len(parts) != 3 or not all(parts):
-            return None
-        return cls(namespace=parts[0], name=parts[1], uid=parts[2])
 
 
 @dataclass(frozen=True, slots=True)
 class HeatMarker:
     """``<namespace>/<name>/<uid>/<RFC3339 UTC expiry>``: a deliberate soak, not a fault."""
 
-    stamp: CordonStamp
+    stamp: RunRef
     expiry: datetime
 
     def render(self) -> str:
@@ -62,7 +42,7 @@ class HeatMarker:
             expiry = datetime.strptime(parts[3], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
         except ValueError:
             return None
-        return cls(stamp=CordonStamp(parts[0], parts[1], parts[2]), expiry=expiry)
+        return cls(stamp=RunRef(parts[0], parts[1], parts[2]), expiry=expiry)
 
 
 def node_annotations(node: Mapping[str, Any]) -> Mapping[str, str]:
@@ -73,8 +53,8 @@ def unschedulable(node: Mapping[str, Any]) -> bool:
     return bool((node.get("spec") or {}).get("unschedulable"))
 
 
-def owner_of(node: Mapping[str, Any]) -> CordonStamp | None:
-    return CordonStamp.parse(node_annotations(node).get(labels.CORDON_OWNER))
+def owner_of(node: Mapping[str, Any]) -> RunRef | None:
+    return RunRef.parse(node_annotations(node).get(labels.CORDON_OWNER))
 
 
 def _precondition(node: Mapping[str, Any]) -> JSON:
@@ -92,7 +72,7 @@ def prior_for_capture(node: Mapping[str, Any]) -> bool:
 
 
 def _heat_value(
-    node: Mapping[str, Any], *, stamp: CordonStamp, heat_until: datetime | None
+    node: Mapping[str, Any], *, stamp: RunRef, heat_until: datetime | None
 ) -> str | bool | None:
     """The heat-marker value to write: a string, None to delete it, False to leave it."""
     current_text = node_annotations(node).get(labels.HEAT_EXPECTED)
@@ -110,7 +90,7 @@ def _heat_value(
 def cordon_patches(
     node: Mapping[str, Any],
     *,
-    stamp: CordonStamp,
+    stamp: RunRef,
     prior: bool | None,
     heat_until: datetime | None,
 ) -> tuple[list[JSON], bool]:
@@ -148,9 +128,7 @@ def cordon_patches(
     return patches, True
 
 
-def release_patch(
-    node: Mapping[str, Any], *, stamp: CordonStamp, prior: bool | None
-) -> JSON | None:
+def release_patch(node: Mapping[str, Any], *, stamp: RunRef, prior: bool | None) -> JSON | None:
     """E12: restore what was there if the stamp is still ours; None when it is not."""
     owner = owner_of(node)
     if owner is None or owner.uid != stamp.uid:

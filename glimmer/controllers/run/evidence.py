@@ -29,8 +29,8 @@ from glimmer.controllers.run.artifacts import configmap_name, plan_store, store_
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.passes import Pass
-from glimmer.controllers.run.pods import RunRef
-from glimmer.engine import CONFIGMAPS, NODES, ApiError, KubeClient, is_not_found
+from glimmer.controllers.run.ref import RunRef
+from glimmer.engine import CONFIGMAPS, NODES, ApiError, KubeClient
 from glimmer.plan import PlannedTest, Unit, label_value
 from glimmer.plan import spec as specs
 from glimmer.plan.gates import threshold_from_wire
@@ -211,27 +211,17 @@ class Evidence(Part):
 
     async def simulated(self, pod: Mapping[str, Any]) -> bool:
         """I19.4: the dispatcher's own knowledge that the pod ran against the simulated
-        GPU: its spec says so, or its node does. The node is a live read, once per
-        harvest (the labels decide provenance; a node that is gone tells nothing, and
-        the runner's declaration then stands alone)."""
+        GPU: its spec says so, or its node does. The node is read once per harvest
+        (the labels decide provenance; a node that is gone tells nothing, and the
+        runner's declaration then stands alone)."""
         if sim_gpu_in_spec(pod):
             return True
-        spec = pod.get("spec") or {}
-        # The node it was bound to, else the one it was pinned to (our pods are pinned).
-        node = str(
-            spec.get("nodeName")
-            or (spec.get("nodeSelector") or {}).get(labels.HOSTNAME_LABEL)
-            or ""
-        )
+        node = podstate.node_of(pod)
         if not node:
             return False
-        try:
-            current: JSON | None = await self.client.get(NODES, node)
-        except ApiError as err:
-            if not is_not_found(err):
-                raise
-            current = None
-        return sim_node(current)
+        # Cached: the labels are the simulated kubelet's, set when the node registers;
+        # a cached miss is confirmed live.
+        return sim_node(await self.reads.get(NODES, node))
 
     async def _store_artifacts(
         self, work: Pass, test: PlannedTest, pod: str, report: RunnerReport
@@ -239,12 +229,8 @@ class Evidence(Part):
         run = work.run
         namespace = str(kube.meta(run)["namespace"])
         cm_name = configmap_name(str(kube.meta(run)["name"]))
-        try:
-            current: JSON | None = await self.client.get(CONFIGMAPS, cm_name, namespace=namespace)
-        except ApiError as err:
-            if not is_not_found(err):
-                raise
-            current = None
+        # Cached where a cache holds it: the write below carries this resourceVersion.
+        current = await self.reads.get(CONFIGMAPS, cm_name, namespace=namespace)
         stored = plan_store(
             configmap=cm_name,
             data=(current or {}).get("data") or {},
@@ -258,7 +244,7 @@ class Evidence(Part):
             return stored.refs
         try:
             if current is None:
-                ref = RunRef(namespace, str(kube.meta(run)["name"]), str(kube.meta(run)["uid"]))
+                ref = RunRef.of(run)
                 body: JSON = {
                     "metadata": {
                         "name": cm_name,
@@ -323,7 +309,7 @@ class Evidence(Part):
             for t in work.plan.tests
             if specs.checkpoint_interval_seconds(t.spec) > 0
         ]
-        started = work.status.get("startedAt")
+        started = work.view.started_at
         if intervals and started:
             elapsed = (work.now - parse_time(str(started))).total_seconds()
             key = str(int(elapsed // min(intervals)))

@@ -36,21 +36,39 @@ from typing import Any, Final
 
 import aiohttp
 
+from glimmer.api import API_VERSION, GROUP, KINDS_BY_NAME, VERSION
 from glimmer.controllers.run import labels
 from glimmer.controllers.run.conditions import clamp
-from glimmer.controllers.run.cordon import CordonStamp, owner_of, release_patch
+from glimmer.controllers.run.cordon import owner_of, release_patch
 from glimmer.controllers.run.podstate import live, owned_by
-from glimmer.engine import EVENTS, NODES, PODS, ApiError, KubeClient, Resource, is_not_found
+from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.run.view import RunView
+from glimmer.engine import (
+    EVENTS,
+    NODES,
+    PODS,
+    ApiError,
+    KubeClient,
+    LiveReader,
+    Resource,
+    is_not_found,
+)
 from glimmer.plan import label_value
 
 JSON = dict[str, Any]
 
-RUNS: Final = Resource("burnin.glimmer.ai", "v1alpha1", "burninruns", True, "BurnInRun")
-PROFILES: Final = Resource("burnin.glimmer.ai", "v1alpha1", "burninprofiles", True, "BurnInProfile")
-TESTS: Final = Resource("burnin.glimmer.ai", "v1alpha1", "burnintests", True, "BurnInTest")
-FINGERPRINTS: Final = Resource(
-    "burnin.glimmer.ai", "v1alpha1", "nodefingerprints", True, "NodeFingerprint"
-)
+
+def api_resource(kind: str) -> Resource:
+    """Where ``kind``'s objects live, from ``glimmer.api``'s kind table (every kind of
+    the API is namespaced: ``glimmer.api.crd`` writes ``scope: Namespaced``)."""
+    info = KINDS_BY_NAME[kind]
+    return Resource(GROUP, VERSION, info.plural, True, info.kind)
+
+
+RUNS: Final = api_resource("BurnInRun")
+PROFILES: Final = api_resource("BurnInProfile")
+TESTS: Final = api_resource("BurnInTest")
+FINGERPRINTS: Final = api_resource("NodeFingerprint")
 
 #: What a failed log fetch can raise; any of them means "logs unavailable" (A13).
 LOG_ERRORS: Final = (ApiError, OSError, TimeoutError, aiohttp.ClientError)
@@ -169,7 +187,7 @@ def fit_status(run: JSON, *, budget: int = STATUS_BUDGET_BYTES, terminal: bool =
     size = encoded_size(run)
     if size <= budget:
         return size
-    status = run.get("status") or {}
+    status = RunView(run).status  # compacted in place: the body about to be sent
     size = _compact_attempts(status, size=size, budget=budget)
     if size > budget and terminal:
         size = _compact_terminal(status, size=size, budget=budget)
@@ -187,21 +205,9 @@ def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
 
 
-def stamp_of(run: Mapping[str, Any]) -> CordonStamp:
-    m = meta(run)
-    return CordonStamp(namespace=str(m["namespace"]), name=str(m["name"]), uid=str(m["uid"]))
-
-
 async def list_all(client: KubeClient, resource: Resource, **kwargs: Any) -> list[JSON]:
     """Every page of an uncached list."""
-    items: list[JSON] = []
-    token: str | None = None
-    while True:
-        page = await client.list(resource, limit=500, continue_token=token, **kwargs)
-        items.extend(page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue") or None
-        if not token:
-            return items
+    return await LiveReader(client).list(resource, **kwargs)
 
 
 async def write_status(
@@ -241,17 +247,17 @@ async def patch_metadata(client: KubeClient, run: Mapping[str, Any], changes: JS
     return await client.patch(RUNS, str(m["name"]), body, namespace=str(m["namespace"]))
 
 
+def run_pod_selector(run: Mapping[str, Any]) -> tuple[str, str]:
+    """The run label's value for ``run`` and the selector of its runner pods."""
+    value = label_value(str(meta(run)["name"]))
+    return value, labels.equality_selector({labels.RUN_LABEL: value}, field="metadata.name")
+
+
 async def owned_pods(client: KubeClient, run: Mapping[str, Any]) -> list[JSON]:
-    """Uncached: a stale pod cache would make a just-created pod look vanished."""
+    """Uncached: the run's runner pods (controlled by its UID)."""
     m = meta(run)
-    pods = await list_all(
-        client,
-        PODS,
-        namespace=str(m["namespace"]),
-        label_selector=labels.equality_selector(
-            {labels.RUN_LABEL: label_value(str(m["name"]))}, field="metadata.name"
-        ),
-    )
+    _, selector = run_pod_selector(run)
+    pods = await list_all(client, PODS, namespace=str(m["namespace"]), label_selector=selector)
     return [p for p in pods if owned_by(p, str(m["uid"]))]
 
 
@@ -272,9 +278,7 @@ async def delete_live_pods(client: KubeClient, run: Mapping[str, Any]) -> int:
     return deleted
 
 
-async def release_node(
-    client: KubeClient, node: str, *, stamp: CordonStamp, prior: bool | None
-) -> None:
+async def release_node(client: KubeClient, node: str, *, stamp: RunRef, prior: bool | None) -> None:
     """E12: uncached read, restore only if the stamp is still ours; missing node is fine."""
     try:
         current = await client.get(NODES, node)
@@ -291,7 +295,7 @@ async def release_all_stamps(
     client: KubeClient, run: Mapping[str, Any], *, prior: Mapping[str, bool]
 ) -> list[str]:
     """E19(3)/E20: every node whose owner stamp names this run, from an uncached list."""
-    stamp = stamp_of(run)
+    stamp = RunRef.of(run)
     released: list[str] = []
     for node in await list_all(client, NODES):
         owner = owner_of(node)
@@ -318,7 +322,7 @@ async def record_event(
     body = {
         "metadata": {"generateName": f"{m['name']}.", "namespace": m["namespace"]},
         "involvedObject": {
-            "apiVersion": labels.API_VERSION,
+            "apiVersion": API_VERSION,
             "kind": "BurnInRun",
             "name": m["name"],
             "namespace": m["namespace"],

@@ -1,4 +1,8 @@
-"""Names the run reconciler writes on other objects (api §9), in one place."""
+"""Names the run reconciler writes on other objects (api §9), in one place.
+
+The API group is ``glimmer.api``'s (the table the CRDs are generated from), so a name
+below can never drift from the group the CRDs serve; take the API version from there too.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-GROUP: Final = "burnin.glimmer.ai"
-API_VERSION: Final = f"{GROUP}/v1alpha1"
+from glimmer.api import GROUP
 
 # On BurnInRuns
 FINALIZER: Final = f"{GROUP}/cordon-cleanup"

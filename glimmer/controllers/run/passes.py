@@ -13,13 +13,46 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from glimmer.controllers.run import kube, labels, podstate, wire
+from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.delivery import Delivery
-from glimmer.plan import PinnedPlan, PlannedTest, Unit
+from glimmer.controllers.run.view import RunView
+from glimmer.plan import PinnedPlan, PlannedTest, Unit, pod_name
 from glimmer.plan import spec as specs
-from glimmer.verdict import AttemptVerdict, Phase, TestResultState, fail_fast_stops
+from glimmer.verdict import AttemptVerdict, Phase, TestResultState, Trigger, fail_fast_stops
 
 JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One unit's current attempt as this pass sees it, every name computed once: the
+    attempt number, its trigger (D3) and its pod's deterministic name (E13)."""
+
+    test_index: int
+    test: PlannedTest
+    unit: Unit
+    #: The unit's result as the pass holds it (None before its first attempt record).
+    result: JSON | None
+    #: ``result`` decoded by the codec (the in-flight attempt left out), once per pass.
+    state: TestResultState | None
+    attempt: int
+    trigger: Trigger
+    pod_name: str
+    #: The attempt entry of a started, not yet harvested pod, if any.
+    flight: JSON | None
+
+    @property
+    def node(self) -> str:
+        return self.unit.lead_node
+
+    @property
+    def label(self) -> str:
+        """``<test>/<node>[+<node>...]``: how deliveries and events name the unit."""
+        return f"{self.test.name}/{'+'.join(self.unit.nodes)}"
+
+    @property
+    def open(self) -> bool:
+        return self.result is None or self.result.get("phase") == str(Phase.RUNNING)
 
 
 @dataclass(frozen=True)
@@ -29,15 +62,8 @@ class Launch:
     Creation waits for the pass's first status write, so the cordon is recorded in
     ``status.cordonedNodes`` before any pod that needs it exists (E10)."""
 
-    test_index: int
-    test: PlannedTest
-    unit: Unit
-    attempt: int
+    execution: Execution
     manifest: JSON
-
-    @property
-    def pod_name(self) -> str:
-        return str(self.manifest["metadata"]["name"])
 
 
 @dataclass
@@ -59,7 +85,16 @@ class Pass:
     changed: bool = False
     #: time.monotonic() after which the pass stops taking on units (see RunOptions).
     deadline: float = math.inf
+    #: ``pods`` came from the informer cache (it may lag a pod created a moment ago).
+    pods_cached: bool = False
+    #: ``run`` is known to be what the apiserver holds (a live read or a write's answer).
+    confirmed: bool = False
+    #: Pods found not to be ours this pass: never read, and holding nothing.
+    foreign: set[str] = field(default_factory=set)
     _index: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)
+    #: ``results`` decoded, position for position: each result is parsed once per pass
+    #: (and again only when the pass replaces it without a new state).
+    _states: list[TestResultState] = field(default_factory=list)
     _required: dict[str, bool] = field(default_factory=dict)
     _busy: set[str] | None = None
     _stops: bool | None = None
@@ -69,31 +104,70 @@ class Pass:
         self._required = {test.name: test.required for test in self.plan.tests}
         for position, result in enumerate(self.results):
             self._index[self._identity(result)] = position
+        self._states = [self._decode(r) for r in self.results]
+
+    def _decode(self, result: Mapping[str, Any]) -> TestResultState:
+        return wire.state_from_wire(result, required=self.required(str(result.get("name"))))
 
     @staticmethod
     def _identity(result: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
         return (str(result.get("name", "")), tuple(str(n) for n in result.get("nodes") or []))
 
     @property
-    def status(self) -> JSON:
-        status: JSON = self.run.setdefault("status", {})
-        return status
+    def view(self) -> RunView:
+        """Typed reads of the run as this pass holds it (after its writes, too)."""
+        return RunView(self.run)
 
     @property
-    def spec(self) -> Mapping[str, Any]:
-        return self.run.get("spec") or {}
+    def status(self) -> JSON:
+        """The status dict this pass edits and writes."""
+        return self.view.status
 
     def find(self, test: str, nodes: Sequence[str]) -> int | None:
         return self._index.get((test, tuple(nodes)))
 
-    def put(self, result: JSON) -> None:
+    def result(self, test: str, nodes: Sequence[str]) -> JSON | None:
+        position = self.find(test, nodes)
+        return self.results[position] if position is not None else None
+
+    def execution(self, index: int, test: PlannedTest, unit: Unit) -> Execution:
+        """The unit's current attempt, from the result and state this pass holds."""
+        position = self.find(test.name, unit.nodes)
+        result = self.results[position] if position is not None else None
+        state = self._states[position] if position is not None else None
+        attempt = wire.next_attempt_number(result)
+        view = self.view
+        return Execution(
+            test_index=index,
+            test=test,
+            unit=unit,
+            result=result,
+            state=state,
+            attempt=attempt,
+            trigger=state.next_trigger() if state is not None else Trigger.INITIAL,
+            pod_name=pod_name(
+                run_name=view.name,
+                run_uid=view.uid,
+                test_index=index,
+                node=unit.lead_node,
+                attempt=attempt,
+            ),
+            flight=wire.in_flight(result) if result is not None else None,
+        )
+
+    def put(self, result: JSON, state: TestResultState | None = None) -> None:
+        """Keep ``result``; ``state`` is its decoded form when the caller has it (the
+        verdict package's answer), else it is decoded here, once."""
+        decoded = state if state is not None else self._decode(result)
         identity = self._identity(result)
         index = self._index.get(identity)
         if index is None:
             self._index[identity] = len(self.results)
             self.results.append(result)
+            self._states.append(decoded)
         else:
             self.results[index] = result
+            self._states[index] = decoded
         self._busy = None
         self._stops = None
         self.changed = True
@@ -136,23 +210,28 @@ class Pass:
     def forget_pod(self, name: str) -> None:
         """A pod found not to be ours: it holds nothing for this run and is never read."""
         self.pods.pop(name, None)
+        self.foreign.add(name)
+        self._busy = None
+
+    def replace_pods(self, pods: Sequence[JSON]) -> None:
+        """The run's pods as a live list shows them (foreign ones stay forgotten)."""
+        self.pods = {
+            str(kube.meta(p)["name"]): p
+            for p in pods
+            if str(kube.meta(p)["name"]) not in self.foreign
+        }
+        self.pods_cached = False
         self._busy = None
 
     def states(self) -> list[TestResultState]:
-        return [
-            wire.state_from_wire(r, required=self.required(str(r.get("name"))))
-            for r in self.results
-        ]
+        """Every result's decoded state (no parsing: kept in step by ``put``)."""
+        return list(self._states)
 
     def busy(self) -> set[str]:
         """E8: nodes with a live owned pod plus every node of every open result."""
         if self._busy is not None:
             return set(self._busy)
-        nodes = {
-            str(((p.get("spec") or {}).get("nodeSelector") or {}).get(labels.HOSTNAME_LABEL, ""))
-            for p in self.pods.values()
-            if podstate.live(p)
-        }
+        nodes = {podstate.pinned_node(p) for p in self.pods.values() if podstate.live(p)}
         for result in self.results:
             if result.get("phase") == str(Phase.RUNNING):
                 nodes.update(result.get("nodes") or [])

@@ -30,6 +30,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from glimmer.controllers.run import labels
+from glimmer.controllers.run.ref import RunRef
 from glimmer.plan import (
     PlannedTest,
     active_deadline_seconds,
@@ -42,26 +43,16 @@ from glimmer.plan import (
 from glimmer.plan import spec as specs
 from glimmer.plan.env import GroupRendezvous, PairRendezvous
 
+__all__ = [
+    "PodRequest",
+    "RunRef",  # re-exported: pods name their run by it
+    "allowed_images",
+    "build_pod",
+    "foreign_reason",
+    "pod_labels",
+]
+
 JSON = dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class RunRef:
-    """The owning BurnInRun, as pods and services refer to it."""
-
-    namespace: str
-    name: str
-    uid: str
-
-    def owner_reference(self) -> JSON:
-        return {
-            "apiVersion": labels.API_VERSION,
-            "kind": "BurnInRun",
-            "name": self.name,
-            "uid": self.uid,
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
 
 
 @dataclass(frozen=True, slots=True)

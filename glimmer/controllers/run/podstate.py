@@ -31,6 +31,17 @@ def _status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
     return pod.get("status") or {}
 
 
+def pinned_node(pod: Mapping[str, Any]) -> str:
+    """The node the builder pinned the pod to (its hostname selector), "" if none."""
+    selector = (pod.get("spec") or {}).get("nodeSelector") or {}
+    return str(selector.get(labels.HOSTNAME_LABEL) or "")
+
+
+def node_of(pod: Mapping[str, Any]) -> str:
+    """The node the pod was bound to, else the one it was pinned to."""
+    return str((pod.get("spec") or {}).get("nodeName") or "") or pinned_node(pod)
+
+
 def runner_status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
     for entry in _status(pod).get("containerStatuses") or []:
         if entry.get("name") == labels.RUNNER_CONTAINER:

@@ -21,16 +21,18 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from glimmer.api import parse_time
+from glimmer.api import CancelPolicy, parse_time
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run import kube, labels, podstate, wire
 from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import RunContext, RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.finish import Finisher
+from glimmer.controllers.run.reads import RunReads, StaleViewError, uncached
 from glimmer.controllers.run.start import Pinned, Refused, Starter
 from glimmer.controllers.run.sweep import Sweeper
-from glimmer.engine import NODES, ApiError, KubeClient, Result, is_conflict, is_not_found
+from glimmer.controllers.run.view import RunView
+from glimmer.engine import NODES, ApiError, KubeClient, Readers, Result, is_conflict
 from glimmer.plan import PinnedPlan, PlanDecodeError
 from glimmer.verdict import Phase
 
@@ -54,17 +56,22 @@ class RunReconciler:
         now: Callable[[], datetime] = now_utc,
         observer: Callable[[Mapping[str, Any]], None] | None = None,
         forget: Callable[[str, str], None] | None = None,
+        readers: Readers | None = None,
     ) -> None:
+        """``readers``: the cached and live readers (the manager's, from the
+        registration); None reads everything live through ``client``."""
         self.ctx = RunContext(
             client=client,
             interlock=interlock,
             options=options,
+            reads=RunReads(readers if readers is not None else uncached(client)),
             deliverer=deliverer if deliverer is not None else NoDelivery(),
             now=now,
             observe=observer,
             forget=forget,
         )
         self.client = client
+        self.reads = self.ctx.reads
         self.interlock = interlock
         self.now = now
         self._forget = forget
@@ -79,17 +86,19 @@ class RunReconciler:
             async with self._rebuild_lock:  # several workers may start at once
                 if not self.interlock.rebuilt:
                     await self._rebuild_interlock()
-        try:
-            run = await self.client.get(kube.RUNS, name, namespace=namespace)
-        except ApiError as err:
-            if is_not_found(err):
-                self.interlock.drop_run(key)
-                if self._forget is not None:
-                    self._forget(namespace, name)
-                return Result()
-            raise
+        # Cached: every write of the run carries its resourceVersion (a stale view is a
+        # 409), the cordon confirms the view first (reads.confirm), and a cached "not
+        # found" is confirmed live before the run is taken as gone.
+        run = await self.reads.get(kube.RUNS, name, namespace=namespace)
+        if run is None:
+            self.interlock.drop_run(key)
+            if self._forget is not None:
+                self._forget(namespace, name)
+            return Result()
         try:
             result = await self._reconcile(run)
+        except StaleViewError:
+            return Result(requeue=True)  # the cache lags the run: come back to a newer one
         except ApiError as err:
             if is_conflict(err):
                 # Someone (or our own stale view) moved the object: recompute from scratch.
@@ -98,19 +107,20 @@ class RunReconciler:
         return result
 
     async def _rebuild_interlock(self) -> None:
-        runs = await kube.list_all(self.client, kube.RUNS)
-        nodes = await kube.list_all(self.client, NODES)
+        # Live, once per process: the interlock must count a stamp written a moment
+        # before a restart (E9), and the caches may not hold everything yet.
+        runs = await self.reads.live_list(kube.RUNS)
+        nodes = await self.reads.live_list(NODES)
         self.interlock.rebuild(runs=runs, nodes=nodes)
 
     async def _reconcile(self, run: JSON) -> Result:
-        m = kube.meta(run)
-        if m.get("deletionTimestamp"):
+        view = RunView(run)
+        if view.deleting:
             return await self.finisher.cleanup(run)
-        phase = str((run.get("status") or {}).get("phase") or "")
-        if phase in {p.value for p in Phase} and Phase(phase).terminal:
+        if view.terminal:
             return await self.finisher.converge_terminal(run)
-        text = (m.get("annotations") or {}).get(labels.PLAN_ANNOTATION)
-        if not self.ctx.options.serves(str(m.get("namespace") or "")):
+        text = view.plan_text
+        if not self.ctx.options.serves(view.namespace):
             return await self._not_served(run, text)
         if not text:
             return await self._start(run)
@@ -123,7 +133,7 @@ class RunReconciler:
                 extra=[wire.synthetic_result("resolve", str(err))],
                 plan=None,
             )
-        if phase in ("", str(Phase.PENDING)):
+        if view.phase is Phase.PENDING:
             run = await self.starter.mark_running(run, plan)
         return await self._step(run, plan)
 
@@ -145,7 +155,7 @@ class RunReconciler:
     async def _not_served(self, run: JSON, plan_text: str | None) -> Result:
         """19.19: a run outside the served namespaces ends Error; nothing is read for it,
         cordoned or created (a run pinned before the boundary moved is unloaded)."""
-        namespace = str(kube.meta(run).get("namespace") or "")
+        namespace = RunView(run).namespace
         served = sorted(self.ctx.options.served_namespaces or ())
         message = (
             f"namespace {namespace!r} is not served by this manager (it serves: "
@@ -154,7 +164,7 @@ class RunReconciler:
             f"--serve-namespaces={','.join([*served, namespace])}; in the Helm chart or "
             "kustomize overlay, the value that sets that flag)"
         )
-        set_condition(run.setdefault("status", {}), type_="Admitted", status_="False",
+        set_condition(RunView(run).status, type_="Admitted", status_="False",
                       reason="NamespaceNotServed", message=message, now=self.now())  # fmt: skip
         plan: PinnedPlan | None = None
         if plan_text:
@@ -186,7 +196,7 @@ class RunReconciler:
             "Error and its nodes released. Split it into smaller runs (fewer target nodes, "
             "tests or repeats each) or have its runners print fewer or shorter lines"
         )
-        set_condition(run.setdefault("status", {}), type_="StatusSizeBudget", status_="False",
+        set_condition(RunView(run).status, type_="StatusSizeBudget", status_="False",
                       reason="StatusTooLarge", message=message, now=self.now())  # fmt: skip
         await kube.record_event(
             self.client, run, type_="Warning", reason="StatusTooLarge", message=message
@@ -199,20 +209,19 @@ class RunReconciler:
         )
 
     async def _gate(self, run: JSON, plan: PinnedPlan) -> Result:
-        spec = run.get("spec") or {}
-        notes = kube.meta(run).get("annotations") or {}
-        if spec.get("cancel") or labels.CANCELLING_ANNOTATION in notes:
+        view = RunView(run)
+        if view.cancel or view.cancelling is not None:
             return await self._cancel(run, plan)
-        deadline = int(spec.get("deadlineSeconds") or 0)
-        started = (run.get("status") or {}).get("startedAt")
+        deadline = view.deadline_seconds
+        started = view.started_at
         if deadline > 0 and started:
-            elapsed = (self.now() - parse_time(str(started))).total_seconds()
+            elapsed = (self.now() - parse_time(started)).total_seconds()
             if elapsed >= deadline:
                 return await self._expire(run, plan, deadline=deadline)
         work = await self.sweeper.new_pass(run, plan)
         if deadline > 0 and started:
-            work.wait(deadline - (self.now() - parse_time(str(started))).total_seconds())
-        done = await self.sweeper.sweep(work, launch=not spec.get("suspend"))
+            work.wait(deadline - (self.now() - parse_time(started)).total_seconds())
+        done = await self.sweeper.sweep(work, launch=not view.suspend)
         planned = bool(work.planned)
         run = await self.sweeper.commit(work)
         if done is None and planned:
@@ -222,20 +231,21 @@ class RunReconciler:
         return Result(requeue_after=work.requeue)
 
     async def _cancel(self, run: JSON, plan: PinnedPlan) -> Result:
-        spec = run.get("spec") or {}
-        notes = kube.meta(run).get("annotations") or {}
-        reason = notes.get(labels.CANCELLING_ANNOTATION)
+        view = RunView(run)
+        reason = view.cancelling
         if reason is None:
             # One-way: the annotation is written first; clearing spec.cancel has no effect.
-            reason = str(spec.get("cancelReason") or "") or NO_REASON
+            reason = view.cancel_reason or NO_REASON
             run = await kube.patch_metadata(
                 self.client, run, {"annotations": {labels.CANCELLING_ANNOTATION: reason}}
             )
-        work = await self.sweeper.new_pass(run, plan)
+        # E18: live pods, since Graceful waits for what is running and a cache lagging a
+        # pod's start would have it killed as never started.
+        work = await self.sweeper.new_pass(run, plan, live_pods=True)
         await self.sweeper.sweep(work, launch=False)  # harvest what already terminated
         # Graceful waits for what is running; a pod that never started is not running.
         running = [p for p in work.pods.values() if podstate.live(p) and podstate.started_at(p)]
-        if spec.get("cancelPolicy", "Graceful") != "Immediate" and running:
+        if view.cancel_policy != CancelPolicy.IMMEDIATE and running:
             run = await self.sweeper.commit(work)
             return Result(requeue_after=min(work.requeue, 30.0))
         message = f"run cancelled: {reason}"

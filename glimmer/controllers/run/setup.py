@@ -12,15 +12,21 @@ cached reader (see :mod:`glimmer.engine.reader`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.reaper import StampReaper
 from glimmer.controllers.run import labels
 from glimmer.controllers.run.delivery import Deliverer
+from glimmer.controllers.run.indexes import (
+    NODES_BY_CORDON_OWNER,
+    PODS_BY_RUN,
+    nodes_by_cordon_owner,
+    pods_by_run,
+)
 from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler, now_utc
 from glimmer.engine import (
     NODES,
@@ -31,18 +37,10 @@ from glimmer.engine import (
     KubeClient,
     Readers,
     Watch,
-    annotation_index,
-    label_index,
     strip_managed_fields,
 )
-from glimmer.engine.metrics import RunMetrics
 
 RUN_CONTROLLER: str = "burninrun"
-
-#: Cached-reader index of runner pods by the run label's value.
-PODS_BY_RUN: str = "run"
-#: Cached-reader index of nodes by their cordon-owner stamp ("<ns>/<name>/<uid>").
-NODES_BY_CORDON_OWNER: str = "cordon-owner"
 
 
 def run_log_context(key: str) -> dict[str, str]:
@@ -53,22 +51,6 @@ def run_log_context(key: str) -> dict[str, str]:
 
 def node_log_context(key: str) -> dict[str, str]:
     return {"node": key}
-
-
-def observe_run(metrics: RunMetrics, run: Mapping[str, Any]) -> None:
-    meta = run.get("metadata") or {}
-    status = run.get("status") or {}
-    results = [
-        (str(r.get("name", "")), str(node), str(r.get("phase", "")))
-        for r in status.get("results") or []
-        for node in r.get("nodes") or [""]
-    ]
-    metrics.observe(
-        namespace=str(meta.get("namespace", "")),
-        run=str(meta.get("name", "")),
-        phase=str(status.get("phase") or "Pending"),
-        results=results,
-    )
 
 
 REAPER_CONTROLLER: str = "cordon-reaper"
@@ -100,18 +82,18 @@ def run_controller(
     """The BurnInRun controller. ``namespace`` None watches every namespace.
 
     Pass ``RunMetrics(manager.metrics.registry)`` to export ``glimmer_run_*``.
-    ``readers`` (cached over this manager's informers, and live) are for the reconciler;
-    it reads everything live through ``client`` until it takes them (issue 17.4).
+    ``readers`` (cached over this manager's informers, and live) are the reconciler's;
+    None reads everything live through ``client`` (see ``reads``).
     """
-    del readers  # accepted so every caller wires them now; the reconciler adopts them next
     reconciler = RunReconciler(
         client=client,
         interlock=interlock,
         options=options or RunOptions(operator_namespace=operator_namespace),
         deliverer=deliverer,
         now=now,
-        observer=(lambda run: observe_run(metrics, run)) if metrics is not None else None,
+        observer=metrics.observe_run if metrics is not None else None,
         forget=metrics.forget if metrics is not None else None,
+        readers=readers,
     )
     return ControllerRegistration(
         name=RUN_CONTROLLER,
@@ -123,7 +105,7 @@ def run_controller(
                 namespace=namespace,
                 label_selector=labels.RUN_LABEL,
                 transform=strip_managed_fields,
-                indexers={PODS_BY_RUN: label_index(labels.RUN_LABEL)},
+                indexers={PODS_BY_RUN: pods_by_run},
                 to_keys=owner_run_keys,
             ),
         ),
@@ -132,16 +114,19 @@ def run_controller(
     )
 
 
-def reaper_controller(*, client: KubeClient) -> ControllerRegistration:
-    """E21 over every Node event (plus its own 5-minute recheck of live stamps)."""
+def reaper_controller(
+    *, client: KubeClient, readers: Readers | None = None
+) -> ControllerRegistration:
+    """E21 over every Node event (plus its own 5-minute recheck of live stamps).
+    ``readers`` as for :func:`run_controller`."""
     return ControllerRegistration(
         name=REAPER_CONTROLLER,
-        reconciler=StampReaper(client=client),
+        reconciler=StampReaper(client=client, readers=readers),
         watches=(
             Watch(
                 NODES,
                 transform=strip_managed_fields,
-                indexers={NODES_BY_CORDON_OWNER: annotation_index(labels.CORDON_OWNER)},
+                indexers={NODES_BY_CORDON_OWNER: nodes_by_cordon_owner},
             ),
         ),
         log_context=node_log_context,

@@ -20,7 +20,8 @@ from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.cordon import prior_for_capture
 from glimmer.controllers.run.delivery import Delivery, Reason
-from glimmer.engine import NODES, ApiError, Result, is_not_found
+from glimmer.controllers.run.view import RunView
+from glimmer.engine import NODES, ApiError, Result
 from glimmer.plan import (
     PinnedPlan,
     PlanDecodeError,
@@ -79,12 +80,11 @@ def fingerprint_of(node: Mapping[str, Any]) -> str:
 class Starter(Part):
     """From a new run to a pinned, Running one; or to a refusal that holds nothing."""
 
-    async def _resolve_targets(self, spec: Mapping[str, Any]) -> list[str]:
-        target = spec.get("target") or {}
-        names = [str(n) for n in target.get("nodeNames") or []]
+    async def _resolve_targets(self, view: RunView) -> list[str]:
+        names = view.node_names
         if names:
             return names
-        selector = target.get("nodeSelector") or {}
+        selector = view.node_selector
         if not selector:
             raise ConfigError("spec.target selects no nodes: set nodeNames or nodeSelector")
         try:
@@ -94,7 +94,8 @@ class Starter(Part):
         except labels.InvalidLabelError as err:
             raise InvalidTargetError(str(err)) from err
         try:
-            nodes = await kube.list_all(self.client, NODES, label_selector=text)
+            # Cached (E2 resolves once, and no rule needs a consistent target list).
+            nodes = await self.reads.list(NODES, label_selector=text)
         except ApiError as err:
             if not kube.refusal(err):
                 raise
@@ -106,75 +107,70 @@ class Starter(Part):
             raise ConfigError(f"spec.target.nodeSelector {text} matches no nodes")
         return [str(kube.meta(n)["name"]) for n in nodes]
 
-    async def _resolve(self, run: JSON) -> tuple[JSON, dict[str, JSON], list[str]]:
-        namespace = str(kube.meta(run)["namespace"])
-        spec = run.get("spec") or {}
-        profile_name = str(spec.get("profileRef") or "")
-        try:
-            profile = await self.client.get(kube.PROFILES, profile_name, namespace=namespace)
-        except ApiError as err:
-            if is_not_found(err):
-                raise ConfigError(f"BurnInProfile {namespace}/{profile_name} not found") from err
-            raise
+    async def _resolve(self, view: RunView) -> tuple[JSON, dict[str, JSON], list[str]]:
+        namespace = view.namespace
+        profile_name = view.profile_ref
+        profile = await self.reads.get(kube.PROFILES, profile_name, namespace=namespace)
+        if profile is None:
+            raise ConfigError(f"BurnInProfile {namespace}/{profile_name} not found")
         profile_spec = dict(profile.get("spec") or {})
         tests: dict[str, JSON] = {}
         for entry in profile_spec.get("tests") or []:
             ref = entry.get("testRef") if isinstance(entry, Mapping) else None
             if not ref or ref in tests:
                 continue
-            try:
-                test = await self.client.get(kube.TESTS, str(ref), namespace=namespace)
-            except ApiError as err:
-                if is_not_found(err):
-                    continue  # build_plan reports it as an unresolved ref (grace applies)
-                raise
+            test = await self.reads.get(kube.TESTS, str(ref), namespace=namespace)
+            if test is None:
+                continue  # build_plan reports it as an unresolved ref (grace applies)
             tests[str(ref)] = dict(test.get("spec") or {})
-        targets = await self._resolve_targets(spec)
+        targets = await self._resolve_targets(view)
         return profile_spec, tests, targets
 
-    def _within_grace(self, run: JSON) -> bool:
-        created = kube.meta(run).get("creationTimestamp")
+    def _within_grace(self, view: RunView) -> bool:
+        created = view.created_at
         if not created:
             return False
         age = (self.now() - parse_time(str(created))).total_seconds()
         return age < self.options.resolve_grace_seconds
 
-    async def _targets_of(self, other: Mapping[str, Any]) -> list[str]:
-        text = (kube.meta(other).get("annotations") or {}).get(labels.PLAN_ANNOTATION)
+    async def _targets_of(self, other: JSON) -> list[str]:
+        view = RunView(other)
+        text = view.plan_text
         if text:
             with contextlib.suppress(PlanDecodeError):
                 return list(PinnedPlan.from_annotation(text).targets)
         try:
-            return await self._resolve_targets(other.get("spec") or {})
+            return await self._resolve_targets(view)
         except ConfigError:
             return []
 
     async def start(self, run: JSON) -> Result | Refused | Pinned:
         """E2 resolve, E3 admission, E4 validation, E5 pin; nothing is held before the pin."""
-        spec = run.get("spec") or {}
+        view = RunView(run)
         try:
-            profile, tests, targets = await self._resolve(run)
+            profile, tests, targets = await self._resolve(view)
         except InvalidTargetError as err:
-            set_condition(run.setdefault("status", {}), type_="Admitted", status_="False",
+            set_condition(view.status, type_="Admitted", status_="False",
                           reason="InvalidNodeSelector", message=str(err),
                           now=self.now())  # fmt: skip
             return self._refuse(run, name="resolve", message=str(err))
         except ConfigError as err:
-            if self._within_grace(run):
+            if self._within_grace(view):
                 return Result(requeue_after=self.options.resolve_retry_seconds)
             return self._refuse(run, name="resolve", message=str(err))
-        # E3: admission, against an uncached list of every run in every namespace.
+        # E3: admission, against a live list of every run in every namespace (a run
+        # started a moment ago and missing from the cache would let two take a node).
         ours = precedence_key(run)
         others: list[tuple[JSON, list[str]]] = []
-        for other in await kube.list_all(self.client, kube.RUNS):
-            if kube.meta(other).get("uid") == kube.meta(run).get("uid"):
+        for other in await self.reads.live_list(kube.RUNS):
+            if RunView(other).uid == view.uid:
                 continue
             if holds(other) and precedence_key(other) < ours:
                 others.append((other, await self._targets_of(other)))
         conflict = find_conflict(run, targets=targets, others=others)
         now = self.now()
-        status = run.setdefault("status", {})
-        if conflict is not None and not spec.get("force"):
+        status = view.status
+        if conflict is not None and not view.force:
             set_condition(status, type_="Admitted", status_="False", reason="TargetsBusy",
                           message=conflict.message(), now=now)  # fmt: skip
             return self._refuse(
@@ -190,11 +186,11 @@ class Starter(Part):
             profile=profile,
             tests=tests,
             targets=targets,
-            baseline=bool(spec.get("baseline")),
-            max_concurrent_nodes=spec.get("maxConcurrentNodes"),
+            baseline=view.baseline,
+            max_concurrent_nodes=view.max_concurrent_nodes,
         )
         if isinstance(plan, PlanRefusal):
-            if plan.unresolved_refs and self._within_grace(run):
+            if plan.unresolved_refs and self._within_grace(view):
                 return Result(requeue_after=self.options.resolve_retry_seconds)
             return self._refuse(
                 run, name="resolve", message=plan.message, sinks=profile.get("sinks")
@@ -203,7 +199,7 @@ class Starter(Part):
                       now=now)  # fmt: skip
         run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
         # E5: plan and finalizer in one metadata write.
-        finalizers = list(kube.meta(run).get("finalizers") or [])
+        finalizers = RunView(run).finalizers
         if labels.FINALIZER not in finalizers:
             finalizers.append(labels.FINALIZER)
         annotations = {labels.PLAN_ANNOTATION: plan.to_annotation()}
@@ -215,7 +211,7 @@ class Starter(Part):
     def _refuse(
         self, run: JSON, *, name: str, message: str, sinks: Sequence[str] | None = None
     ) -> Refused:
-        log.info("run refused", run=kube.meta(run).get("name"), cause=name, message=message)
+        log.info("run refused", run=RunView(run).name, cause=name, message=message)
         # L4: a refused run's terminal envelope goes to the profile's sinks if it resolved.
         return Refused(
             run=run,
@@ -224,28 +220,28 @@ class Starter(Part):
         )
 
     async def _target_nodes(self, targets: Sequence[str]) -> dict[str, JSON]:
-        """Uncached reads of the targets (E22): one get each for a few, one list for many
-        (a thousand gets at the client's rate limit would outlast a reconcile)."""
+        """Live reads of the targets (E6, E22: the prior schedulability to restore must
+        predate our own cordons): one get each for a few, one list for many (a thousand
+        gets at the client's rate limit would outlast a reconcile)."""
         if len(targets) > self.options.node_list_threshold:
             wanted = set(targets)
             return {
                 str(kube.meta(n)["name"]): n
-                for n in await kube.list_all(self.client, NODES)
+                for n in await self.reads.live_list(NODES)
                 if kube.meta(n).get("name") in wanted
             }
         found: dict[str, JSON] = {}
         for node in targets:
-            try:
-                found[node] = await self.client.get(NODES, node)
-            except ApiError as err:
-                if not is_not_found(err):
-                    raise
+            current = await self.reads.live_get(NODES, node)
+            if current is not None:
+                found[node] = current
         return found
 
     async def mark_running(self, run: JSON, plan: PinnedPlan) -> JSON:
-        status = run.setdefault("status", {})
-        prior = dict(status.get("priorUnschedulable") or {})
-        fingerprint = dict(status.get("fingerprint") or {})
+        view = RunView(run)
+        status = view.status
+        prior = view.prior_unschedulable
+        fingerprint = view.fingerprint
         nodes = await self._target_nodes(plan.targets)
         for node in plan.targets:
             current = nodes.get(node)
@@ -256,10 +252,10 @@ class Starter(Part):
                 prior[node] = prior_for_capture(current)
             fingerprint.setdefault(node, fingerprint_of(current))
         now = self.now()
-        generation = int(kube.meta(run).get("generation") or 0) or None
+        generation = view.generation
         status.update(
             phase=str(Phase.RUNNING),
-            startedAt=status.get("startedAt") or format_time(now),
+            startedAt=view.started_at or format_time(now),
             priorUnschedulable=prior,
             fingerprint=fingerprint,
         )

@@ -16,6 +16,12 @@ read only once it is proven ours (:func:`~glimmer.controllers.run.pods.foreign_r
 or the UID pinned in its attempt entry); a foreign pod becomes an Error attempt naming
 it, is never read, and is left where it is (it claims this run as its controller, so
 the terminate step unloads it with the run's other pods, by UID precondition).
+
+Each unit is stepped once per attempt (:meth:`Sweeper._step`), on an
+:class:`~glimmer.controllers.run.passes.Execution` that holds its result, its decoded
+state, attempt number, trigger and pod name, each computed once; the step returns a
+:class:`Step` saying what happened. While a unit is stepped, log lines carry its
+``test`` and ``node`` (the controller binds ``namespace`` and ``run`` per reconcile).
 """
 
 from __future__ import annotations
@@ -26,23 +32,21 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import structlog
+
 from glimmer.api import format_time, parse_time
 from glimmer.contract.kinds import drives_sustained_load
-from glimmer.controllers.run import kube, labels, podstate, wire
+from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.artifacts import merge_refs
 from glimmer.controllers.run.context import Part, RunContext, run_key
 from glimmer.controllers.run.cordon import cordon_patches, heat_until
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
-from glimmer.controllers.run.passes import Launch, Pass, error_verdict, new_result
-from glimmer.controllers.run.pods import (
-    PodRequest,
-    RunRef,
-    allowed_images,
-    build_pod,
-    foreign_reason,
-)
-from glimmer.engine import NODES, PODS, ApiError, is_already_exists, is_not_found
+from glimmer.controllers.run.passes import Execution, Launch, Pass, error_verdict, new_result
+from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
+from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.run.view import RunView
+from glimmer.engine import NODES, PODS, ApiError, is_already_exists
 from glimmer.plan import (
     ImageError,
     PinnedPlan,
@@ -51,12 +55,18 @@ from glimmer.plan import (
     can_launch,
     heat_expiry_seconds,
     overdue_after_seconds,
-    pod_name,
     resolve_image,
     units_of_test,
 )
 from glimmer.plan import spec as specs
-from glimmer.verdict import AttemptRecord, AttemptVerdict, Phase, count, record_attempt, run_phase
+from glimmer.verdict import (
+    AttemptVerdict,
+    Phase,
+    attempt_record,
+    count,
+    record_attempt,
+    run_phase,
+)
 
 JSON = dict[str, Any]
 
@@ -72,8 +82,16 @@ class Step(enum.Enum):
     AGAIN = "again"
 
 
-def _after_record(result: Mapping[str, Any]) -> Step:
-    return Step.AGAIN if result.get("phase") == str(Phase.RUNNING) else Step.SETTLED
+def _live_pod_settled(step: Step) -> Step:
+    """An Error settled on a pod that is still live: its retry waits for the next pass,
+    after the status write has let the old pod be deleted (never two on one node)."""
+    return Step.SETTLED if step is Step.SETTLED else Step.WAITING
+
+
+def _unit_log_context(ex: Execution) -> Any:
+    """Log lines about one unit carry its test and node (beside the run's namespace and
+    name, bound per reconcile by the controller)."""
+    return structlog.contextvars.bound_contextvars(test=ex.test.name, node="+".join(ex.unit.nodes))
 
 
 class Sweeper(Part):
@@ -83,15 +101,22 @@ class Sweeper(Part):
         super().__init__(ctx)
         self.evidence = Evidence(ctx)
 
-    async def new_pass(self, run: JSON, plan: PinnedPlan) -> Pass:
-        pods = {str(kube.meta(p)["name"]): p for p in await kube.owned_pods(self.client, run)}
-        status = run.setdefault("status", {})
+    async def new_pass(self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False) -> Pass:
+        """A pass over ``run``. Its pods come from the cache (``live_pods``: a live list,
+        for a decision a lagging cache would get wrong); the walk reads a pod that its
+        status expects but the cache lacks live (H), and a release re-lists them live."""
+        if live_pods:
+            found, cached = await self.reads.live_pods_of(run), False
+        else:
+            found, cached = await self.reads.pods_of(run)
+        pods = {str(kube.meta(p)["name"]): p for p in found}
         return Pass(
             run=run,
             plan=plan,
             pods=pods,
+            pods_cached=cached,
             now=self.now(),
-            results=[dict(r) for r in status.get("results") or []],
+            results=[dict(r) for r in RunView(run).results],
             requeue=self.options.requeue_idle_seconds,
             deadline=time.monotonic() + self.options.pass_budget_seconds,
         )
@@ -124,20 +149,29 @@ class Sweeper(Part):
             self._observe(run)
         return run
 
+    def _held(self, work: Pass) -> set[str]:
+        return work.busy() | {podstate.pinned_node(work.pods[n]) for n in work.delete_after_write
+                              if n in work.pods}  # fmt: skip
+
     async def _release_idle(self, work: Pass) -> None:
         """E12: every recorded cordon no unit holds any more is handed back."""
         status = work.status
-        busy = work.busy() | {self._pod_node(work.pods[n]) for n in work.delete_after_write
-                              if n in work.pods}  # fmt: skip
-        recorded = list(status.get("cordonedNodes") or [])
+        recorded = work.view.cordoned_nodes
+        busy = self._held(work)
+        if work.pods_cached and set(recorded) - busy:
+            # H/E12: a release is decided on a live pod list, since a cache lagging a
+            # pod created a moment ago would hand its node back while it loads it.
+            work.replace_pods(await self.reads.live_pods_of(work.run))
+            busy = self._held(work)
         keep: list[str] = []
-        prior = status.get("priorUnschedulable") or {}
+        prior = work.view.prior_unschedulable
         for node in sorted(set(recorded)):
             if node in busy:
                 keep.append(node)
                 continue
+            # E12: release_node reads the node live and restores only our own stamp.
             await kube.release_node(
-                self.client, node, stamp=kube.stamp_of(work.run), prior=prior.get(node)
+                self.client, node, stamp=RunRef.of(work.run), prior=prior.get(node)
             )
         if keep != recorded:
             work.changed = True
@@ -152,6 +186,7 @@ class Sweeper(Part):
             self.client, work.run, budget=self.options.status_budget_bytes
         )
         work.changed = False
+        work.confirmed = True  # the write's answer is the apiserver's current object
 
     def finished(self, work: Pass) -> Phase | None:
         """The run's phase if nothing is left to do (D6/D7), else None; for a pass whose
@@ -160,69 +195,63 @@ class Sweeper(Part):
             return run_phase(work.states())
         for index, test in enumerate(work.plan.tests):
             for unit in units_of_test(work.plan, index):
-                position = work.find(test.name, unit.nodes)
-                if position is None or work.results[position].get("phase") == str(Phase.RUNNING):
+                result = work.result(test.name, unit.nodes)
+                if result is None or result.get("phase") == str(Phase.RUNNING):
                     return None
         return run_phase(work.states())
 
     async def _create_planned(self, work: Pass) -> None:
         """Create the pods the walk planned; a refusal or a foreign twin is an Error."""
-        namespace = str(kube.meta(work.run)["namespace"])
+        namespace = work.view.namespace
         planned, work.planned = work.planned, []
         for launch in planned:
             if work.fail_fast_stops():
                 break  # D7: no new load once a required result has failed
-            try:
-                created = await self.client.create(PODS, launch.manifest, namespace=namespace)
-            except ApiError as err:
-                if is_already_exists(err):
-                    await self._existing_twin(work, launch)
-                elif kube.refusal(err):
-                    self._refused(work, launch, err)
-                else:
-                    raise
-                continue
+            with _unit_log_context(launch.execution):
+                try:
+                    created = await self.client.create(PODS, launch.manifest, namespace=namespace)
+                except ApiError as err:
+                    if is_already_exists(err):
+                        await self._existing_twin(work, launch)
+                    elif kube.refusal(err):
+                        self._refused(work, launch, err)
+                    else:
+                        raise
+                    continue
             work.add_pod(created)
         work.wait(self.options.requeue_unstarted_seconds)
 
     async def _existing_twin(self, work: Pass, launch: Launch) -> None:
         """Our create met a pod of the same name: adopt it only if it is provably ours."""
-        name = launch.pod_name
-        pod = await self._get_pod(work, name)
-        test, unit = launch.test, launch.unit
-        position = work.find(test.name, unit.nodes)
-        result = work.results[position] if position is not None else None
+        ex = launch.execution
+        pod = await self._get_pod(work, ex.pod_name)
         if pod is None:
             work.wait(1.0)  # it went away again: the next pass plans afresh
             return
-        problem = self._foreign(work, launch.test_index, test, unit, pod, attempt=launch.attempt,
-                                flight=None)  # fmt: skip
+        problem = self._foreign(work, ex, pod)
         if problem is None:
             work.add_pod(pod)
             return
-        self._record_foreign(work, test, unit, result, pod, attempt=launch.attempt,
-                             problem=problem)  # fmt: skip
-        work.abandon(unit.lead_node)
+        self._record_foreign(work, self._current(work, ex), pod, problem=problem)
+        work.abandon(ex.node)
         work.wait(1.0)
 
     def _refused(self, work: Pass, launch: Launch, err: ApiError) -> None:
-        test, unit = launch.test, launch.unit
-        position = work.find(test.name, unit.nodes)
-        result = work.results[position] if position is not None else None
+        ex = launch.execution
         message = (
-            f"the apiserver refused runner pod {launch.pod_name}: {kube.api_message(err)}; "
-            "no verdict"
+            f"the apiserver refused runner pod {ex.pod_name}: {kube.api_message(err)}; no verdict"
         )
-        self._record(work, test, unit, result, error_verdict(message), attempt=launch.attempt,
-                     pod=launch.pod_name, started=None)  # fmt: skip
+        self._record(work, self._current(work, ex), error_verdict(message), pod=ex.pod_name,
+                     started=None)  # fmt: skip
         work.events.append(("Warning", "PodRefused", message))
-        work.abandon(unit.lead_node)
+        work.abandon(ex.node)
         work.wait(1.0)
 
     @staticmethod
-    def _pod_node(pod: Mapping[str, Any]) -> str:
-        selector = (pod.get("spec") or {}).get("nodeSelector") or {}
-        return str(selector.get(labels.HOSTNAME_LABEL, ""))
+    def _current(work: Pass, ex: Execution) -> Execution:
+        """``ex`` as the pass holds it now (pod creation comes after the walk, which may
+        have changed the unit's result since the launch was planned)."""
+        return work.execution(ex.test_index, ex.test, ex.unit)
 
     def _recount(self, work: Pass) -> None:
         tally = count(work.states())
@@ -242,7 +271,11 @@ class Sweeper(Part):
                     return None  # commit what this pass did; the next one goes on
                 # D7 also stops the same test's other nodes: no new load once it is in.
                 go = launch and not work.fail_fast_stops()
-                settled = await self._unit(work, index, test, unit, launch=go) and settled
+                with structlog.contextvars.bound_contextvars(
+                    test=test.name, node="+".join(unit.nodes)
+                ):
+                    outcome = await self._unit(work, index, test, unit, launch=go)
+                settled = outcome is Step.SETTLED and settled
             if work.fail_fast_stops():
                 return run_phase(work.states())
             if not settled:
@@ -264,124 +297,89 @@ class Sweeper(Part):
 
     async def _unit(
         self, work: Pass, index: int, test: PlannedTest, unit: Unit, *, launch: bool
-    ) -> bool:
-        """Advance one unit; True once its result has settled."""
-        position = work.find(test.name, unit.nodes)
-        result = work.results[position] if position is not None else None
-        if result is not None and result.get("phase") != str(Phase.RUNNING):
-            return True
+    ) -> Step:
+        """Advance one unit: SETTLED once its result has settled, else WAITING."""
+        ex = work.execution(index, test, unit)
+        if not ex.open:
+            return Step.SETTLED
         reason = self._unsupported(test)
         if reason is not None:
             settled = new_result(test, unit)
             settled.update(phase=str(Phase.ERROR), message=reason, finishedAt=format_time(work.now))
             work.put(settled)
-            return True
+            return Step.SETTLED
         for _ in range(3):  # an attempt settled as Error may launch the retry at once
-            step = await self._attempt(work, index, test, unit, result, launch=launch)
+            step = await self._step(work, ex, launch=launch)
             if step is not Step.AGAIN:
-                return step is Step.SETTLED
-            position = work.find(test.name, unit.nodes)
-            result = work.results[position] if position is not None else None
+                return step
+            ex = work.execution(index, test, unit)  # the next attempt: its own names
         work.wait(1.0)
-        return False
+        return Step.WAITING
 
-    async def _attempt(
-        self, work: Pass, index: int, test: PlannedTest, unit: Unit, result: JSON | None,
-        *, launch: bool,
-    ) -> Step:  # fmt: skip
-        """One step of the unit's current attempt: its pod, judged, or its launch."""
-        attempt = wire.next_attempt_number(result)
-        name = self._pod_name(work, index, unit.lead_node, attempt)
-        flight = wire.in_flight(result) if result is not None else None
-        pod = work.pods.get(name)
-        if pod is None and flight is not None:
-            pod = await self._get_pod(work, name)
+    async def _step(self, work: Pass, ex: Execution, *, launch: bool) -> Step:
+        """The one step of the unit's current attempt: its pod judged, watched or
+        launched; the outcome says what happened."""
+        pod = work.pods.get(ex.pod_name)
+        if pod is None and ex.flight is not None:
+            pod = await self._get_pod(work, ex.pod_name)
             if pod is None:
                 # 19.13: what a checkpoint already read stays on the Error (never judged).
-                result = self._record(work, test, unit, result, error_verdict(
-                    f"runner pod {name} was deleted before it terminated; no verdict",
-                    exit_code=-1, metrics=flight.get("metrics")), attempt=attempt, pod=name,
-                    started=flight.get("startedAt"),
+                verdict = error_verdict(
+                    f"runner pod {ex.pod_name} was deleted before it terminated; no verdict",
+                    exit_code=-1, metrics=ex.flight.get("metrics"),
                 )  # fmt: skip
-                return _after_record(result)
+                return self._record(work, ex, verdict, pod=ex.pod_name,
+                                    started=ex.flight.get("startedAt"))  # fmt: skip
         if pod is not None:
-            problem = self._foreign(work, index, test, unit, pod, attempt=attempt, flight=flight)
+            problem = self._foreign(work, ex, pod)
             if problem is not None:
-                result = self._record_foreign(work, test, unit, result, pod, attempt=attempt,
-                                              problem=problem)  # fmt: skip
-                return _after_record(result)
+                return self._record_foreign(work, ex, pod, problem=problem)
             work.add_pod(pod)
             if podstate.terminated(pod):
-                result = await self._harvest(work, test, unit, result, pod, attempt=attempt)
-                return _after_record(result)
-            self._running_or_pending(work, test, unit, result, pod, attempt=attempt)
-            await self.evidence.checkpoint(work, test, unit, pod)
-            position = work.find(test.name, unit.nodes)
-            settled = position is not None and work.results[position].get("phase") != str(
-                Phase.RUNNING
-            )
-            return Step.SETTLED if settled else Step.WAITING
+                return await self._harvest(work, ex, pod)
+            step = self._running_or_pending(work, ex, pod)
+            if step is Step.WAITING:
+                await self.evidence.checkpoint(work, ex.test, ex.unit, pod)
+            return step
         if not launch:
             return Step.WAITING
-        return await self._launch(work, index, test, unit, result, attempt=attempt)
+        return await self._launch(work, ex)
 
-    def _pod_name(self, work: Pass, index: int, node: str, attempt: int) -> str:
-        return pod_name(
-            run_name=str(kube.meta(work.run)["name"]),
-            run_uid=str(kube.meta(work.run)["uid"]),
-            test_index=index,
-            node=node,
-            attempt=attempt,
-        )
-
-    def _run_ref(self, work: Pass) -> RunRef:
-        m = kube.meta(work.run)
-        return RunRef(str(m["namespace"]), str(m["name"]), str(m["uid"]))
-
-    def _manifest(
-        self, work: Pass, index: int, test: PlannedTest, unit: Unit, *, attempt: int, image: str
-    ) -> JSON:
+    def _manifest(self, work: Pass, ex: Execution, *, image: str) -> JSON:
         """What the one builder (E13) makes for this attempt: created, or compared with."""
-        tolerations = ((work.spec.get("target") or {}).get("tolerations")) or []
         return build_pod(
-            run=self._run_ref(work),
+            run=RunRef.of(work.run),
             request=PodRequest(
-                test_index=index, test=test, node=unit.lead_node, attempt=attempt, image=image
+                test_index=ex.test_index, test=ex.test, node=ex.node, attempt=ex.attempt,
+                image=image,
             ),
-            tolerations=tolerations,
-        )
+            tolerations=work.view.tolerations,
+        )  # fmt: skip
 
-    def _foreign(
-        self, work: Pass, index: int, test: PlannedTest, unit: Unit, pod: JSON, *,
-        attempt: int, flight: Mapping[str, Any] | None,
-    ) -> str | None:  # fmt: skip
+    def _foreign(self, work: Pass, ex: Execution, pod: JSON) -> str | None:
         """Why ``pod`` is not provably the one this run created for the attempt, or None.
 
         A UID pinned in the attempt entry decides; before one is pinned (the pod has not
         started yet, or a crash came between its creation and that write) the pod must
         be exactly what :func:`build_pod` makes for this attempt, node included."""
         uid = str(kube.meta(pod).get("uid") or "")
-        recorded = (flight or {}).get("podUID")
+        recorded = (ex.flight or {}).get("podUID")
         if recorded:
             if uid == recorded:
                 return None
             return f"its UID {uid} is not {recorded}, the one this run recorded for it"
-        if not podstate.owned_by(pod, str(kube.meta(work.run)["uid"])):
+        if not podstate.owned_by(pod, work.view.uid):
             return "it does not name this run as its controller"
         containers = (pod.get("spec") or {}).get("containers") or [{}]
         image = str(containers[0].get("image", "")) if isinstance(containers[0], Mapping) else ""
-        if image not in allowed_images(test.kind, specs.runner(test.spec)):
+        if image not in allowed_images(ex.test.kind, specs.runner(ex.test.spec)):
             return f"its image {image!r} is not one this test runs"
-        expected = self._manifest(work, index, test, unit, attempt=attempt, image=image)
-        field = foreign_reason(pod, expected=expected)
+        field = foreign_reason(pod, expected=self._manifest(work, ex, image=image))
         if field is None:
             return None
         return f"its {field} is not what the operator builds for this attempt"
 
-    def _record_foreign(
-        self, work: Pass, test: PlannedTest, unit: Unit, result: JSON | None, pod: JSON, *,
-        attempt: int, problem: str,
-    ) -> JSON:  # fmt: skip
+    def _record_foreign(self, work: Pass, ex: Execution, pod: JSON, *, problem: str) -> Step:
         """19.8: an Error attempt naming the pod; nothing it printed is read, and it is
         left where it is (the next attempt has another name)."""
         name = str(kube.meta(pod)["name"])
@@ -391,122 +389,102 @@ class Sweeper(Part):
             f"run: {problem}; its output was not read; no verdict"
         )
         work.events.append(("Warning", "ForeignPod", message))
-        return self._record(work, test, unit, result, error_verdict(message), attempt=attempt,
-                            pod=name, started=None)  # fmt: skip
+        return self._record(work, ex, error_verdict(message), pod=name, started=None)
 
     async def _get_pod(self, work: Pass, name: str) -> JSON | None:
-        """An uncached read by name; whether the pod is ours is decided by the caller."""
-        try:
-            pod: JSON = await self.client.get(
-                PODS, name, namespace=str(kube.meta(work.run)["namespace"])
-            )
-        except ApiError as err:
-            if is_not_found(err):
-                return None
-            raise
-        return pod
+        """Live by name (H: the pod the status expects, or the twin our create met, may
+        be missing from a cache that lags its creation); whether it is ours is decided
+        by the caller."""
+        return await self.reads.live_get(PODS, name, namespace=work.view.namespace)
 
     def _record(
         self,
         work: Pass,
-        test: PlannedTest,
-        unit: Unit,
-        result: JSON | None,
+        ex: Execution,
         verdict: AttemptVerdict,
         *,
-        attempt: int,
         pod: str | None,
         started: str | None,
         finished: str | None = None,
         artifacts: Sequence[Mapping[str, Any]] = (),
-    ) -> JSON:
-        """Apply one attempt through the verdict package (D2-D4) and keep the result."""
-        base = dict(result) if result is not None else new_result(test, unit)
-        state = wire.state_from_wire(base, required=test.required)
-        finished = finished or format_time(work.now)
-        record = AttemptRecord(
-            attempt=attempt,
-            trigger=state.next_trigger(),
-            phase=verdict.phase,
-            exit_code=verdict.exit_code,
-            message=verdict.message,
-            metrics=dict(verdict.metrics),
-            provenance=verdict.provenance,
-            node=unit.lead_node,
-            pod_name=pod or "",
-            started_at=started,
-            finished_at=finished,
+        base: JSON | None = None,
+    ) -> Step:
+        """Apply one attempt through the verdict package (D2-D4) and keep the result;
+        AGAIN when the budget allows another attempt, else SETTLED. ``base`` is the
+        result as this step has already edited it (its in-flight entry added)."""
+        base = dict(base if base is not None else ex.result or new_result(ex.test, ex.unit))
+        state = (
+            ex.state
+            if ex.state is not None
+            else wire.state_from_wire(base, required=ex.test.required)
         )
-        retry_limit = int(work.spec.get("retryOnErrorLimit") or 0)
-        new_state = record_attempt(state, verdict, retry_on_error_limit=retry_limit, record=record)
+        finished = finished or format_time(work.now)
+        record = attempt_record(
+            verdict, attempt=ex.attempt, trigger=ex.trigger, node=ex.node, pod_name=pod or "",
+            started_at=started, finished_at=finished,
+        )  # fmt: skip
+        new_state = record_attempt(
+            state, verdict, retry_on_error_limit=work.view.retry_on_error_limit, record=record
+        )
         updated = wire.state_to_wire(base, new_state)
         if started and not updated.get("startedAt"):
             updated["startedAt"] = started
         updated["finishedAt"] = finished
         if artifacts:
             updated["artifacts"] = merge_refs(updated.get("artifacts") or [], artifacts)
-        work.put(updated)
+        work.put(updated, new_state)
+        where = ex.label.replace("/", " on ", 1)
         if not new_state.open:
-            work.deliveries.append(
-                Delivery(Reason.TEST_COMPLETED, f"{test.name}/{'+'.join(unit.nodes)}", work.run)
-            )
+            work.deliveries.append(Delivery(Reason.TEST_COMPLETED, ex.label, work.run))
             work.events.append(
                 (
                     "Warning" if new_state.phase in (Phase.FAILED, Phase.ERROR) else "Normal",
                     f"Test{new_state.phase}",
-                    f"{test.name} on {'+'.join(unit.nodes)}: {new_state.phase}: "
-                    f"{new_state.message}",
+                    f"{where}: {new_state.phase}: {new_state.message}",
                 )
             )
-        elif verdict.phase is Phase.ERROR:
+            return Step.SETTLED
+        if verdict.phase is Phase.ERROR:
             work.events.append(
                 ("Warning", "AttemptRetried",
-                 f"{test.name} on {'+'.join(unit.nodes)} attempt {attempt} Error, retrying: "
-                 f"{verdict.message}")
+                 f"{where} attempt {ex.attempt} Error, retrying: {verdict.message}")
             )  # fmt: skip
-        return updated
+        return Step.AGAIN
 
-    async def _harvest(
-        self, work: Pass, test: PlannedTest, unit: Unit, result: JSON | None, pod: JSON,
-        *, attempt: int,
-    ) -> JSON:  # fmt: skip
+    async def _harvest(self, work: Pass, ex: Execution, pod: JSON) -> Step:
         """A terminated pod: its evidence, judged, becomes one attempt (D1-D4)."""
-        verdict, refs = await self.evidence.judge(work, test, pod)
-        flight = wire.in_flight(result) if result is not None else None
-        started = podstate.started_at(pod) or (flight or {}).get("startedAt")
+        verdict, refs = await self.evidence.judge(work, ex.test, pod)
+        started = podstate.started_at(pod) or (ex.flight or {}).get("startedAt")
         return self._record(
-            work, test, unit, result, verdict, attempt=attempt,
-            pod=str(kube.meta(pod)["name"]), started=started,
+            work, ex, verdict, pod=ex.pod_name, started=started,
             finished=podstate.finished_at(pod) or format_time(work.now), artifacts=refs,
         )  # fmt: skip
 
-    def _running_or_pending(
-        self, work: Pass, test: PlannedTest, unit: Unit, result: JSON | None, pod: JSON,
-        *, attempt: int,
-    ) -> None:  # fmt: skip
-        name = str(kube.meta(pod)["name"])
+    def _running_or_pending(self, work: Pass, ex: Execution, pod: JSON) -> Step:
+        """A live pod: its start recorded (the UID pinned), or it is overdue (E16) or
+        its image will not arrive: WAITING while it may still run, else settled."""
+        name = ex.pod_name
         started = podstate.started_at(pod)
         created = kube.meta(pod).get("creationTimestamp")
         age = (work.now - parse_time(str(created))).total_seconds() if created else 0.0
-        overdue = overdue_after_seconds(test.spec)
+        overdue = overdue_after_seconds(ex.test.spec)
         if started:
-            base = dict(result) if result is not None else new_result(test, unit)
+            base = dict(ex.result) if ex.result is not None else new_result(ex.test, ex.unit)
             base.setdefault("startedAt", started)
-            if wire.in_flight(base) is None:
-                base["attempts"] = [
-                    *(base.get("attempts") or []),
-                    {
-                        "attempt": attempt,
-                        "trigger": str(wire.state_from_wire(base, required=True).next_trigger()),
-                        "phase": str(Phase.RUNNING),
-                        "node": unit.lead_node,
-                        "podName": name,
-                        # 19.8: from here on this UID, not the name, says the pod is ours.
-                        "podUID": str(kube.meta(pod).get("uid") or ""),
-                        "startedAt": started,
-                    },
-                ]
-                work.put(base)
+            flight = ex.flight
+            if flight is None:
+                flight = {
+                    "attempt": ex.attempt,
+                    "trigger": str(ex.trigger),
+                    "phase": str(Phase.RUNNING),
+                    "node": ex.node,
+                    "podName": name,
+                    # 19.8: from here on this UID, not the name, says the pod is ours.
+                    "podUID": str(kube.meta(pod).get("uid") or ""),
+                    "startedAt": started,
+                }
+                base["attempts"] = [*(base.get("attempts") or []), flight]
+                work.put(base, ex.state)  # the in-flight entry is not the verdict's
             if age >= overdue:
                 # E16: the kubelet's own deadline should have ended it long ago (a lost
                 # node, a stuck kubelet); nothing it printed is a verdict.
@@ -514,15 +492,14 @@ class Sweeper(Part):
                     f"runner pod {name} still not terminated {int(age)}s after creation "
                     f"(overdue after {overdue}s); no verdict"
                 )
-                kept = (wire.in_flight(base) or {}).get("metrics")  # 19.13: never judged
-                self._record(work, test, unit, base, error_verdict(message, metrics=kept),
-                             attempt=attempt, pod=name, started=started)  # fmt: skip
                 work.delete_after_write.append(name)
-                return
-            interval = specs.checkpoint_interval_seconds(test.spec)
+                return _live_pod_settled(self._record(
+                    work, ex, error_verdict(message, metrics=flight.get("metrics")), pod=name,
+                    started=started, base=base))  # fmt: skip
+            interval = specs.checkpoint_interval_seconds(ex.test.spec)
             work.wait(min(interval if interval > 0 else self.options.requeue_idle_seconds,
                           overdue - age))  # fmt: skip
-            return
+            return Step.WAITING
         # Never started: overdue (E16), or an image that will not be pulled.
         reason, detail = podstate.waiting(pod)
         pulling = reason in podstate.IMAGE_PULL_REASONS
@@ -536,76 +513,71 @@ class Sweeper(Part):
                 f"runner pod {name} never started ({int(age)}s after creation): "
                 f"{account or 'no scheduler or kubelet account'}; no verdict"
             )
-            self._record(work, test, unit, result, error_verdict(message), attempt=attempt,
-                         pod=name, started=None)  # fmt: skip
             work.delete_after_write.append(name)
-            return
+            return _live_pod_settled(
+                self._record(work, ex, error_verdict(message), pod=name, started=None)
+            )
         work.wait(min(overdue - age, self.options.requeue_unstarted_seconds))
         if pulling:
             work.wait(grace - age)
+        return Step.WAITING
 
     async def _node_vendor(self, node: str) -> str | None:
-        try:
-            fingerprint = await self.client.get(
-                kube.FINGERPRINTS, node, namespace=self.options.operator_namespace
-            )
-        except ApiError as err:
-            if is_not_found(err):
-                return None
-            raise
+        fingerprint = await self.reads.get(
+            kube.FINGERPRINTS, node, namespace=self.options.operator_namespace
+        )
+        if fingerprint is None:
+            return None
         gpus = (fingerprint.get("status") or {}).get("gpus") or []
         vendor = gpus[0].get("vendor") if gpus and isinstance(gpus[0], Mapping) else None
         return str(vendor) if vendor else None
 
-    async def _launch(
-        self, work: Pass, index: int, test: PlannedTest, unit: Unit, result: JSON | None,
-        *, attempt: int,
-    ) -> Step:  # fmt: skip
+    async def _launch(self, work: Pass, ex: Execution) -> Step:
         """Plan the attempt's pod (created after the cordon is written), or settle it."""
-        node = unit.lead_node
-        cap = work.spec.get("maxConcurrentNodes")
-        if not can_launch(unit.nodes, busy=frozenset(work.busy()), cap=cap):
+        if not can_launch(
+            ex.unit.nodes, busy=frozenset(work.busy()), cap=work.view.max_concurrent_nodes
+        ):
             return Step.WAITING  # held back by the interlock (E9)
         image = resolve_image(
-            kind=test.kind,
-            runner=specs.runner(test.spec),
-            node_vendor=await self._node_vendor(node),
+            kind=ex.test.kind,
+            runner=specs.runner(ex.test.spec),
+            node_vendor=await self._node_vendor(ex.node),
         )
         if isinstance(image, ImageError):
             # E14: that execution is an Error (no cordon placed), retried under the budget.
-            result = self._record(work, test, unit, result, error_verdict(
-                f"no runner image for node {node}: {image.message}"), attempt=attempt, pod=None,
-                started=None)  # fmt: skip
-            return _after_record(result)
-        await self._cordon(work, test, node)
-        manifest = self._manifest(work, index, test, unit, attempt=attempt, image=image)
-        work.planned.append(
-            Launch(test_index=index, test=test, unit=unit, attempt=attempt, manifest=manifest)
-        )
-        work.launch(node)
+            message = f"no runner image for node {ex.node}: {image.message}"
+            return self._record(work, ex, error_verdict(message), pod=None, started=None)
+        await self._cordon(work, ex.test, ex.node)
+        work.planned.append(Launch(execution=ex, manifest=self._manifest(work, ex, image=image)))
+        work.launch(ex.node)
         return Step.WAITING
 
     async def _cordon(self, work: Pass, test: PlannedTest, node: str) -> None:
-        """E10/E11: uncached read, stamp first, cordon second, with a precondition."""
-        try:
-            current = await self.client.get(NODES, node)
-        except ApiError as err:
-            if is_not_found(err):
-                return
-            raise
+        """E10/E11: live read, stamp first, cordon second, with a precondition."""
+        if not work.confirmed:
+            # The one write before the pass's status write: never from a stale run view
+            # (a run that already ended would cordon a node nothing then releases).
+            await self.reads.confirm(kube.RUNS, work.run)
+            work.confirmed = True
+        # E10/E11: live, since a cache lagging our own writes would make our fresh
+        # cordon look pre-existing, or another owner's stamp look absent.
+        current = await self.reads.live_get(NODES, node)
+        if current is None:
+            return
         heat = (
             heat_until(work.now, seconds=heat_expiry_seconds(test.spec))
             if drives_sustained_load(test.kind)
             else None
         )
-        prior = (work.status.get("priorUnschedulable") or {}).get(node)
+        prior = work.view.prior_unschedulable.get(node)
         patches, record = cordon_patches(
-            current, stamp=kube.stamp_of(work.run), prior=prior, heat_until=heat
+            current, stamp=RunRef.of(work.run), prior=prior, heat_until=heat
         )
         for patch in patches:
             await self.client.patch(NODES, node, patch)
-        if record and node not in (work.status.get("cordonedNodes") or []):
-            work.status["cordonedNodes"] = sorted({*work.status.get("cordonedNodes", []), node})
+        recorded = work.view.cordoned_nodes
+        if record and node not in recorded:
+            work.status["cordonedNodes"] = sorted({*recorded, node})
             work.changed = True
 
     def settle_rest(self, work: Pass, *, phase: Phase, message: str) -> None:

@@ -7,19 +7,19 @@ from typing import Any
 
 from glimmer.controllers.run import labels
 from glimmer.controllers.run.cordon import (
-    CordonStamp,
     HeatMarker,
     cordon_patches,
     prior_for_capture,
     reap_patch,
     release_patch,
 )
-from glimmer.controllers.run.pods import PodRequest, RunRef, build_pod
+from glimmer.controllers.run.pods import PodRequest, build_pod
+from glimmer.controllers.run.ref import RunRef
 from glimmer.plan import PlannedTest
 
 RUN = RunRef(namespace="burnin", name="acceptance", uid="uid-1")
-OURS = CordonStamp("burnin", "acceptance", "uid-1")
-OTHER = CordonStamp("other", "run", "uid-2")
+OURS = RUN  # a cordon stamp and a pod owner are one type
+OTHER = RunRef("other", "run", "uid-2")
 SOON = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
 LATER = datetime(2026, 11, 29, 19, 0, tzinfo=UTC)
 

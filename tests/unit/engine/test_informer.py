@@ -18,13 +18,17 @@ from glimmer.engine import (
     Informer,
     InformerEvent,
     InformerFactory,
+    annotation_index,
     autojump,
     keep_fields,
-    nodes_by_cordon_owner,
-    pods_by_run,
+    label_index,
     settle,
     strip_managed_fields,
 )
+
+# The engine is generic: any label or annotation can key an index.
+RUN_LABEL = "example.com/run"
+OWNER_ANNOTATION = "example.com/owner"
 
 
 class SpyClient(FakeClient):
@@ -54,7 +58,7 @@ async def jumping_clock() -> AsyncIterator[FakeClock]:
 
 
 def pod(name: str, *, run: str | None = None, phase: str = "Pending") -> dict[str, Any]:
-    labels = {"burnin.glimmer.ai/run": run} if run else {}
+    labels = {RUN_LABEL: run} if run else {}
     return {
         "metadata": {
             "name": name,
@@ -235,7 +239,7 @@ async def test_transform_keeps_only_requested_fields_and_indexes_still_work() ->
         PODS,
         clock=FakeClock(),
         transform=keep_fields("spec.nodeName", "status.phase"),
-        indexers={"run": pods_by_run},
+        indexers={"run": label_index(RUN_LABEL)},
     )
     informer.start()
     await informer.wait_for_sync()
@@ -245,9 +249,7 @@ async def test_transform_keeps_only_requested_fields_and_indexes_still_work() ->
     assert stored["status"] == {"phase": "Pending"}
     assert "managedFields" not in stored["metadata"]
     assert [o["metadata"]["name"] for o in informer.store.by_index("run", "r1")] == ["a", "b"]
-    await client.patch(
-        PODS, "a", {"metadata": {"labels": {"burnin.glimmer.ai/run": "r2"}}}, namespace="ns"
-    )
+    await client.patch(PODS, "a", {"metadata": {"labels": {RUN_LABEL: "r2"}}}, namespace="ns")
     await wait_until(lambda: len(informer.store.by_index("run", "r2")) == 2)
     assert [o["metadata"]["name"] for o in informer.store.by_index("run", "r1")] == ["b"]
     await informer.stop()
@@ -260,19 +262,21 @@ async def test_strip_managed_fields_keeps_everything_else() -> None:
     assert stripped["spec"]["containers"][0]["image"] == "busybox"
 
 
-async def test_nodes_are_indexed_by_cordon_owner() -> None:
+async def test_nodes_are_indexed_by_an_annotation() -> None:
     client = FakeClient()
     await client.create(
         NODES,
         {
             "metadata": {
                 "name": "n1",
-                "annotations": {"burnin.glimmer.ai/cordon-owner": "run-a/uid-1"},
+                "annotations": {OWNER_ANNOTATION: "run-a/uid-1"},
             }
         },
     )
     await client.create(NODES, {"metadata": {"name": "n2"}})
-    informer = Informer(client, NODES, clock=FakeClock(), indexers={"owner": nodes_by_cordon_owner})
+    informer = Informer(
+        client, NODES, clock=FakeClock(), indexers={"owner": annotation_index(OWNER_ANNOTATION)}
+    )
     informer.start()
     await informer.wait_for_sync()
     assert informer.store.index_keys("owner", "run-a/uid-1") == ["n1"]

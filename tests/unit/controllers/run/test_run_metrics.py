@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry
 
-from glimmer.engine.metrics import RunMetrics
+from glimmer.controllers.run.metrics import RunMetrics
 
 
 def sample(registry: CollectorRegistry, name: str, **labels: str) -> float | None:

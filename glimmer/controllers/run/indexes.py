@@ -1,0 +1,21 @@
+"""The cache indexes the run controller and the reaper register, and read through.
+
+Built here once from the engine's generic :func:`~glimmer.engine.label_index` and
+:func:`~glimmer.engine.annotation_index`: a store refuses a second indexer under the same
+name with another function, so every registration must hand over these very objects.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from glimmer.controllers.run import labels
+from glimmer.engine import annotation_index, label_index
+
+#: Runner pods by the run label's value (``label_value(run name)``).
+PODS_BY_RUN: Final = "run"
+pods_by_run: Final = label_index(labels.RUN_LABEL)
+
+#: Nodes by their cordon-owner stamp (``<namespace>/<name>/<uid>``).
+NODES_BY_CORDON_OWNER: Final = "cordon-owner"
+nodes_by_cordon_owner: Final = annotation_index(labels.CORDON_OWNER)

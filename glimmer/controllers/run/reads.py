@@ -1,0 +1,151 @@
+"""How the run controller reads the cluster: cached where the rules allow, live where
+they require it (docs/development.md §7; the table is in ``glimmer.controllers.operator``).
+
+Every read goes through :class:`RunReads`, and each call site says which kind it makes:
+
+- :meth:`RunReads.get` / :meth:`RunReads.list` read the informer cache. A read the
+  cache cannot answer (:class:`~glimmer.engine.NotCachedError`: no informer, another
+  namespace, not synced) is made live instead, and so is a cached *miss*: "not found"
+  is the answer a stale cache gets harmfully wrong (a run taken as gone, a node taken
+  as absent), and a miss is rare, so it is always confirmed.
+- :meth:`RunReads.live_get` / :meth:`RunReads.live_list` ask the apiserver; the caller
+  names the rule that demands it (E6, E10-E12, E3, E22, H).
+
+A cached run may lag our own last write. Every write of a run carries its
+resourceVersion, so a stale view is a 409 there; the one side effect that precedes
+the pass's status write, a cordon (E10), is placed only after :meth:`confirm` has
+checked the view against a live read (a stale view after the run ended could otherwise
+cordon a node for a finished run, which nothing would ever release).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from glimmer.controllers.run import kube
+from glimmer.controllers.run.indexes import PODS_BY_RUN
+from glimmer.controllers.run.podstate import owned_by
+from glimmer.engine import (
+    PODS,
+    ApiError,
+    CachedReader,
+    InformerFactory,
+    KubeClient,
+    NotCachedError,
+    Readers,
+    Resource,
+    is_not_found,
+)
+
+JSON = dict[str, Any]
+Objects = list[JSON]
+"""What a list read returns (named so that a method called ``list`` can return it)."""
+
+
+class StaleViewError(Exception):
+    """The run as read is older than the apiserver's: the pass stops and requeues."""
+
+
+def uncached(client: KubeClient) -> Readers:
+    """Readers whose cache holds nothing, so every read is live (unit tests, and a
+    registration used without a manager's informers)."""
+    return Readers.over(client, InformerFactory(client))
+
+
+class RunReads:
+    """The cached and live reads of the run reconciler, with the fallbacks in one place."""
+
+    def __init__(self, readers: Readers) -> None:
+        self.cached: CachedReader = readers.cached
+        self.readers = readers
+
+    # --- cached (falls back to live) ---------------------------------------------------
+
+    async def get(
+        self, resource: Resource, name: str, *, namespace: str | None = None
+    ) -> JSON | None:
+        """The object, or None when it does not exist; cached, a miss confirmed live."""
+        try:
+            return await self.cached.get(resource, name, namespace=namespace)
+        except NotCachedError:
+            pass
+        except ApiError as err:
+            if not is_not_found(err):
+                raise
+        return await self.live_get(resource, name, namespace=namespace)
+
+    async def list(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> Objects:
+        """Matching objects from the cache, or live where no cache covers the read."""
+        try:
+            return await self.cached.list(
+                resource, namespace=namespace, label_selector=label_selector
+            )
+        except NotCachedError:
+            return await self.live_list(
+                resource, namespace=namespace, label_selector=label_selector
+            )
+
+    async def pods_of(self, run: Mapping[str, Any]) -> tuple[Objects, bool]:
+        """The run's runner pods (controlled by its UID) and whether they came from the
+        cache (by the run-label index); live when no cache covers them."""
+        meta = run.get("metadata") or {}
+        value, selector = kube.run_pod_selector(run)
+        try:
+            pods = self.cached.by_index(
+                PODS, PODS_BY_RUN, value, namespace=str(meta["namespace"]), label_selector=selector
+            )
+            cached = True
+        except NotCachedError:
+            pods, cached = await self.live_pods_of(run), False
+        return [p for p in pods if owned_by(p, str(meta["uid"]))], cached
+
+    # --- live ------------------------------------------------------------------------
+
+    async def live_get(
+        self, resource: Resource, name: str, *, namespace: str | None = None
+    ) -> JSON | None:
+        """Uncached; None when the object does not exist."""
+        try:
+            return await self.readers.live.get(resource, name, namespace=namespace)
+        except ApiError as err:
+            if is_not_found(err):
+                return None
+            raise
+
+    async def live_list(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> Objects:
+        return await self.readers.live.list(
+            resource, namespace=namespace, label_selector=label_selector
+        )
+
+    async def live_pods_of(self, run: Mapping[str, Any]) -> Objects:
+        return await kube.owned_pods(self.readers.live.client, run)
+
+    async def confirm(self, resource: Resource, obj: Mapping[str, Any]) -> None:
+        """Raise :class:`StaleViewError` unless ``obj`` is what the apiserver holds now
+        (same UID and resourceVersion), by a live read."""
+        meta = obj.get("metadata") or {}
+        current = await self.live_get(
+            resource, str(meta["name"]), namespace=meta.get("namespace") or None
+        )
+        now = (current or {}).get("metadata") or {}
+        if (now.get("uid"), now.get("resourceVersion")) != (
+            meta.get("uid"),
+            meta.get("resourceVersion"),
+        ):
+            raise StaleViewError(
+                f"{resource} {meta.get('name')} moved on from resourceVersion "
+                f"{meta.get('resourceVersion')}"
+            )

@@ -1,0 +1,76 @@
+"""Issue 17.5: the run controller reads a BurnInRun through RunView only, and each
+field's default is the glimmer.api model's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import attrs
+
+from glimmer.api import BurnInRunSpec, CancelPolicy, TargetSelector
+from glimmer.api.fields import spec_of
+from glimmer.controllers.run import view as view_module
+from glimmer.controllers.run.view import RunView
+from glimmer.verdict import Phase
+
+RUN_PACKAGE = Path(view_module.__file__).parent
+#: finish.py belongs to another change in flight; it adopts the view next.
+NOT_YET = {"view.py", "finish.py"}
+#: A ``.get()`` walk of a run's spec or status, the shape the view replaces.
+WALK = re.compile(
+    r'\b(run|other)\.get\("(spec|status)"\)|work\.(spec|status)\.get\(|'
+    r'\bspec\.get\("(cancel|cancelPolicy|cancelReason|deadlineSeconds|suspend|force|'
+    r'baseline|retryOnErrorLimit|maxConcurrentNodes|target|profileRef)"'
+)
+
+
+def test_I17_5_no_run_spec_or_status_walk_outside_the_view() -> None:
+    for path in sorted(RUN_PACKAGE.glob("*.py")):
+        if path.name in NOT_YET:
+            continue
+        hits = [line for line in path.read_text().splitlines() if WALK.search(line)]
+        assert not hits, f"{path.name}: {hits}"
+
+
+def test_I17_5_an_empty_spec_reads_as_the_api_model_defaults() -> None:
+    model = BurnInRunSpec(profile_ref="p", target=TargetSelector())
+    empty = RunView({"metadata": {}, "spec": {}})
+    expected = {
+        "maxConcurrentNodes": empty.max_concurrent_nodes,
+        "retryOnErrorLimit": empty.retry_on_error_limit,
+        "suspend": empty.suspend,
+        "baseline": empty.baseline,
+        "force": empty.force,
+        "cancel": empty.cancel,
+        "cancelPolicy": empty.cancel_policy,
+    }
+    for attribute in attrs.fields(BurnInRunSpec):
+        wire = spec_of(attribute).json
+        if wire in expected:
+            assert expected[wire] == getattr(model, attribute.name), wire
+    assert empty.cancel_policy == CancelPolicy.GRACEFUL
+    assert empty.phase is Phase.PENDING  # the status default
+    assert empty.deadline_seconds == 0  # unset: no deadline
+
+
+def test_I17_5_unreadable_values_read_as_the_default_never_crash() -> None:
+    odd = RunView(
+        {
+            "metadata": {"annotations": None},
+            "spec": {"maxConcurrentNodes": "many", "retryOnErrorLimit": -3, "target": []},
+            "status": {"phase": "Bogus", "cordonedNodes": "n0", "results": [1, {"name": "t"}]},
+        }
+    )
+    assert odd.max_concurrent_nodes == 1
+    assert odd.retry_on_error_limit == 0
+    assert odd.node_names == []
+    assert odd.phase is None and not odd.terminal
+    assert odd.cordoned_nodes == []
+    assert odd.results == [{"name": "t"}]
+
+
+def test_I17_5_the_status_a_write_edits_is_the_objects_own_dict() -> None:
+    obj: dict[str, object] = {"metadata": {}, "spec": {}, "status": {"extra": 1}}
+    RunView(obj).status["phase"] = "Running"
+    assert obj["status"] == {"extra": 1, "phase": "Running"}  # unknown fields kept

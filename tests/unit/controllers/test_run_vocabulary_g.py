@@ -1,0 +1,64 @@
+"""Issue 17.2: one definition of each burn-in name, and none of them in the engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import glimmer.engine
+from glimmer.api import API_VERSION, GROUP, KINDS_BY_NAME
+from glimmer.controllers.run import kube, labels
+from glimmer.controllers.run.cordon import owner_of
+from glimmer.controllers.run.metrics import RUN_PHASES
+from glimmer.controllers.run.pods import PodRequest, build_pod
+from glimmer.controllers.run.ref import RunRef
+from glimmer.plan import PlannedTest
+from glimmer.verdict import Phase
+
+ENGINE = Path(glimmer.engine.__file__).parent
+#: The one burn-in word left in the engine, in a file this change does not own:
+#: ``ManagerOptions.leader_election_id``'s default (reported for its owner to move).
+ALLOWED = {"manager.py": 'leader_election_id: str = "glimmer-manager.burnin.glimmer.ai"'}
+
+
+def test_I17_2_the_engine_source_names_no_burn_in_label_annotation_or_metric() -> None:
+    for path in sorted(ENGINE.glob("*.py")):
+        text = path.read_text()
+        text = text.replace(ALLOWED.get(path.name, "\0"), "")
+        for word in ("burnin.glimmer.ai", "glimmer_run_", "cordon-owner", "BurnInRun"):
+            assert word not in text, f"{path.name} names {word!r}"
+
+
+def test_I17_2_the_engine_exports_nothing_of_burn_in() -> None:
+    names = {n.lower() for n in glimmer.engine.__all__}
+    assert not {n for n in names if "run_label" in n or "cordon" in n or n == "pods_by_run"}
+
+
+def test_I17_2_run_phases_are_the_verdict_phases() -> None:
+    assert tuple(str(p) for p in Phase) == RUN_PHASES
+
+
+def test_I17_2_run_resources_come_from_the_api_kind_table() -> None:
+    for resource in (kube.RUNS, kube.PROFILES, kube.TESTS, kube.FINGERPRINTS):
+        info = KINDS_BY_NAME[resource.kind]
+        assert (resource.group, resource.plural) == (GROUP, info.plural)
+        assert resource.api_version == API_VERSION
+    assert f"{GROUP}/run" == labels.RUN_LABEL
+
+
+def test_I17_2_a_cordon_stamp_and_a_pod_owner_are_one_run_ref() -> None:
+    run = {"metadata": {"namespace": "ns", "name": "r", "uid": "u-1"}}
+    ref = RunRef.of(run)
+    node = {"metadata": {"name": "n0", "annotations": {labels.CORDON_OWNER: ref.render()}}}
+    assert owner_of(node) == ref
+    pod = build_pod(
+        run=ref,
+        request=PodRequest(
+            test_index=0,
+            test=PlannedTest(name="t", required=True, spec={"kind": "custom"}),
+            node="n0",
+            attempt=1,
+            image="example.com/x:1",
+        ),
+    )
+    owner = pod["metadata"]["ownerReferences"][0]
+    assert (owner["apiVersion"], owner["name"], owner["uid"]) == (API_VERSION, ref.name, ref.uid)
