@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from glimmer.contract import SIM_GPU_ENV, Artifact, artifact_name_ok
+from glimmer.contract import SIM_GPU_ENV, Artifact, RunnerReport
 from glimmer.local.filenames import artifact_folder, raw_log_path
 from glimmer.local.interrupt import Interrupted
 from glimmer.local.process import ProcessResult, run_runner
@@ -73,6 +73,8 @@ class LocalResult:
     started_at: float | None = None
     finished_at: float | None = None
     artifacts: list[dict[str, Any]] = field(default_factory=list)
+    #: What each listed artifact ref stands for (A12's de-duplication identity).
+    artifact_ids: set[tuple[str, str]] = field(default_factory=set, repr=False)
     raw_logs: list[str] = field(default_factory=list)
     variant_axes: Mapping[str, str] = field(default_factory=dict)
     #: When the attempt now in flight began (for the record of an interrupted one).
@@ -199,20 +201,31 @@ def _deadline(test: PlannedTest) -> int:
 
 
 def _keep_artifacts(
-    artifacts: Sequence[Artifact], *, test: str, attempt: int, options: LocalOptions
-) -> dict[str, str]:
-    """Write accepted payloads under the report directory; artifact name -> stored path."""
-    if options.report_dir is None:
-        return {}
-    stored: dict[str, str] = {}
+    report: RunnerReport, *, test: str, attempt: int, options: LocalOptions, local: LocalResult
+) -> None:
+    """Append the attempt's artifact refs to the result in the order they were printed
+    (I19.21), writing each accepted payload under the report directory.
+
+    A12, as the operator keeps them: a ref is listed once per place its payload is kept
+    (test, attempt, name, as the operator's ConfigMap key is test, pod, name) or, when
+    dropped, once per name and drop reason. The first payload of a name is the one kept,
+    so a listed ref's digest always matches its file.
+    """
     relative = artifact_folder(test=test, attempt=attempt)
-    for artifact in artifacts:
-        if artifact_name_ok(artifact.name):
+    for found, ref in zip(report.artifacts_in_order, artifact_refs(report), strict=True):
+        dropped = "dropped" in ref
+        identity = (
+            (str(ref["dropped"]), found.name) if dropped else ("", str(relative / found.name))
+        )
+        if identity in local.artifact_ids:
+            continue
+        local.artifact_ids.add(identity)
+        if not dropped and isinstance(found, Artifact) and options.report_dir is not None:
             folder = options.report_dir / relative
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / artifact.name).write_bytes(artifact.payload)
-            stored[artifact.name] = str(relative / artifact.name)
-    return stored
+            (folder / found.name).write_bytes(found.payload)
+            ref["file"] = str(relative / found.name)
+        local.artifacts.append(ref)
 
 
 def run_plan(plan: PinnedPlan, *, options: LocalOptions, reporter: Reporter) -> LocalRun:
@@ -384,11 +397,7 @@ def _one_attempt(
         )
         verdict = apply_termination(verdict, outcome.termination, runner_line=report.message)
         started, finished = outcome.started_at, outcome.finished_at
-        stored = _keep_artifacts(report.artifacts, test=test.name, attempt=attempt, options=options)
-        for ref in artifact_refs(report):
-            if "dropped" not in ref and ref["name"] in stored:
-                ref["file"] = stored[ref["name"]]
-            local.artifacts.append(ref)
+        _keep_artifacts(report, test=test.name, attempt=attempt, options=options, local=local)
         if local.started_at is None:
             local.started_at = started
     local.finished_at = finished
