@@ -63,6 +63,20 @@ class Reporter(Protocol):
     def test_finished(self, *, result: LocalResult) -> None: ...
 
 
+class SilentReporter:
+    """A :class:`Reporter` that shows nothing: for callers that read only the results
+    (an embedding program, a test)."""
+
+    def attempt_started(self, *, test: str, attempt: int, index: int, total: int) -> None:
+        return None
+
+    def attempt_finished(self, *, test: str, verdict: AttemptVerdict, seconds: float) -> None:
+        return None
+
+    def test_finished(self, *, result: LocalResult) -> None:
+        return None
+
+
 @dataclass
 class LocalResult:
     """A settled test result plus what only the bare host records."""

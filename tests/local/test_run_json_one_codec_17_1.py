@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from glimmer.contract import DropReason
-from glimmer.local.dispatcher import LocalOptions, LocalResult, run_plan
+from glimmer.local.dispatcher import LocalOptions, LocalResult, SilentReporter, run_plan
 from glimmer.local.results import result_json, run_document
 from glimmer.plan import PinnedPlan, build_plan
 from glimmer.verdict import (
@@ -28,17 +28,6 @@ from glimmer.verdict.codec import MAX_MESSAGE_BYTES, result_from_json
 
 BEGIN = "-----BEGIN BURNIN ARTIFACT {}-----"
 END = "-----END BURNIN ARTIFACT-----"
-
-
-class Quiet:
-    def attempt_started(self, *, test: str, attempt: int, index: int, total: int) -> None:
-        return None
-
-    def attempt_finished(self, *, test: str, verdict: AttemptVerdict, seconds: float) -> None:
-        return None
-
-    def test_finished(self, *, result: LocalResult) -> None:
-        return None
 
 
 def plan_of(**tests: Mapping[str, Any]) -> PinnedPlan:
@@ -60,7 +49,7 @@ def run_local(plan: PinnedPlan, tmp_path: Path, **options: Any) -> list[LocalRes
     return run_plan(
         plan,
         options=LocalOptions(node="host", report_dir=tmp_path / "report", **options),
-        reporter=Quiet(),
+        reporter=SilentReporter(),
     ).results
 
 
@@ -125,28 +114,27 @@ def test_I19_6_a_baseline_run_json_never_certifies(tmp_path: Path) -> None:
     assert baseline["phase"] == "Passed" and baseline["certifiesSilicon"] is False
 
 
-INTERLEAVED = "; ".join(
-    f"echo '{line}'"
-    for line in [
-        BEGIN.format("a.json application/json"),
-        "{}",
-        END,
-        BEGIN.format("onlyname"),  # dropped: malformed header
-        "x",
-        END,
-        BEGIN.format("b.txt text/plain"),
-        "hi",
-        END,
-        BEGIN.format("../x text/plain"),  # dropped: bad name
-        "y",
-        END,
-        BEGIN.format("c.txt text/plain"),  # dropped: a nested BEGIN
-        BEGIN.format("d.txt text/plain"),
-        "z",
-        END,
-        "OK",
-    ]
-)
+#: Accepted and dropped fences interleaved, and the refs they make, in printed order.
+INTERLEAVED_LINES = [
+    BEGIN.format("a.json application/json"),
+    "{}",
+    END,
+    BEGIN.format("onlyname"),  # dropped: malformed header
+    "x",
+    END,
+    BEGIN.format("b.txt text/plain"),
+    "hi",
+    END,
+    BEGIN.format("../x text/plain"),  # dropped: bad name
+    "y",
+    END,
+    BEGIN.format("c.txt text/plain"),  # dropped: a nested BEGIN
+    BEGIN.format("d.txt text/plain"),
+    "z",
+    END,
+    "OK",
+]
+INTERLEAVED = "; ".join(f"echo '{line}'" for line in INTERLEAVED_LINES)
 IN_ORDER = [
     ("a.json", ""),
     ("", str(DropReason.BAD_HEADER)),

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glimmer.contract.report import MAX_LINE_BYTES
-from glimmer.local.dispatcher import LocalOptions, LocalResult, run_plan
+from glimmer.local.dispatcher import LocalOptions, SilentReporter, run_plan
 from glimmer.local.results import run_document
 from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
-from glimmer.verdict import AttemptVerdict, Phase, TestResultState
+from glimmer.verdict import Phase, TestResultState
 from glimmer.verdict.codec import result_from_json
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 
@@ -234,17 +234,6 @@ async def operator_run(
     return status
 
 
-class _Quiet:
-    def attempt_started(self, *, test: str, attempt: int, index: int, total: int) -> None:
-        return None
-
-    def attempt_finished(self, *, test: str, verdict: AttemptVerdict, seconds: float) -> None:
-        return None
-
-    def test_finished(self, *, result: LocalResult) -> None:
-        return None
-
-
 def local_run(
     spec: Mapping[str, Any],
     attempts: Sequence[Evidence],
@@ -270,7 +259,7 @@ def local_run(
         image_commands={"custom": ["sh", "-c", SCRIPT, str(folder)]},
         report_dir=folder / "report",
     )
-    run = run_plan(plan, options=options, reporter=_Quiet())
+    run = run_plan(plan, options=options, reporter=SilentReporter())
     assert not run.stopped, run.stopped
     return run_document(
         run.results, node=NODE, profile="prof", sim=None, started_at=0.0, finished_at=0.0

@@ -10,9 +10,10 @@ from typing import Any
 from click.testing import CliRunner
 
 from glimmer.cli import main
-from glimmer.contract import DropReason, read_report
+from glimmer.contract import read_report
 from glimmer.verdict import Threshold, judge_attempt
 from glimmer.verdict.codec import not_evaluated_from_json, violation_from_json
+from tests.local.test_run_json_one_codec_17_1 import IN_ORDER, INTERLEAVED_LINES
 
 TEST_YAML = """\
 kind: BurnInTest
@@ -28,8 +29,6 @@ GATES = [
     Threshold("bw", "GreaterThanOrEqual", "10"),
     Threshold("peerBw", "GreaterThanOrEqual", "5", "RequiredIfMeasurable"),
 ]
-BEGIN = "-----BEGIN BURNIN ARTIFACT {}-----"
-END = "-----END BURNIN ARTIFACT-----"
 
 
 def evaluate(tmp_path: Path, output: str, exit_code: int) -> dict[str, Any]:
@@ -45,25 +44,9 @@ def evaluate(tmp_path: Path, output: str, exit_code: int) -> dict[str, Any]:
 
 
 def test_I19_21_evaluate_lists_artifacts_in_document_order(tmp_path: Path) -> None:
-    lines = [
-        BEGIN.format("a.json application/json"), "{}", END,
-        BEGIN.format("onlyname"), "x", END,  # dropped: malformed header
-        BEGIN.format("b.txt text/plain"), "hi", END,
-        BEGIN.format("../x text/plain"), "y", END,  # dropped: bad name
-        BEGIN.format("c.txt text/plain"),  # dropped: a nested BEGIN
-        BEGIN.format("d.txt text/plain"), "z", END,
-        "bw=12", "OK",
-    ]  # fmt: skip
-    doc = evaluate(tmp_path, "\n".join(lines) + "\n", 0)
-    assert [(a["name"], a.get("dropped", "")) for a in doc["artifacts"]] == [
-        ("a.json", ""),
-        ("", str(DropReason.BAD_HEADER)),
-        ("b.txt", ""),
-        ("../x", str(DropReason.BAD_NAME)),
-        ("c.txt", str(DropReason.NESTED)),
-        ("d.txt", ""),
-    ]
-    assert [("digest" in a) for a in doc["artifacts"]] == [True, False, True, False, False, True]
+    doc = evaluate(tmp_path, "\n".join(["bw=12", *INTERLEAVED_LINES]) + "\n", 0)
+    assert [(a["name"], a.get("dropped", "")) for a in doc["artifacts"]] == IN_ORDER
+    assert [("digest" in a) for a in doc["artifacts"]] == [not why for _, why in IN_ORDER]
 
 
 def test_17_1_evaluate_violations_and_not_evaluated_are_the_codec_entries(
