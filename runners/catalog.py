@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runners.sdk.platform import SIM_ENV
+from glimmer.contract import SIM_GPU_ENV
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ RUNNERS: dict[str, RunnerSpec] = {
                 "computeCap",
                 "pciBusId",
             },
-            missing_dependency_env={SIM_ENV: "h200:no-driver"},
+            missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
         ),
         RunnerSpec(
             kind="clockprobe",
@@ -99,7 +99,7 @@ RUNNERS: dict[str, RunnerSpec] = {
                 "elapsedS",
                 "deviceWindowS",
             },
-            missing_dependency_env={SIM_ENV: "h200:no-driver"},
+            missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
         ),
         RunnerSpec(
             kind="dcgm-diag",
@@ -119,7 +119,7 @@ RUNNERS: dict[str, RunnerSpec] = {
                     "elapsedS",
                 }
             ),
-            missing_dependency_env={SIM_ENV: "", "BURNIN_DCGMI_PATH": "/nonexistent/dcgmi"},
+            missing_dependency_env={SIM_GPU_ENV: "", "BURNIN_DCGMI_PATH": "/nonexistent/dcgmi"},
         ),
         RunnerSpec(
             kind="host-health",
@@ -143,7 +143,7 @@ RUNNERS: dict[str, RunnerSpec] = {
                 }
             ),
             test_env={"BURNIN_HOST_HEALTH_WINDOW_SECONDS": "2"},
-            missing_dependency_env={SIM_ENV: "h200:no-driver"},
+            missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
         ),
         RunnerSpec(
             kind="memory-bw",
@@ -163,7 +163,7 @@ RUNNERS: dict[str, RunnerSpec] = {
                 "gpuName",
                 "elapsedS",
             },
-            missing_dependency_env={SIM_ENV: "h200:no-driver"},
+            missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
         ),
         RunnerSpec(
             kind="memory-stress",
@@ -206,8 +206,8 @@ RUNNERS: dict[str, RunnerSpec] = {
                     "acceleratorDrivers",
                 }
             ),
-            missing_dependency_env={SIM_ENV: "h200:no-driver"},
-            declared_skip_env={SIM_ENV: "", "BURNIN_SYSFS_ROOT": "/nonexistent/sys"},
+            missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
+            declared_skip_env={SIM_GPU_ENV: "", "BURNIN_SYSFS_ROOT": "/nonexistent/sys"},
         ),
     )
 }

@@ -20,10 +20,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from glimmer.contract import RunnerReport, read_report
+from glimmer.contract import SIM_GPU_ENV, RunnerReport, read_report
 from runners.catalog import RUNNERS, RunnerSpec
 from runners.fault_matrix import EXIT_CODES, FAULT_MATRIX, MATRIX_PROFILE, NOT_READ, PROFILE_MATRIX
-from runners.sdk.platform import SIM_ENV
 from runners.sdk.simgpu.spec import parse_spec
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -128,7 +127,7 @@ def cases_for(kind: str) -> list[Case]:
         Case(
             kind=kind,
             label=f"healthy-{profile}",
-            env={SIM_ENV: profile},
+            env={SIM_GPU_ENV: profile},
             expected_exit=EXIT_CODES[phase],
             require_healthy_metrics=phase == "Passed",
         )
@@ -143,7 +142,7 @@ def cases_for(kind: str) -> list[Case]:
             Case(
                 kind=kind,
                 label=fault,
-                env={SIM_ENV: spec_text},
+                env={SIM_GPU_ENV: spec_text},
                 expected_exit=EXIT_CODES[phase],
                 require_healthy_metrics=fault == "healthy",
                 faulty_device=parse_spec(MATRIX_PROFILE).faulty_index,
@@ -158,6 +157,11 @@ def cases_for(kind: str) -> list[Case]:
         )
     )
     cases.append(
-        Case(kind=kind, label="unknown-fault", env={SIM_ENV: "h200:no-such-fault"}, expected_exit=3)
+        Case(
+            kind=kind,
+            label="unknown-fault",
+            env={SIM_GPU_ENV: "h200:no-such-fault"},
+            expected_exit=3,
+        )
     )
     return cases

@@ -9,6 +9,8 @@ from typing import NoReturn, ParamSpec, TypeVar
 
 import click
 
+from glimmer.verdict import Phase
+
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -22,6 +24,15 @@ def fail(message: str, *, code: int = BAD_INPUT) -> NoReturn:
 
 
 OUTPUT_FORMAT = click.Choice(["text", "json"])
+
+#: How a phase is coloured wherever the CLI prints one.
+PHASE_COLOURS: dict[Phase, str] = {
+    Phase.PASSED: "green",
+    Phase.FAILED: "red",
+    Phase.ERROR: "magenta",
+    Phase.SKIPPED: "yellow",
+    Phase.CANCELLED: "yellow",
+}
 
 
 def no_traceback(*, code: int) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:

@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 import click
 
-from glimmer.cli._common import OUTPUT_FORMAT, fail, no_traceback
+from glimmer.cli._common import OUTPUT_FORMAT, PHASE_COLOURS, fail, no_traceback
 from glimmer.contract import read_report
 from glimmer.local.manifests import (
     ManifestError,
@@ -81,7 +81,7 @@ def evaluate(
         thresholds=thresholds,
         dispatcher_provenance=Provenance(provenance) if provenance else None,
     )
-    refs = artifact_refs(report.artifacts, report.dropped_artifacts)
+    refs = artifact_refs(report)
     if output_format == "json":
         click.echo(json.dumps(verdict_json(verdict, artifacts=refs), indent=2))
     else:
@@ -109,16 +109,8 @@ def _chunks(stream: BinaryIO) -> Iterator[bytes]:
         yield chunk
 
 
-_STYLE = {
-    Phase.PASSED: "green",
-    Phase.FAILED: "red",
-    Phase.ERROR: "magenta",
-    Phase.SKIPPED: "yellow",
-}
-
-
 def _print_text(verdict: AttemptVerdict, *, test_name: str) -> None:
-    label = click.style(str(verdict.phase).upper(), fg=_STYLE.get(verdict.phase), bold=True)
+    label = click.style(str(verdict.phase).upper(), fg=PHASE_COLOURS.get(verdict.phase), bold=True)
     sim = " (SIMULATED" + (", suspect" if verdict.suspect else "") + ")"
     click.echo(f"{test_name}: {label}{sim if verdict.provenance == Provenance.SIM else ''}")
     if verdict.message:

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from glimmer.cli._common import fail, no_traceback
+from glimmer.cli._common import PHASE_COLOURS, fail, no_traceback
 from glimmer.local.dispatcher import (
     LocalOptions,
     LocalResult,
@@ -37,13 +37,6 @@ from glimmer.verdict import AttemptVerdict, Phase
 
 #: Exit status when the run could not happen (config, refusal, no GPU, interrupt).
 NOT_RUN = 3
-_COLOURS = {
-    Phase.PASSED: "green",
-    Phase.FAILED: "red",
-    Phase.ERROR: "magenta",
-    Phase.SKIPPED: "yellow",
-    Phase.CANCELLED: "yellow",
-}
 
 
 def bundled_profile() -> Path:
@@ -107,7 +100,9 @@ class _Progress:
             self._stop.set()
             self._ticker.join()
             click.echo("\r\033[K", nl=False)
-        phase = click.style(str(verdict.phase).upper(), fg=_COLOURS.get(verdict.phase), bold=True)
+        phase = click.style(
+            str(verdict.phase).upper(), fg=PHASE_COLOURS.get(verdict.phase), bold=True
+        )
         click.echo(f"{self._label}: {phase} in {seconds:.1f}s{self._sim}")
 
     def test_finished(self, *, result: LocalResult) -> None:
@@ -139,10 +134,10 @@ def _summary(results: list[LocalResult], *, sim: str | None, document: Mapping[s
     click.echo(f"{'TEST':<{width}}  {'KIND':<{kind_width}}  {'PHASE':<9}  TRIES  MESSAGE{marker}")
     for name, kind, phase, tries, message in rows:
         text = message if len(message) <= 80 else message[:77] + "..."
-        colour = click.style(f"{phase!s:<9}", fg=_COLOURS.get(phase), bold=True)
+        colour = click.style(f"{phase!s:<9}", fg=PHASE_COLOURS.get(phase), bold=True)
         click.echo(f"{name:<{width}}  {kind:<{kind_width}}  {colour}  {tries:>5}  {text}{marker}")
     run_colour = click.style(
-        str(document["phase"]).upper(), fg=_COLOURS.get(Phase(document["phase"])), bold=True
+        str(document["phase"]).upper(), fg=PHASE_COLOURS.get(Phase(document["phase"])), bold=True
     )
     summary = document["summary"]
     line = (
@@ -298,6 +293,7 @@ def run(
                 started_at=started,
                 finished_at=time.time(),
                 stopped=local_run.stopped,
+                baseline=plan.baseline,
             )
             path = write_document(document, report_dir)
     _summary(local_run.results, sim=sim, document=document)

@@ -10,6 +10,7 @@ from glimmer.contract.artifacts import (
     DropReason,
     artifact_name_ok,
 )
+from glimmer.contract.environment import SIM_GPU_ENV
 from glimmer.contract.kinds import is_builtin, is_hardware_dependent
 from glimmer.contract.names import ALIASES, canonical_name, grammar_ok, name_problem, unit_of
 from glimmer.contract.numbers import format_go_g, format_go_plain, parse_go_float
@@ -41,6 +42,7 @@ __all__ = [
     "ALIASES",
     "PROVENANCE_METRIC",
     "REGISTRY",
+    "SIM_GPU_ENV",
     "SPREAD_METRICS",
     "Aggregation",
     "Artifact",

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from glimmer.contract import Artifact, artifact_name_ok
+from glimmer.contract import SIM_GPU_ENV, Artifact, RunnerReport
 from glimmer.local.filenames import artifact_folder, raw_log_path
 from glimmer.local.interrupt import Interrupted
 from glimmer.local.process import ProcessResult, run_runner
@@ -36,6 +36,7 @@ from glimmer.plan import (
     runner_env,
 )
 from glimmer.plan import spec as specs
+from glimmer.plan.env import DURATION
 from glimmer.plan.gates import threshold_from_wire
 from glimmer.verdict import (
     AttemptRecord,
@@ -44,13 +45,12 @@ from glimmer.verdict import (
     Provenance,
     TestResultState,
     apply_termination,
+    attempt_record,
     fail_fast_stops,
     judge_attempt,
     record_attempt,
 )
 from runners.catalog import RUNNERS
-
-SIM_ENV = "GLIMMER_SIM_GPU"
 
 
 class Reporter(Protocol):
@@ -63,6 +63,20 @@ class Reporter(Protocol):
     def test_finished(self, *, result: LocalResult) -> None: ...
 
 
+class SilentReporter:
+    """A :class:`Reporter` that shows nothing: for callers that read only the results
+    (an embedding program, a test)."""
+
+    def attempt_started(self, *, test: str, attempt: int, index: int, total: int) -> None:
+        return None
+
+    def attempt_finished(self, *, test: str, verdict: AttemptVerdict, seconds: float) -> None:
+        return None
+
+    def test_finished(self, *, result: LocalResult) -> None:
+        return None
+
+
 @dataclass
 class LocalResult:
     """A settled test result plus what only the bare host records."""
@@ -73,6 +87,8 @@ class LocalResult:
     started_at: float | None = None
     finished_at: float | None = None
     artifacts: list[dict[str, Any]] = field(default_factory=list)
+    #: What each listed artifact ref stands for (A12's de-duplication identity).
+    artifact_ids: set[tuple[str, str]] = field(default_factory=set, repr=False)
     raw_logs: list[str] = field(default_factory=list)
     variant_axes: Mapping[str, str] = field(default_factory=dict)
     #: When the attempt now in flight began (for the record of an interrupted one).
@@ -118,7 +134,7 @@ def runner_command(test: PlannedTest, options: LocalOptions) -> list[str] | str:
 
 def _env(test: PlannedTest, *, attempt: int, options: LocalOptions) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BURNIN_")}
-    env.pop(SIM_ENV, None)
+    env.pop(SIM_GPU_ENV, None)
     for entry in runner_env(
         spec=test.spec,
         attempt=attempt,
@@ -131,9 +147,9 @@ def _env(test: PlannedTest, *, attempt: int, options: LocalOptions) -> dict[str,
             env[str(entry["name"])] = value
     if specs.soak(test.spec) is not None:
         # N2: on a bare host a soak is one process for its whole duration.
-        env["BURNIN_DURATION_SECONDS"] = str(specs.duration_seconds(test.spec))
+        env[DURATION] = str(specs.duration_seconds(test.spec))
     if options.sim:
-        env[SIM_ENV] = options.sim
+        env[SIM_GPU_ENV] = options.sim
     return env
 
 
@@ -199,20 +215,31 @@ def _deadline(test: PlannedTest) -> int:
 
 
 def _keep_artifacts(
-    artifacts: Sequence[Artifact], *, test: str, attempt: int, options: LocalOptions
-) -> dict[str, str]:
-    """Write accepted payloads under the report directory; artifact name -> stored path."""
-    if options.report_dir is None:
-        return {}
-    stored: dict[str, str] = {}
+    report: RunnerReport, *, test: str, attempt: int, options: LocalOptions, local: LocalResult
+) -> None:
+    """Append the attempt's artifact refs to the result in the order they were printed
+    (I19.21), writing each accepted payload under the report directory.
+
+    A12, as the operator keeps them: a ref is listed once per place its payload is kept
+    (test, attempt, name, as the operator's ConfigMap key is test, pod, name) or, when
+    dropped, once per name and drop reason. The first payload of a name is the one kept,
+    so a listed ref's digest always matches its file.
+    """
     relative = artifact_folder(test=test, attempt=attempt)
-    for artifact in artifacts:
-        if artifact_name_ok(artifact.name):
+    for found, ref in zip(report.artifacts_in_order, artifact_refs(report), strict=True):
+        dropped = "dropped" in ref
+        identity = (
+            (str(ref["dropped"]), found.name) if dropped else ("", str(relative / found.name))
+        )
+        if identity in local.artifact_ids:
+            continue
+        local.artifact_ids.add(identity)
+        if not dropped and isinstance(found, Artifact) and options.report_dir is not None:
             folder = options.report_dir / relative
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / artifact.name).write_bytes(artifact.payload)
-            stored[artifact.name] = str(relative / artifact.name)
-    return stored
+            (folder / found.name).write_bytes(found.payload)
+            ref["file"] = str(relative / found.name)
+        local.artifacts.append(ref)
 
 
 def run_plan(plan: PinnedPlan, *, options: LocalOptions, reporter: Reporter) -> LocalRun:
@@ -329,23 +356,15 @@ def _record_stopped_attempt(local: LocalResult, *, why: str, options: LocalOptio
     """The attempt in flight when the run stopped: Error, never a verdict, never retried."""
     now = time.time()
     state = local.state
-    provenance = Provenance.SIM if options.sim else Provenance.SILICON
-    verdict = AttemptVerdict(
-        phase=Phase.ERROR,
-        message=f"{why}: the attempt was stopped before it finished; no verdict",
+    verdict = _unjudged(
+        f"{why}: the attempt was stopped before it finished; no verdict",
         exit_code=-1,
-        metrics={},
-        unmeasurable=(),
-        provenance=provenance,
+        options=options,
     )
-    record = AttemptRecord(
+    record = attempt_record(
+        verdict,
         attempt=len(state.attempts) + 1,
         trigger=state.next_trigger(),
-        phase=verdict.phase,
-        exit_code=verdict.exit_code,
-        message=verdict.message,
-        metrics={},
-        provenance=provenance,
         node=options.node,
         started_at=rfc3339(local.attempt_started_at),
         finished_at=_rfc3339(now),
@@ -370,14 +389,7 @@ def _one_attempt(
     started = time.time()
     local.attempt_started_at = started
     if isinstance(command, str):
-        verdict = AttemptVerdict(
-            phase=Phase.ERROR,
-            message=command,
-            exit_code=0,
-            metrics={},
-            unmeasurable=(),
-            provenance=provenance or Provenance.SILICON,
-        )
+        verdict = _unjudged(command, exit_code=0, options=options)
         finished = started
     else:
         raw = None
@@ -399,27 +411,33 @@ def _one_attempt(
         )
         verdict = apply_termination(verdict, outcome.termination, runner_line=report.message)
         started, finished = outcome.started_at, outcome.finished_at
-        stored = _keep_artifacts(report.artifacts, test=test.name, attempt=attempt, options=options)
-        for ref in artifact_refs(report.artifacts, report.dropped_artifacts):
-            if "dropped" not in ref and ref["name"] in stored:
-                ref["file"] = stored[ref["name"]]
-            local.artifacts.append(ref)
+        _keep_artifacts(report, test=test.name, attempt=attempt, options=options, local=local)
         if local.started_at is None:
             local.started_at = started
     local.finished_at = finished
-    record = AttemptRecord(
+    record = attempt_record(
+        verdict,
         attempt=attempt,
         trigger=trigger_state.next_trigger(),
-        phase=verdict.phase,
-        exit_code=verdict.exit_code,
-        message=verdict.message,
-        metrics=dict(verdict.metrics),
-        provenance=verdict.provenance,
         node=options.node,
         started_at=_rfc3339(started) if not isinstance(command, str) else None,
         finished_at=_rfc3339(finished),
     )
     return verdict, record, finished - started
+
+
+def _unjudged(message: str, *, exit_code: int, options: LocalOptions) -> AttemptVerdict:
+    """An attempt this dispatcher settles as Error without reading a runner (no
+    command, or stopped mid-attempt). Nobody declared the hardware, so it is never
+    silicon (I19.4): ``sim`` under ``--sim``, else ``unknown``, as the operator's."""
+    return AttemptVerdict(
+        phase=Phase.ERROR,
+        message=message,
+        exit_code=exit_code,
+        metrics={},
+        unmeasurable=(),
+        provenance=Provenance.SIM if options.sim else Provenance.UNKNOWN,
+    )
 
 
 def _rfc3339(stamp: float) -> str:

@@ -21,8 +21,6 @@ from glimmer.local.schema import unknown_fields
 from glimmer.local.strict_yaml import StrictYAMLError, load_all
 from glimmer.verdict import Threshold
 
-API_GROUP = "burnin.glimmer.ai"
-
 
 class ManifestError(Exception):
     """A problem with an input file; ``str()`` is the one line shown to the user."""

@@ -11,65 +11,39 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from glimmer.api import API_VERSION
 from glimmer.local.dispatcher import LocalResult, rfc3339
 from glimmer.verdict import Phase, count, run_phase, run_provenance
+from glimmer.verdict.codec import MAX_MESSAGE_BYTES, clamp_text, result_to_json
 
 DOCUMENT_KIND = "BurnInLocalRun"
-API_VERSION = "burnin.glimmer.ai/v1alpha1"
 
 
 def result_json(result: LocalResult) -> dict[str, Any]:
+    """One result in the BurnInRun status's ``TestResult`` shape, written by the one
+    result codec (so both dispatchers serialise a verdict identically), plus what only
+    a bare host records: ``required``, ``rawLogs``, ``lastRetryTrigger`` and each
+    stored artifact's ``file``. Optional fields are omitted when empty, as in the
+    status."""
     state = result.state
-    doc: dict[str, Any] = {
+    base: dict[str, Any] = {
         "name": state.name,
         "kind": state.kind,
         "scope": result.scope,
         "phase": str(state.phase),
         "nodes": [result.node],
+        "required": state.required,
+        "rawLogs": list(result.raw_logs),
+    }
+    optional: dict[str, Any] = {
         "startedAt": rfc3339(result.started_at),
         "finishedAt": rfc3339(result.finished_at),
-        "required": state.required,
-        "metrics": dict(sorted(state.metrics.items())),
-        "message": state.message,
-        "violations": [
-            {
-                "index": v.index,
-                "metric": v.metric,
-                "kind": str(v.kind),
-                "cause": str(v.cause),
-                "reason": v.reason,
-            }
-            for v in state.violations
-        ],
-        "notEvaluated": [{"metric": n.metric, "reason": n.reason} for n in state.not_evaluated],
-        "unmeasurable": list(state.unmeasurable),
-        "artifacts": result.artifacts,
+        "artifacts": list(result.artifacts),
         "variantAxes": dict(result.variant_axes),
-        "repeatsRequired": state.repeats_required,
-        "repeatsCompleted": state.repeats_completed,
-        "errorRetries": state.error_retries,
-        "provenance": str(state.provenance),
-        "suspect": state.suspect,
-        "rawLogs": result.raw_logs,
-        "attempts": [
-            {
-                "attempt": a.attempt,
-                "trigger": str(a.trigger),
-                "node": a.node,
-                "phase": str(a.phase),
-                "exitCode": a.exit_code,
-                "startedAt": a.started_at,
-                "finishedAt": a.finished_at,
-                "metrics": dict(sorted(a.metrics.items())),
-                "message": a.message,
-                "provenance": str(a.provenance),
-            }
-            for a in state.attempts
-        ],
+        "lastRetryTrigger": clamp_text(state.retry_trigger, MAX_MESSAGE_BYTES),
     }
-    if state.retry_trigger:
-        doc["lastRetryTrigger"] = state.retry_trigger
-    return {k: v for k, v in doc.items() if v is not None}
+    base.update({key: value for key, value in optional.items() if value})
+    return result_to_json(state, base=base)
 
 
 def run_document(
@@ -81,11 +55,13 @@ def run_document(
     started_at: float,
     finished_at: float,
     stopped: str = "",
+    baseline: bool = False,
 ) -> dict[str, Any]:
-    """The run.json document; ``stopped`` says why the run ended early ("" if it did not)."""
+    """The run.json document; ``stopped`` says why the run ended early ("" if it did not).
+    ``baseline`` is the pinned plan's: a baseline run measures and never certifies."""
     states = [r.state for r in results]
     phase = run_phase(states)
-    provenance = run_provenance(states, phase=phase)
+    provenance = run_provenance(states, phase=phase, baseline=baseline)
     counters = count(states)
     document: dict[str, Any] = {
         "apiVersion": API_VERSION,

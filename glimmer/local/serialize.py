@@ -1,53 +1,43 @@
-"""JSON shapes for verdicts, in the wire vocabulary of the status and the envelope."""
+"""JSON shapes for what only the CLI prints: artifact refs, an evaluated attempt, lint.
+
+Violations and notEvaluated entries are the result codec's
+(:mod:`glimmer.verdict.codec`), so ``glimmer evaluate -o json``, ``run.json`` and a
+BurnInRun's status spell them one way.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from glimmer.contract import Artifact, DroppedArtifact, DropReason, artifact_name_ok
+from glimmer.contract import Artifact, DropReason, RunnerReport, artifact_name_ok
 from glimmer.verdict import AttemptVerdict, LintFinding
+from glimmer.verdict.codec import not_evaluated_to_json, violation_to_json
 
 
-def artifact_refs(
-    artifacts: Sequence[Artifact], dropped: Sequence[DroppedArtifact]
-) -> list[dict[str, Any]]:
-    """ArtifactRef-shaped entries; a name A12 would refuse is shown as dropped."""
+def artifact_refs(report: RunnerReport) -> list[dict[str, Any]]:
+    """ArtifactRef-shaped entries in the order the runner printed them, accepted and
+    dropped interleaved (I19.21); a name A12 would refuse is shown as dropped."""
     refs: list[dict[str, Any]] = []
-    for artifact in artifacts:
-        if not artifact_name_ok(artifact.name):
-            refs.append(
-                {
-                    "name": artifact.name,
-                    "mediaType": artifact.media_type,
-                    "sizeBytes": artifact.size,
-                    "dropped": str(DropReason.BAD_NAME),
-                }
-            )
-            continue
-        refs.append(
-            {
-                "name": artifact.name,
-                "mediaType": artifact.media_type,
-                "sizeBytes": artifact.size,
-                "digest": artifact.digest,
-            }
-        )
-    for drop in dropped:
-        refs.append(
-            {
-                "name": drop.name,
-                "mediaType": drop.media_type,
-                "sizeBytes": drop.size,
-                "dropped": str(drop.reason),
-            }
-        )
+    for found in report.artifacts_in_order:
+        ref: dict[str, Any] = {
+            "name": found.name,
+            "mediaType": found.media_type,
+            "sizeBytes": found.size,
+        }
+        if not isinstance(found, Artifact):
+            ref["dropped"] = str(found.reason)
+        elif not artifact_name_ok(found.name):
+            ref["dropped"] = str(DropReason.BAD_NAME)
+        else:
+            ref["digest"] = found.digest
+        refs.append(ref)
     return refs
 
 
 def verdict_json(
     verdict: AttemptVerdict, *, artifacts: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
+    """``glimmer evaluate -o json``: every key always present (its documented shape)."""
     return {
         "phase": str(verdict.phase),
         "message": verdict.message,
@@ -55,17 +45,8 @@ def verdict_json(
         "metrics": dict(sorted(verdict.metrics.items())),
         "unmeasurable": list(verdict.unmeasurable),
         "invalidNames": list(verdict.invalid_names),
-        "violations": [
-            {
-                "index": v.index,
-                "metric": v.metric,
-                "kind": str(v.kind),
-                "cause": str(v.cause),
-                "reason": v.reason,
-            }
-            for v in verdict.violations
-        ],
-        "notEvaluated": [{"metric": n.metric, "reason": n.reason} for n in verdict.not_evaluated],
+        "violations": [violation_to_json(v) for v in verdict.violations],
+        "notEvaluated": [not_evaluated_to_json(n) for n in verdict.not_evaluated],
         "artifacts": artifacts or [],
         "provenance": str(verdict.provenance),
         "suspect": verdict.suspect,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import attrs
 
+from glimmer.contract import SIM_GPU_ENV
 from glimmer.sim.images import ImageMap
 
 #: Label every node of this simulator carries, valued with its instance id.
@@ -20,7 +21,6 @@ SIM_GPU_ANNOTATION = "sim.glimmer.dev/simulated-gpu"
 #: eviction does (DisruptionTarget, phase Failed, reason Evicted); the value is the
 #: eviction message. A test hook: a real node evicts on memory or disk pressure.
 EVICT_ANNOTATION = "sim.glimmer.dev/evict"
-SIM_GPU_ENV = "GLIMMER_SIM_GPU"
 
 
 @attrs.frozen

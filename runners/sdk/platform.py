@@ -11,14 +11,17 @@ only when a silicon source is first used, so nothing GPU-related loads at import
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
+from glimmer.contract import SIM_GPU_ENV
 from runners.sdk.protocols import MemoryStressTool, Platform
 
-SIM_ENV = "GLIMMER_SIM_GPU"
+#: The contract's ``SIM_GPU_ENV`` under the SDK's older name (one definition, two imports).
+SIM_ENV: Final = SIM_GPU_ENV
 
 
 def _sim_spec_text(environ: Mapping[str, str]) -> str:
-    return environ.get(SIM_ENV, "").strip()
+    return environ.get(SIM_GPU_ENV, "").strip()
 
 
 def open_platform(environ: Mapping[str, str]) -> Platform:

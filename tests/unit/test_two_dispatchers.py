@@ -1,0 +1,418 @@
+"""One brain, two dispatchers: the same evidence gives the same result in both.
+
+The operator (the run reconciler, driven on the in-memory apiserver with a hand-driven
+kubelet) and ``glimmer run`` (the bare-host dispatcher, running a real process that
+prints the exact bytes) are fed the same exit codes and output bytes for the same
+BurnInTest spec and retry budget. Their results must agree field for field, in the
+wire shape each writes (``status.results[]`` and ``run.json``'s ``results[]``) and
+after decoding both through the one result codec; the run-level verdict too. The only
+fields allowed to differ are named once, in :data:`LEGITIMATE_DIFFERENCES`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from glimmer.contract.report import MAX_LINE_BYTES
+from glimmer.local.dispatcher import LocalOptions, SilentReporter, run_plan
+from glimmer.local.results import run_document
+from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
+from glimmer.verdict import Phase, TestResultState
+from glimmer.verdict.codec import result_from_json
+from tests.unit.controllers.run.harness import NS, Cluster, custom_test
+
+JSON = dict[str, Any]
+NODE: Final = "n0"
+TEST: Final = "t"
+
+#: Every field that may differ between the two dispatchers' result for the same
+#: evidence, and why. Anything not listed here must be identical.
+LEGITIMATE_DIFFERENCES: Final[Mapping[tuple[str, str], str]] = {
+    ("result", "startedAt"): "wall clock of each dispatcher",
+    ("result", "finishedAt"): "wall clock of each dispatcher",
+    ("result", "required"): "run.json only (the status reads it from the pinned plan)",
+    ("result", "rawLogs"): "run.json only: the raw log files a bare host keeps",
+    ("result", "lastRetryTrigger"): "run.json only: the message that caused the last retry",
+    ("attempt", "podName"): "operator only: a bare host runs processes, not pods",
+    ("attempt", "startedAt"): "wall clock of each dispatcher",
+    ("attempt", "finishedAt"): "wall clock of each dispatcher",
+    ("artifact", "configMap"): "operator only: where the operator stored the payload",
+    ("artifact", "key"): "operator only: the ConfigMap key",
+    ("artifact", "file"): "run.json only: where the bare host stored the payload",
+}
+
+#: An open disagreement, not a legitimate difference: the operator lists a result's
+#: accepted artifact refs before its dropped ones (``glimmer.controllers.run.artifacts.
+#: plan_store`` walks ``report.artifacts`` then ``report.dropped_artifacts``), where I19.21
+#: and ``glimmer run`` list them interleaved, as printed. While True, artifact lists are
+#: compared as multisets; set it to False when the operator follows
+#: ``RunnerReport.artifacts_in_order``, and the comparison is exact again.
+OPERATOR_LISTS_DROPPED_LAST: Final = True
+
+GATE: Final = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "10"}]
+OPTIONAL_GATE: Final = [
+    *GATE,
+    {
+        "metric": "peerBw",
+        "comparison": "GreaterThanOrEqual",
+        "value": "5",
+        "applicability": "RequiredIfMeasurable",
+    },
+]
+
+#: The stand-in for the runner image: print attempt N's bytes exactly, exit its code.
+SCRIPT: Final = 'cat "$0/out.$BURNIN_ATTEMPT"; exit "$(cat "$0/code.$BURNIN_ATTEMPT")"'
+
+BEGIN = b"-----BEGIN BURNIN ARTIFACT %s application/json-----"
+END = b"-----END BURNIN ARTIFACT-----"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one runner execution left: its exit code and its output bytes."""
+
+    exit_code: int
+    output: bytes
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    attempts: tuple[Evidence, ...]
+    expected: Phase
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    retry_on_error_limit: int = 0
+    provenance: str = "unknown"
+
+
+def ok(output: bytes) -> Evidence:
+    return Evidence(0, output)
+
+
+CASES: Final = [
+    Case("passed", (ok(b"bw=12\nOK\n"),), Phase.PASSED, {"thresholds": GATE}),
+    Case("failed-exit-1", (Evidence(1, b"bw=12\nBAD\n"),), Phase.FAILED, {"thresholds": GATE}),
+    Case("failed-threshold", (ok(b"bw=9\nOK\n"),), Phase.FAILED, {"thresholds": GATE}),
+    Case("declared-skip", (Evidence(2, b"X_SKIP: no GPU here\n"),), Phase.SKIPPED),
+    Case("undeclared-skip", (Evidence(2, b"oops\n"),), Phase.ERROR, {"thresholds": GATE}),
+    Case("crash-no-output", (Evidence(3, b""),), Phase.ERROR),
+    Case("empty-harvest", (ok(b"only prose\n"),), Phase.ERROR, {"thresholds": GATE}),
+    Case(
+        "over-long-line",
+        (ok(b"bw=12\n" + b"x" * (MAX_LINE_BYTES + 7) + b"\nOK\n"),),
+        Phase.ERROR,
+        {"thresholds": GATE},
+    ),
+    Case(
+        "orphan-end-discards-what-came-before",
+        (ok(b"bw=3\n" + END + b"\nbw=12\nOK\n"),),
+        Phase.PASSED,
+        {"thresholds": GATE},
+    ),
+    Case(
+        "orphan-end-leaves-nothing",
+        (ok(b"bw=12\n" + END + b"\nOK\n"),),
+        Phase.ERROR,
+        {"thresholds": GATE},
+    ),
+    Case(
+        "error-then-retry-passed",
+        (Evidence(3, b"no device\n"), ok(b"bw=12\nOK\n")),
+        Phase.PASSED,
+        {"thresholds": GATE},
+        retry_on_error_limit=1,
+    ),
+    Case(
+        "error-retries-exhausted",
+        (Evidence(3, b"no device\n"), Evidence(137, b"bw=12\n")),
+        Phase.ERROR,
+        {"thresholds": GATE},
+        retry_on_error_limit=1,
+    ),
+    Case(
+        "repeats-all-pass",
+        (ok(b"bw=11\nOK\n"), ok(b"bw=15\nOK\n"), ok(b"bw=12\nOK\n")),
+        Phase.PASSED,
+        {"thresholds": GATE, "repeatCount": 3},
+    ),
+    Case(
+        "repeats-second-fails",
+        (ok(b"bw=11\nOK\n"), ok(b"bw=5\nslow\n")),
+        Phase.FAILED,
+        {"thresholds": GATE, "repeatCount": 3},
+    ),
+    Case(
+        "error-retry-inside-repeats",
+        (ok(b"bw=11\n"), Evidence(3, b"flake\n"), ok(b"bw=12\n")),
+        Phase.PASSED,
+        {"thresholds": GATE, "repeatCount": 2},
+        retry_on_error_limit=2,
+    ),
+    Case("n/a-required-metric", (ok(b"bw=n/a\nOK\n"),), Phase.FAILED, {"thresholds": GATE}),
+    Case(
+        "n/a-optional-metric",
+        (ok(b"bw=12\npeerBw=n/a\nOK\n"),),
+        Phase.PASSED,
+        {"thresholds": OPTIONAL_GATE},
+    ),
+    Case("nan", (ok(b"bw=NaN\nOK\n"),), Phase.FAILED, {"thresholds": GATE}),
+    Case(
+        "declared-silicon",
+        (ok(b"bw=12\nprovenance=silicon\nOK\n"),),
+        Phase.PASSED,
+        {"thresholds": GATE},
+        provenance="silicon",
+    ),
+    Case(
+        "declared-sim-is-suspect",
+        (ok(b"bw=12\nprovenance=sim\nOK\n"),),
+        Phase.PASSED,
+        {"thresholds": GATE},
+        provenance="sim",
+    ),
+    Case("invalid-utf8", (ok(b"bw=12\n\xff\xfe odd\nOK\n"),), Phase.PASSED, {"thresholds": GATE}),
+    Case("invalid-metric-name", (ok(b"bw=12\n9bad=1\nOK\n"),), Phase.PASSED, {"thresholds": GATE}),
+    Case(
+        "artifacts",
+        (
+            ok(
+                BEGIN % b"a.json"
+                + b"\n{}\n"
+                + END
+                + b"\n"
+                + BEGIN % b"../x"
+                + b"\n1\n"
+                + END
+                + b"\nbw=12\nOK\n"
+            ),
+        ),
+        Phase.PASSED,
+        {"thresholds": GATE},
+    ),
+]
+
+
+# --- the two dispatchers ----------------------------------------------------------------
+
+
+def spec_for(case_spec: Mapping[str, Any]) -> JSON:
+    """The one BurnInTest spec both dispatchers run (its command is the operator's
+    image entrypoint; the bare host runs :data:`SCRIPT` in its place)."""
+    return custom_test("echo", **copy.deepcopy(dict(case_spec)))
+
+
+async def operator_run(
+    spec: Mapping[str, Any], attempts: Sequence[Evidence], *, retry_on_error_limit: int
+) -> JSON:
+    """The run reconciler's status after the kubelet reported each attempt in turn, for
+    as long as the reconciler starts another runner pod."""
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={TEST: dict(spec)})
+    await cluster.create_run(retryOnErrorLimit=retry_on_error_limit)
+    await cluster.reconcile()
+    for evidence in attempts:
+        live = cluster.live_pods()
+        if not live:
+            break
+        (pod_object,) = live
+        pod = str(pod_object["metadata"]["name"])
+        reason = "Completed" if evidence.exit_code == 0 else "Error"  # what a kubelet says
+        await cluster.kubelet(pod, exit_code=evidence.exit_code, reason=reason)
+        cluster.client.set_pod_log(pod, namespace=NS, text=evidence.output)
+        await cluster.reconcile()
+    assert cluster.live_pods() == [], "the operator wants more attempts than the case gives"
+    status: JSON = (await cluster.run())["status"]
+    return status
+
+
+def local_run(
+    spec: Mapping[str, Any],
+    attempts: Sequence[Evidence],
+    *,
+    retry_on_error_limit: int,
+    folder: Path,
+) -> JSON:
+    """``run.json`` of ``glimmer run`` over a runner that prints each attempt's bytes."""
+    for number, evidence in enumerate(attempts, 1):
+        (folder / f"out.{number}").write_bytes(evidence.output)
+        (folder / f"code.{number}").write_text(str(evidence.exit_code))
+    plan = build_plan(
+        profile={"tests": [{"testRef": TEST}]},
+        tests={TEST: dict(spec)},
+        targets=[NODE],
+        max_concurrent_nodes=1,
+    )
+    assert not isinstance(plan, PlanRefusal), plan
+    assert isinstance(plan, PinnedPlan)
+    options = LocalOptions(
+        node=NODE,
+        retry_on_error_limit=retry_on_error_limit,
+        image_commands={"custom": ["sh", "-c", SCRIPT, str(folder)]},
+        report_dir=folder / "report",
+    )
+    run = run_plan(plan, options=options, reporter=SilentReporter())
+    assert not run.stopped, run.stopped
+    return run_document(
+        run.results, node=NODE, profile="prof", sim=None, started_at=0.0, finished_at=0.0
+    )
+
+
+# --- comparing --------------------------------------------------------------------------
+
+
+def _without(entry: Mapping[str, Any], where: str) -> JSON:
+    return {k: v for k, v in entry.items() if (where, k) not in LEGITIMATE_DIFFERENCES}
+
+
+def comparable(result: Mapping[str, Any]) -> JSON:
+    """A result with every legitimately differing field removed, at every level."""
+    out = _without(result, "result")
+    out["attempts"] = [_without(a, "attempt") for a in result.get("attempts") or []]
+    if "artifacts" in result:
+        refs = [_without(a, "artifact") for a in result["artifacts"]]
+        out["artifacts"] = sorted(refs, key=repr) if OPERATOR_LISTS_DROPPED_LAST else refs
+    return out
+
+
+def decoded(result: Mapping[str, Any]) -> TestResultState:
+    return result_from_json(comparable(result), required=True)
+
+
+def run_verdict(*, phase: Any, provenance: Any, certifies: Any, counts: Sequence[Any]) -> JSON:
+    return {"phase": phase, "provenance": provenance, "certifiesSilicon": certifies,
+            "counts": list(counts)}  # fmt: skip
+
+
+def assert_same(
+    spec: Mapping[str, Any],
+    attempts: Sequence[Evidence],
+    *,
+    retry_on_error_limit: int,
+    folder: Path,
+) -> JSON:
+    """Run both dispatchers on the evidence, assert they agree; the local result."""
+    status = asyncio.run(operator_run(spec, attempts, retry_on_error_limit=retry_on_error_limit))
+    document = local_run(spec, attempts, retry_on_error_limit=retry_on_error_limit, folder=folder)
+    (theirs,) = status["results"]
+    (ours,) = document["results"]
+    for result in (theirs, ours):
+        for attempt in result["attempts"]:
+            assert attempt.get("startedAt") and attempt.get("finishedAt"), attempt
+    assert comparable(ours) == comparable(theirs)
+    assert decoded(ours) == decoded(theirs)
+    summary = document["summary"]
+    assert run_verdict(
+        phase=document["phase"],
+        provenance=document["provenance"],
+        certifies=document["certifiesSilicon"],
+        counts=[summary[k] for k in ("passed", "failed", "errored", "skipped")],
+    ) == run_verdict(
+        phase=status["phase"],
+        provenance=status["provenance"],
+        certifies=status["certifiesSilicon"],
+        counts=[status[k] for k in ("passed", "failed", "errored", "skipped")],
+    )
+    ours_json: JSON = ours
+    return ours_json
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_one_brain_two_dispatchers_same_evidence_same_result(case: Case, tmp_path: Path) -> None:
+    result = assert_same(
+        spec_for(case.spec),
+        case.attempts,
+        retry_on_error_limit=case.retry_on_error_limit,
+        folder=tmp_path,
+    )
+    assert result["phase"] == str(case.expected), result.get("message")
+    assert result["provenance"] == case.provenance
+    assert bool(result.get("suspect")) is (case.provenance == "sim")
+    assert len(result["attempts"]) == len(case.attempts), "the case's evidence was not all used"
+
+
+def test_the_legitimate_differences_are_only_bookkeeping() -> None:
+    """Nothing a verdict is made of may be listed as allowed to differ."""
+    verdict_fields = {
+        "name", "kind", "scope", "phase", "nodes", "message", "metrics", "unmeasurable",
+        "violations", "notEvaluated", "attempts", "repeatsRequired", "repeatsCompleted",
+        "errorRetries", "provenance", "suspect", "exitCode", "trigger", "attempt",
+        "deciding", "node", "dropped", "digest", "sizeBytes", "mediaType",
+    }  # fmt: skip
+    assert not verdict_fields & {key for _, key in LEGITIMATE_DIFFERENCES}
+
+
+# --- a property over generated outputs --------------------------------------------------
+
+#: Enough evidence for the longest result the property makes: 2 repeats + 1 retry.
+MAX_ATTEMPTS: Final = 3
+_METRIC_VALUES = st.sampled_from(
+    [b"12", b"9", b"10", b"n/a", b"NaN", b"inf", b"-1", b"1e3", b"abc", b""]
+)
+_LINES = st.one_of(
+    st.builds(lambda v: b"bw=" + v, _METRIC_VALUES),
+    st.builds(lambda v: b"peerBw=" + v, _METRIC_VALUES),
+    st.sampled_from(
+        [
+            b"OK",
+            b"FAIL: slow",
+            b"X_SKIP: nothing to test",
+            b"provenance=sim",
+            b"provenance=silicon",
+            b"provenance=n/a",
+            b"9bad=1",
+            b"\xff\xfe not utf-8",
+            b"",
+            END,
+            BEGIN % b"a.json" + b"\n{}\n" + END,
+            BEGIN % b"../x" + b"\nbw=99\n" + END,
+        ]
+    ),
+    st.just(b"y" * (MAX_LINE_BYTES + 1)),
+)
+_OUTPUTS = st.builds(
+    lambda lines, newline: b"\n".join(lines) + (b"\n" if newline else b""),
+    st.lists(_LINES, max_size=8),
+    st.booleans(),
+)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    attempts=st.lists(
+        st.builds(Evidence, exit_code=st.sampled_from([0, 0, 1, 2, 3]), output=_OUTPUTS),
+        min_size=MAX_ATTEMPTS,
+        max_size=MAX_ATTEMPTS,
+    ),
+    thresholds=st.sampled_from([[], GATE, OPTIONAL_GATE]),
+    repeats=st.sampled_from([1, 2]),
+    retry_on_error_limit=st.sampled_from([0, 1]),
+)
+def test_one_brain_two_dispatchers_agree_on_any_output(
+    attempts: list[Evidence],
+    thresholds: list[JSON],
+    repeats: int,
+    retry_on_error_limit: int,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    spec: JSON = {"repeatCount": repeats}
+    if thresholds:
+        spec["thresholds"] = thresholds
+    assert_same(
+        spec_for(spec),
+        attempts,
+        retry_on_error_limit=retry_on_error_limit,
+        folder=tmp_path_factory.mktemp("evidence"),
+    )
