@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 import structlog
 
-from glimmer.engine.client import JSON, LEASES, ApiError, KubeClient, is_not_found
+from glimmer.engine.client import JSON, LEASES, ApiError, KubeClient, is_conflict, is_not_found
 from glimmer.engine.clock import Clock, MonotonicClock, format_micro_time, wall_now
 from glimmer.engine.metrics import EngineMetrics
 
@@ -119,6 +119,10 @@ class _Record:
         }
 
 
+#: Release tries: a conflict (a renew that landed after its cancel) is re-read once more.
+RELEASE_ATTEMPTS = 3
+
+
 class LeaderElector:
     """Acquires, holds and releases one Lease."""
 
@@ -198,11 +202,33 @@ class LeaderElector:
             renew_time=now,
             transitions=self._observed.transitions,
         )
-        try:
-            await self._update(record)
-            self._log.info("released leader lease")
-        except Exception as exc:
-            self._log.warning("could not release leader lease", error=str(exc))
+        for _ in range(RELEASE_ATTEMPTS):
+            try:
+                await self._update(record)
+                self._log.info("released leader lease")
+                return
+            except ApiError as exc:
+                if not is_conflict(exc):
+                    self._log.warning("could not release leader lease", error=str(exc))
+                    return
+                # A renew cancelled mid-flight (shutdown cancels `hold`) may still have
+                # reached the apiserver, so our resourceVersion is one behind: re-read
+                # and release only if the lease is still ours.
+                try:
+                    self._observe(
+                        await self.client.get(
+                            LEASES, self.config.lease_name, namespace=self.config.lease_namespace
+                        )
+                    )
+                except (ApiError, TimeoutError, OSError) as read_exc:
+                    self._log.warning("could not release leader lease", error=str(read_exc))
+                    return
+                if self._observed is None or self._observed.holder != self.config.identity:
+                    return
+            except Exception as exc:
+                self._log.warning("could not release leader lease", error=str(exc))
+                return
+        self._log.warning("could not release leader lease", error="conflicts on every attempt")
 
     async def _update(self, record: _Record) -> None:
         body = {

@@ -157,6 +157,33 @@ async def test_release_lets_the_standby_take_over_at_its_next_retry() -> None:
     assert clock.now() - released_at <= 2.0 * 2.2 + 0.2
 
 
+async def test_release_after_a_renew_that_landed_unseen_still_frees_the_lease() -> None:
+    # Shutdown cancels `hold` mid-renew: the apiserver may have applied that renew while
+    # we never saw its answer, so our resourceVersion is one behind (a 409 on release).
+    client, clock = FakeClient(), FakeClock()
+    a = elector(client, clock, "a")
+    await a.acquire()
+    lease = await client.get(LEASES, "glimmer", namespace="system")
+    lease["spec"]["renewTime"] = "2026-12-01T00:00:09.000000Z"
+    renewed = await client.replace(LEASES, lease, namespace="system")  # the unseen renew
+    assert renewed["metadata"]["resourceVersion"] != lease["metadata"]["resourceVersion"]
+    await a.release()
+    lease = await client.get(LEASES, "glimmer", namespace="system")
+    assert lease["spec"]["holderIdentity"] == ""
+
+
+async def test_release_never_frees_a_lease_someone_else_took_meanwhile() -> None:
+    client, clock = FakeClient(), FakeClock()
+    a = elector(client, clock, "a")
+    await a.acquire()
+    lease = await client.get(LEASES, "glimmer", namespace="system")
+    lease["spec"]["holderIdentity"] = "b"
+    await client.replace(LEASES, lease, namespace="system")
+    await a.release()
+    lease = await client.get(LEASES, "glimmer", namespace="system")
+    assert lease["spec"]["holderIdentity"] == "b"
+
+
 async def test_leader_gives_up_when_renewals_fail_for_the_renew_deadline() -> None:
     client, clock = FakeClient(), FakeClock()
     a = elector(client, clock, "a")
