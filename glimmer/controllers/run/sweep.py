@@ -42,6 +42,7 @@ from glimmer.controllers.run.context import Part, RunContext, run_key
 from glimmer.controllers.run.cordon import cordon_patches, heat_until
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
+from glimmer.controllers.run.finish import Finisher
 from glimmer.controllers.run.passes import Execution, Launch, Pass, error_verdict, new_result
 from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
 from glimmer.controllers.run.ref import RunRef
@@ -97,9 +98,10 @@ def _unit_log_context(ex: Execution) -> Any:
 class Sweeper(Part):
     """One pass over a started run: every unit of the current test, then the commit."""
 
-    def __init__(self, ctx: RunContext) -> None:
+    def __init__(self, ctx: RunContext, *, finisher: Finisher | None = None) -> None:
         super().__init__(ctx)
         self.evidence = Evidence(ctx)
+        self.finisher = finisher if finisher is not None else Finisher(ctx)
 
     async def new_pass(self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False) -> Pass:
         """A pass over ``run``. Its pods come from the cache (``live_pods``: a live list,
@@ -121,18 +123,30 @@ class Sweeper(Part):
             deadline=time.monotonic() + self.options.pass_budget_seconds,
         )
 
-    async def commit(self, work: Pass) -> JSON:
+    async def commit(self, work: Pass, *, terminal: Phase | None = None) -> JSON:
         """Release idle cordons (E12), write status, create what was planned, then do
-        what the writes justify."""
-        await self._release_idle(work)
-        if work.planned:
-            # E10: the cordons these pods need are in status before any of them exists
-            # (already there, unless this pass changed something).
-            if work.changed:
-                await self._write(work)
-            await self._create_planned(work)
-            await self._release_idle(work)  # a refused pod's settled unit holds nothing
-        if work.changed:
+        what the writes justify.
+
+        ``terminal``: this pass ends the run with that phase (so does a pass whose pod
+        creation settled its last unit). Its one status write is the verdict (E19(1)):
+        nothing is released first (the unload releases everything) and nothing is
+        created; the pass's deletes, TestCompleted deliveries and events follow that
+        write, and ``work.ended`` tells the caller to converge (unload, then the terminal
+        envelope), so L4 holds: TestCompleted, then RunPhaseChanged, both after it."""
+        if terminal is None:
+            await self._release_idle(work)
+            if work.planned:
+                # E10: the cordons these pods need are in status before any of them
+                # exists (already there, unless this pass changed something).
+                if work.changed:
+                    await self._write(work)
+                await self._create_planned(work)
+                terminal = self.finished(work)  # a refused or foreign pod settled the last
+                if terminal is None:
+                    await self._release_idle(work)  # a refused pod's unit holds nothing
+        if terminal is not None:
+            await self._write_verdict(work, phase=terminal)
+        elif work.changed:
             await self._write(work)
         run = work.run
         for name in work.delete_after_write:
@@ -145,9 +159,23 @@ class Sweeper(Part):
         for type_, reason, message in work.events:
             await kube.record_event(self.client, run, type_=type_, reason=reason, message=message)
         self.interlock.set_run(run_key(run), work.busy())
-        if self._observe is not None:
-            self._observe(run)
+        if terminal is None and self._observe is not None:
+            self._observe(run)  # (the verdict write observed the terminal run itself)
         return run
+
+    async def _write_verdict(self, work: Pass, *, phase: Phase) -> None:
+        """The terminal pass's one status write: its results settled into the verdict."""
+        for launch in work.planned:
+            work.abandon(launch.execution.node)  # D7: a run that ends starts nothing
+        work.planned = []
+        work.status["results"] = work.results
+        self.finisher.settle_verdict(work.run, phase=phase, extra=(), plan=work.plan)
+        # 19.11: unclamped, so a status over budget ends the run Error, never a verdict
+        # written with its evidence cut to fit.
+        work.run = await self.finisher.write_verdict(work.run, phase=phase, clamp=False)
+        work.changed = False
+        work.confirmed = True
+        work.ended = phase
 
     def _held(self, work: Pass) -> set[str]:
         return work.busy() | {podstate.pinned_node(work.pods[n]) for n in work.delete_after_write

@@ -24,6 +24,7 @@ import attrs
 from glimmer.api import BurnInRunSpec, BurnInRunStatus
 from glimmer.api.fields import spec_of
 from glimmer.controllers.run import labels
+from glimmer.plan import PinnedPlan, PlanDecodeError
 from glimmer.verdict import Phase
 
 JSON = dict[str, Any]
@@ -116,6 +117,19 @@ class RunView:
     def plan_text(self) -> str | None:
         """The pinned plan annotation (E5), if pinned."""
         return self.annotations.get(labels.PLAN_ANNOTATION) or None
+
+    def pinned_plan(self) -> PinnedPlan | None:
+        """The pinned plan (E5) decoded, None when none is pinned; an unreadable one
+        raises :class:`~glimmer.plan.PlanDecodeError` (the run then ends Error)."""
+        text = self.plan_text
+        return PinnedPlan.from_annotation(text) if text else None
+
+    def readable_plan(self) -> PinnedPlan | None:
+        """The pinned plan, or None when none is pinned or it cannot be read."""
+        try:
+            return self.pinned_plan()
+        except PlanDecodeError:
+            return None
 
     @property
     def cancelling(self) -> str | None:
@@ -246,6 +260,15 @@ class RunView:
     def results(self) -> list[JSON]:
         """``status.results`` entries (each a dict; anything else is dropped)."""
         return [r for r in _list(self._status.get("results")) if isinstance(r, dict)]
+
+    @property
+    def counts(self) -> tuple[int, int, int, int]:
+        """``(passed, failed, errored, skipped)`` as the status records them."""
+        passed, failed, errored, skipped = (
+            max(_int(self._status.get(k)) or 0, 0)
+            for k in ("passed", "failed", "errored", "skipped")
+        )
+        return passed, failed, errored, skipped
 
     @property
     def cordoned_nodes(self) -> list[str]:
