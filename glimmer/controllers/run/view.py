@@ -26,6 +26,7 @@ from glimmer.api.fields import spec_of
 from glimmer.controllers.run import labels
 from glimmer.plan import PinnedPlan, PlanDecodeError
 from glimmer.verdict import Phase
+from glimmer.verdict.codec import int_or_default
 
 JSON = dict[str, Any]
 
@@ -50,17 +51,6 @@ def _map(value: Any) -> Mapping[str, Any]:
 
 def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value))
-    except ValueError:
-        return None
 
 
 class RunView:
@@ -95,7 +85,7 @@ class RunView:
 
     @property
     def generation(self) -> int | None:
-        return _int(self.meta.get("generation")) or None
+        return int_or_default(self.meta.get("generation"), None) or None
 
     @property
     def created_at(self) -> str | None:
@@ -143,7 +133,7 @@ class RunView:
         return _map(self.obj.get("spec"))
 
     def _spec_int(self, key: str) -> int | None:
-        value = _int(self.spec.get(key))
+        value = int_or_default(self.spec.get(key), None)
         return value if value is not None else SPEC_DEFAULTS.get(key)
 
     def _spec_bool(self, key: str) -> bool:
@@ -265,7 +255,7 @@ class RunView:
     def counts(self) -> tuple[int, int, int, int]:
         """``(passed, failed, errored, skipped)`` as the status records them."""
         passed, failed, errored, skipped = (
-            max(_int(self._status.get(k)) or 0, 0)
+            max(int_or_default(self._status.get(k), 0), 0)
             for k in ("passed", "failed", "errored", "skipped")
         )
         return passed, failed, errored, skipped
