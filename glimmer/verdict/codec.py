@@ -179,6 +179,8 @@ def attempt_to_json(record: AttemptRecord, *, deciding: bool = False) -> JSON:
         entry["node"] = record.node
     if record.pod_name:
         entry["podName"] = record.pod_name
+    if record.pod_uid:
+        entry["podUID"] = record.pod_uid
     if record.started_at:
         entry["startedAt"] = record.started_at
     if record.finished_at:
@@ -216,6 +218,7 @@ def attempt_from_json(
         ),
         node=_text(entry.get("node")),
         pod_name=_text(entry.get("podName")),
+        pod_uid=_text(entry.get("podUID")),
         started_at=entry.get("startedAt"),
         finished_at=entry.get("finishedAt"),
         provenance=provenance_from_json(entry.get("provenance")),

@@ -89,6 +89,11 @@ def _live_pod_settled(step: Step) -> Step:
     return Step.SETTLED if step is Step.SETTLED else Step.WAITING
 
 
+def _uid(pod: Mapping[str, Any]) -> str:
+    """The pod's UID: kept on its attempt once settled (the audit trail, 19.8)."""
+    return str(kube.meta(pod).get("uid") or "")
+
+
 def _unit_log_context(ex: Execution) -> Any:
     """Log lines about one unit carry its test and node (beside the run's namespace and
     name, bound per reconcile by the controller)."""
@@ -436,6 +441,7 @@ class Sweeper(Part):
         finished: str | None = None,
         artifacts: Sequence[Mapping[str, Any]] = (),
         base: JSON | None = None,
+        pod_uid: str = "",
     ) -> Step:
         """Apply one attempt through the verdict package (D2-D4) and keep the result;
         AGAIN when the budget allows another attempt, else SETTLED. ``base`` is the
@@ -449,7 +455,7 @@ class Sweeper(Part):
         finished = finished or format_time(work.now)
         record = attempt_record(
             verdict, attempt=ex.attempt, trigger=ex.trigger, node=ex.node, pod_name=pod or "",
-            started_at=started, finished_at=finished,
+            pod_uid=pod_uid, started_at=started, finished_at=finished,
         )  # fmt: skip
         new_state = record_attempt(
             state, verdict, retry_on_error_limit=work.view.retry_on_error_limit, record=record
@@ -486,6 +492,7 @@ class Sweeper(Part):
         return self._record(
             work, ex, verdict, pod=ex.pod_name, started=started,
             finished=podstate.finished_at(pod) or format_time(work.now), artifacts=refs,
+            pod_uid=_uid(pod),
         )  # fmt: skip
 
     def _running_or_pending(self, work: Pass, ex: Execution, pod: JSON) -> Step:
@@ -508,7 +515,7 @@ class Sweeper(Part):
                     "node": ex.node,
                     "podName": name,
                     # 19.8: from here on this UID, not the name, says the pod is ours.
-                    "podUID": str(kube.meta(pod).get("uid") or ""),
+                    "podUID": _uid(pod),
                     "startedAt": started,
                 }
                 base["attempts"] = [*(base.get("attempts") or []), flight]
@@ -523,7 +530,7 @@ class Sweeper(Part):
                 work.delete_after_write.append(name)
                 return _live_pod_settled(self._record(
                     work, ex, error_verdict(message, metrics=flight.get("metrics")), pod=name,
-                    started=started, base=base))  # fmt: skip
+                    started=started, base=base, pod_uid=_uid(pod)))  # fmt: skip
             interval = specs.checkpoint_interval_seconds(ex.test.spec)
             work.wait(min(interval if interval > 0 else self.options.requeue_idle_seconds,
                           overdue - age))  # fmt: skip
@@ -543,7 +550,9 @@ class Sweeper(Part):
             )
             work.delete_after_write.append(name)
             return _live_pod_settled(
-                self._record(work, ex, error_verdict(message), pod=name, started=None)
+                self._record(
+                    work, ex, error_verdict(message), pod=name, started=None, pod_uid=_uid(pod)
+                )
             )
         work.wait(min(overdue - age, self.options.requeue_unstarted_seconds))
         if pulling:
