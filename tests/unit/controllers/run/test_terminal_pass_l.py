@@ -8,6 +8,7 @@ from glimmer.controllers.run.kube import RUNS
 from glimmer.engine import FakeClient
 from glimmer.engine.fake import Request
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
+from tests.unit.controllers.run.test_issue19_sweep import refuse_pods
 
 
 class CountingDelivery(NoDelivery):
@@ -77,3 +78,19 @@ async def test_I17_6_a_cancelling_pass_performs_exactly_one_status_write() -> No
     [write] = [i for i in status_writes(cluster.client.requests) if i >= before]
     assert cluster.client.requests[write].body["status"]["phase"] == "Cancelled"
     assert not cluster.node("n0")["spec"].get("unschedulable")
+
+
+async def test_I17_6_a_refused_last_pod_writes_the_cordon_then_only_the_verdict() -> None:
+    cluster = Cluster(nodes=1)
+    refuse_pods(cluster)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run()
+    await cluster.reconcile()  # pins, marks Running, cordons, is refused, ends
+    writes = [
+        cluster.client.requests[i].body["status"] for i in status_writes(cluster.client.requests)
+    ]
+    # E10: the cordon is recorded before the create; after it, only the verdict.
+    first = next(i for i, w in enumerate(writes) if w.get("cordonedNodes") == ["n0"])
+    assert writes[first].get("phase") == "Running"
+    [verdict] = writes[first + 1 :]
+    assert verdict["phase"] == "Error" and "cordonedNodes" not in verdict
