@@ -24,7 +24,7 @@ once. Decisions, each fail closed or bounded:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from glimmer.verdict.phases import Phase, Provenance
 from glimmer.verdict.rollup import AttemptRecord, TestResultState, Trigger
@@ -65,7 +65,12 @@ def _reason(text: str) -> str:
     return clamp_text(text, MAX_REASON_BYTES)
 
 
-def _int(value: Any, default: int) -> int:
+D = TypeVar("D")
+
+
+def int_or_default(value: Any, default: D) -> int | D:
+    """``value`` as a wire integer (an int, or a string of one), else ``default``: a
+    boolean is not a number, and a malformed value never crashes a read."""
     if isinstance(value, bool):
         return default
     if isinstance(value, int):
@@ -139,7 +144,7 @@ def violation_from_json(entry: Mapping[str, Any]) -> Violation:
     except ValueError:
         cause = Cause.EVIDENCE
     return Violation(
-        index=_int(entry.get("index"), 0),
+        index=int_or_default(entry.get("index"), 0),
         metric=_text(entry.get("metric")),
         kind=kind,
         cause=cause,
@@ -174,6 +179,8 @@ def attempt_to_json(record: AttemptRecord, *, deciding: bool = False) -> JSON:
         entry["node"] = record.node
     if record.pod_name:
         entry["podName"] = record.pod_name
+    if record.pod_uid:
+        entry["podUID"] = record.pod_uid
     if record.started_at:
         entry["startedAt"] = record.started_at
     if record.finished_at:
@@ -201,16 +208,17 @@ def attempt_from_json(
     metrics = entry.get("metrics")
     message = entry.get("message")
     return AttemptRecord(
-        attempt=_int(entry.get("attempt"), 1),
+        attempt=int_or_default(entry.get("attempt"), 1),
         trigger=trigger_from_json(entry.get("trigger")),
         phase=phase_from_json(entry.get("phase")),
-        exit_code=_int(entry.get("exitCode", 0), -1),
+        exit_code=int_or_default(entry.get("exitCode", 0), -1),
         message=_text(message) if message is not None or not deciding else result_message,
         metrics=(
             _metrics(metrics) if metrics is not None or not deciding else dict(result_metrics or {})
         ),
         node=_text(entry.get("node")),
         pod_name=_text(entry.get("podName")),
+        pod_uid=_text(entry.get("podUID")),
         started_at=entry.get("startedAt"),
         finished_at=entry.get("finishedAt"),
         provenance=provenance_from_json(entry.get("provenance")),
@@ -288,9 +296,9 @@ def result_from_json(
         kind=_text(result.get("kind")),
         required=required,
         phase=phase_from_json(result.get("phase")),
-        repeats_required=_int(result.get("repeatsRequired", 1), 1) or 1,
-        repeats_completed=_int(result.get("repeatsCompleted", 0), 0),
-        error_retries=_int(result.get("errorRetries", 0), 0),
+        repeats_required=int_or_default(result.get("repeatsRequired", 1), 1) or 1,
+        repeats_completed=int_or_default(result.get("repeatsCompleted", 0), 0),
+        error_retries=int_or_default(result.get("errorRetries", 0), 0),
         attempts=tuple(
             attempt_from_json(a, result_metrics=metrics, result_message=message)
             for a in entries

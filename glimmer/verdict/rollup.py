@@ -41,6 +41,9 @@ class AttemptRecord:
     pod_name: str = ""
     started_at: str | None = None
     finished_at: str | None = None
+    #: UID of the runner pod the attempt ran in (the operator's audit trail: the name is
+    #: reused by a re-created pod, the UID never); "" where there was no pod.
+    pod_uid: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,7 @@ def attempt_record(
     trigger: Trigger,
     node: str = "",
     pod_name: str = "",
+    pod_uid: str = "",
     started_at: str | None = None,
     finished_at: str | None = None,
 ) -> AttemptRecord:
@@ -107,6 +111,7 @@ def attempt_record(
         provenance=verdict.provenance,
         node=node,
         pod_name=pod_name,
+        pod_uid=pod_uid,
         started_at=started_at,
         finished_at=finished_at,
     )

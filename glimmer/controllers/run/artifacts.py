@@ -50,12 +50,19 @@ def plan_store(
     binary_data: Mapping[str, str],
     test: str,
     pod: str,
-    artifacts: Sequence[Artifact],
-    dropped: Sequence[DroppedArtifact],
+    found: Sequence[Artifact | DroppedArtifact],
 ) -> StorePlan:
+    """``found`` in document order (``RunnerReport.artifacts_in_order``): the refs
+    follow it, accepted and dropped interleaved as printed (I19.21). The budget is
+    spent in the same order, so an earlier artifact is stored before a later one."""
     plan = StorePlan()
     used = _stored_bytes(data, binary_data)
-    for artifact in artifacts:
+    for artifact in found:
+        if isinstance(artifact, DroppedArtifact):
+            plan.refs.append(
+                _dropped_ref(artifact.name, artifact.media_type, artifact.size, artifact.reason)
+            )
+            continue
         if not artifact_name_ok(artifact.name):
             plan.refs.append(
                 _dropped_ref(artifact.name, artifact.media_type, artifact.size, DropReason.BAD_NAME)
@@ -90,8 +97,6 @@ def plan_store(
                 "key": key,
             }
         )
-    for drop in dropped:
-        plan.refs.append(_dropped_ref(drop.name, drop.media_type, drop.size, drop.reason))
     return plan
 
 

@@ -205,7 +205,7 @@ class Evidence(Part):
             )
         verdict = apply_termination(verdict, podstate.termination(pod), runner_line=report.message)
         refs: list[JSON] = []
-        if not read.cut and (report.artifacts or report.dropped_artifacts):
+        if not read.cut and report.artifacts_in_order:
             refs = await self._store_artifacts(work, test, name, report)
         return verdict, refs
 
@@ -237,8 +237,7 @@ class Evidence(Part):
             binary_data=(current or {}).get("binaryData") or {},
             test=test.name,
             pod=pod,
-            artifacts=report.artifacts,
-            dropped=report.dropped_artifacts,
+            found=report.artifacts_in_order,
         )
         if not (stored.data or stored.binary_data):
             return stored.refs

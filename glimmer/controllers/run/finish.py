@@ -8,7 +8,7 @@ SIGKILL as hardware Error, and releasing first handed hot nodes back to the sche
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 import structlog
@@ -16,10 +16,11 @@ import structlog
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.run import kube, labels, wire
 from glimmer.controllers.run.conditions import set_condition
-from glimmer.controllers.run.context import Part, run_key
+from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.delivery import Delivery, Reason
+from glimmer.controllers.run.view import RunView
 from glimmer.engine import ApiError, Result
-from glimmer.plan import PinnedPlan, PlanDecodeError
+from glimmer.plan import PinnedPlan
 from glimmer.verdict import Phase, count, measured_condition, run_provenance
 
 log = structlog.get_logger("glimmer.controllers.run")
@@ -30,14 +31,14 @@ TERMINATE_OPEN_MESSAGE: Final = (
 )
 
 
-def pinned_baseline(run: Mapping[str, Any], plan: PinnedPlan | None) -> bool:
+def pinned_baseline(view: RunView, plan: PinnedPlan | None) -> bool:
     """Whether the run is a baseline (I19.6: a baseline measures, it never certifies).
 
     ``spec.baseline`` is pinned: the plan's copy decides, so a spec edited after the pin
     changes nothing; the spec is read only when no plan could be pinned or decoded."""
     if plan is not None:
         return plan.baseline
-    return bool((run.get("spec") or {}).get("baseline"))
+    return view.baseline
 
 
 class Finisher(Part):
@@ -55,9 +56,20 @@ class Finisher(Part):
     ) -> Result:
         """E19(1): settle what is open, write the verdict, then converge. ``budget``
         overrides the status size budget for this one write (after a size refusal)."""
-        status = run.setdefault("status", {})
+        self.settle_verdict(run, phase=phase, extra=extra, plan=plan)
+        run = await self.write_verdict(run, phase=phase, budget=budget)
+        return await self.converge_terminal(run, deliver=True, sinks=sinks)
+
+    def settle_verdict(
+        self, run: JSON, *, phase: Phase, extra: Sequence[JSON], plan: PinnedPlan | None
+    ) -> None:
+        """Edit the run's status in place into its verdict: every open result settled as
+        Error (no verdict), ``extra`` appended, provenance, certification and the Measured
+        condition, the counts and ``finishedAt``. Nothing is written here."""
+        view = RunView(run)
+        status = view.status
         now = self.now()
-        results = [dict(r) for r in status.get("results") or []] + [dict(r) for r in extra]
+        results = [dict(r) for r in view.results] + [dict(r) for r in extra]
         for result in results:
             if result.get("phase") == str(Phase.RUNNING):
                 result.update(phase=str(Phase.ERROR), message=TERMINATE_OPEN_MESSAGE,
@@ -68,7 +80,7 @@ class Finisher(Part):
             for r in results
         ]
         tally = count(states)
-        origin = run_provenance(states, phase=phase, baseline=pinned_baseline(run, plan))
+        origin = run_provenance(states, phase=phase, baseline=pinned_baseline(view, plan))
         status.update(
             provenance=str(origin.provenance),
             certifiesSilicon=origin.certifies_silicon,
@@ -85,46 +97,59 @@ class Finisher(Part):
         fact = measured_condition(origin)
         set_condition(status, type_=fact.type, status_=fact.status, reason=fact.reason,
                       message=fact.message, now=now)  # fmt: skip
-        # (1) the verdict is durable before anything is unloaded; this write must fit
-        # (terminal compaction, see kube), since no later write can repair it.
+        # The terminal status owes no release record: the unload releases every node
+        # whose owner stamp names the run, from a live node list (E19(3)), and repeats on
+        # each terminal reconcile while the finalizer stands, so the one terminal write
+        # already says what the run will hold (nothing) and the unload needs no write.
+        status.pop("cordonedNodes", None)
+
+    async def write_verdict(
+        self, run: JSON, *, phase: Phase, budget: int | None = None, clamp: bool = True
+    ) -> JSON:
+        """(1) The settled verdict made durable before anything is unloaded: the run's
+        one terminal status write. Returns the run as the apiserver now holds it.
+
+        ``clamp``: the write must fit (terminal compaction, see kube), since no later
+        write can repair it. The pass that ends a run writes with ``clamp=False``: a
+        verdict whose evidence does not fit the budget is never recorded with that
+        evidence clamped away; it is :class:`~glimmer.controllers.run.kube.StatusTooLargeError`
+        and the run ends Error (19.11), through a clamped write."""
         run = await kube.write_status(
-            self.client, run, budget=budget or self.options.status_budget_bytes, terminal=True
+            self.client, run, budget=budget or self.options.status_budget_bytes, terminal=clamp
         )
-        log.info("run finished", run=kube.meta(run).get("name"), phase=str(phase))
+        view = RunView(run)
+        log.info("run finished", run=view.name, phase=str(phase))
+        passed, failed, errored, skipped = view.counts
         await kube.record_event(
             self.client, run, type_="Normal" if phase is Phase.PASSED else "Warning",
             reason=f"Run{phase}",
-            message=f"run {phase}: {tally.passed} passed, {tally.failed} failed, "
-            f"{tally.errored} errored, {tally.skipped} skipped",
+            message=f"run {phase}: {passed} passed, {failed} failed, "
+            f"{errored} errored, {skipped} skipped",
         )  # fmt: skip
         if self._observe is not None:
             self._observe(run)
-        return await self.converge_terminal(run, deliver=True, sinks=sinks)
+        return run
 
     async def _unload(self, run: JSON) -> JSON:
         """(2) delete live pods, (3) release every stamp naming this run."""
         await kube.delete_live_pods(self.client, run)
-        status = run.get("status") or {}
-        await kube.release_all_stamps(
-            self.client, run, prior=status.get("priorUnschedulable") or {}
-        )
-        if status.get("cordonedNodes"):
-            run["status"] = {k: v for k, v in status.items() if k != "cordonedNodes"}
+        view = RunView(run)
+        await kube.release_all_stamps(self.client, run, prior=view.prior_unschedulable)
+        if view.cordoned_nodes:
+            run["status"] = {k: v for k, v in view.status.items() if k != "cordonedNodes"}
             run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
         return run
 
     async def converge_terminal(
         self, run: JSON, *, deliver: bool = False, sinks: tuple[str, ...] | None = None
     ) -> Result:
-        key = run_key(run)
-        m = kube.meta(run)
-        status = run.get("status") or {}
-        phase = str(status.get("phase"))
-        sinks = sinks if sinks is not None else self._sinks(run)
-        if labels.FINALIZER in (m.get("finalizers") or []):
+        view = RunView(run)
+        key = view.key
+        phase = view.phase_text
+        sinks = sinks if sinks is not None else self._sinks(view)
+        if labels.FINALIZER in view.finalizers:
             run = await self._unload(run)
-        notes = kube.meta(run).get("annotations") or {}
-        pending = notes.get(labels.PENDING_TERMINAL_DELIVERY)
+        pending = RunView(run).annotations.get(labels.PENDING_TERMINAL_DELIVERY)
         requeue: float | None = None
         if deliver or pending:
             ok = await self.deliverer.deliver(Delivery(Reason.RUN_PHASE_CHANGED, phase, run, sinks))
@@ -139,7 +164,7 @@ class Finisher(Part):
                         {"annotations": {labels.PENDING_TERMINAL_DELIVERY: phase}},
                     )  # fmt: skip
                 requeue = self.options.terminal_delivery_retry_seconds
-        finalizers = list(kube.meta(run).get("finalizers") or [])
+        finalizers = RunView(run).finalizers
         if labels.FINALIZER in finalizers:
             run = await kube.patch_metadata(
                 self.client,
@@ -147,42 +172,39 @@ class Finisher(Part):
                 {"finalizers": [f for f in finalizers if f != labels.FINALIZER]},
             )
         self.interlock.drop_run(key)
-        ttl = int((run.get("spec") or {}).get("ttlSecondsAfterFinished") or 0)
-        finished = (run.get("status") or {}).get("finishedAt")
+        view = RunView(run)
+        ttl = view.ttl_seconds_after_finished
+        finished = view.finished_at
         if ttl > 0 and finished:
-            remaining = (parse_time(str(finished)) - self.now()).total_seconds() + ttl
+            remaining = (parse_time(finished) - self.now()).total_seconds() + ttl
             if remaining <= 0:
-                with contextlib.suppress(ApiError):
-                    await self.client.delete(
-                        kube.RUNS, str(m["name"]), namespace=str(m["namespace"]),
-                        precondition_uid=str(m.get("uid")),
-                    )  # fmt: skip
+                if view.uid:  # never a delete that could hit a run re-created by name
+                    with contextlib.suppress(ApiError):
+                        await self.client.delete(
+                            kube.RUNS, view.name, namespace=view.namespace,
+                            precondition_uid=view.uid,
+                        )  # fmt: skip
                 return Result()
             requeue = remaining if requeue is None else min(requeue, remaining)
         return Result(requeue_after=requeue) if requeue else Result()
 
-    def _sinks(self, run: Mapping[str, Any]) -> tuple[str, ...]:
-        text = (kube.meta(run).get("annotations") or {}).get(labels.PLAN_ANNOTATION)
-        if not text:
-            return ()
-        try:
-            return PinnedPlan.from_annotation(text).sinks
-        except PlanDecodeError:
-            return ()
+    @staticmethod
+    def _sinks(view: RunView) -> tuple[str, ...]:
+        """The pinned plan's sinks; none when no plan is pinned or it is unreadable."""
+        plan = view.readable_plan()
+        return plan.sinks if plan is not None else ()
 
     async def cleanup(self, run: JSON) -> Result:
         """E20: the run is being deleted; unload, release, forget, let it go."""
-        m = kube.meta(run)
-        finalizers = list(m.get("finalizers") or [])
+        view = RunView(run)
+        finalizers = view.finalizers
         if labels.FINALIZER in finalizers:
             await kube.delete_live_pods(self.client, run)
-            await kube.release_all_stamps(
-                self.client, run, prior=(run.get("status") or {}).get("priorUnschedulable") or {}
-            )
+            await kube.release_all_stamps(self.client, run, prior=view.prior_unschedulable)
             await kube.patch_metadata(
                 self.client, run, {"finalizers": [f for f in finalizers if f != labels.FINALIZER]}
             )
-        self.interlock.drop_run(run_key(run))
+        self.interlock.drop_run(view.key)
         if self._forget is not None:
-            self._forget(str(m["namespace"]), str(m["name"]))
+            self._forget(view.namespace, view.name)
         return Result()

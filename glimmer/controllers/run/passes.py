@@ -91,6 +91,8 @@ class Pass:
     confirmed: bool = False
     #: Pods found not to be ours this pass: never read, and holding nothing.
     foreign: set[str] = field(default_factory=set)
+    #: The phase this pass ended the run with (its status write was the verdict).
+    ended: Phase | None = None
     _index: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)
     #: ``results`` decoded, position for position: each result is parsed once per pass
     #: (and again only when the pass replaces it without a new state).

@@ -77,8 +77,8 @@ class RunReconciler:
         self._forget = forget
         self._rebuild_lock = asyncio.Lock()
         self.starter = Starter(self.ctx)
-        self.sweeper = Sweeper(self.ctx)
         self.finisher = Finisher(self.ctx)
+        self.sweeper = Sweeper(self.ctx, finisher=self.finisher)
 
     async def reconcile(self, key: str) -> Result:
         namespace, _, name = key.partition("/")
@@ -119,13 +119,10 @@ class RunReconciler:
             return await self.finisher.cleanup(run)
         if view.terminal:
             return await self.finisher.converge_terminal(run)
-        text = view.plan_text
         if not self.ctx.options.serves(view.namespace):
-            return await self._not_served(run, text)
-        if not text:
-            return await self._start(run)
+            return await self._not_served(run)
         try:
-            plan = PinnedPlan.from_annotation(text)
+            plan = view.pinned_plan()
         except PlanDecodeError as err:
             return await self.finisher.finalise(
                 run,
@@ -133,6 +130,8 @@ class RunReconciler:
                 extra=[wire.synthetic_result("resolve", str(err))],
                 plan=None,
             )
+        if plan is None:
+            return await self._start(run)
         if view.phase is Phase.PENDING:
             run = await self.starter.mark_running(run, plan)
         return await self._step(run, plan)
@@ -152,7 +151,7 @@ class RunReconciler:
             return await self._step(run, outcome.plan)
         return outcome
 
-    async def _not_served(self, run: JSON, plan_text: str | None) -> Result:
+    async def _not_served(self, run: JSON) -> Result:
         """19.19: a run outside the served namespaces ends Error; nothing is read for it,
         cordoned or created (a run pinned before the boundary moved is unloaded)."""
         namespace = RunView(run).namespace
@@ -166,12 +165,7 @@ class RunReconciler:
         )
         set_condition(RunView(run).status, type_="Admitted", status_="False",
                       reason="NamespaceNotServed", message=message, now=self.now())  # fmt: skip
-        plan: PinnedPlan | None = None
-        if plan_text:
-            try:
-                plan = PinnedPlan.from_annotation(plan_text)
-            except PlanDecodeError:
-                plan = None
+        plan = RunView(run).readable_plan()
         return await self.finisher.finalise(
             run,
             phase=Phase.ERROR,
@@ -222,13 +216,14 @@ class RunReconciler:
         if deadline > 0 and started:
             work.wait(deadline - (self.now() - parse_time(started)).total_seconds())
         done = await self.sweeper.sweep(work, launch=not view.suspend)
-        planned = bool(work.planned)
-        run = await self.sweeper.commit(work)
-        if done is None and planned:
-            done = self.sweeper.finished(work)  # a refused or foreign pod settled its unit
-        if done is not None:
-            return await self.finisher.finalise(run, phase=done, extra=[], plan=plan)
+        run = await self.sweeper.commit(work, terminal=done)
+        if work.ended is not None:
+            return await self._converge(run, plan)
         return Result(requeue_after=work.requeue)
+
+    async def _converge(self, run: JSON, plan: PinnedPlan) -> Result:
+        """After a pass whose one status write was the verdict: unload, then deliver."""
+        return await self.finisher.converge_terminal(run, deliver=True, sinks=plan.sinks)
 
     async def _cancel(self, run: JSON, plan: PinnedPlan) -> Result:
         view = RunView(run)
@@ -250,8 +245,8 @@ class RunReconciler:
             return Result(requeue_after=min(work.requeue, 30.0))
         message = f"run cancelled: {reason}"
         self.sweeper.settle_rest(work, phase=Phase.CANCELLED, message=message)
-        run = await self.sweeper.commit(work)
-        return await self.finisher.finalise(run, phase=Phase.CANCELLED, extra=[], plan=plan)
+        run = await self.sweeper.commit(work, terminal=Phase.CANCELLED)
+        return await self._converge(run, plan)
 
     async def _expire(self, run: JSON, plan: PinnedPlan, *, deadline: int) -> Result:
         work = await self.sweeper.new_pass(run, plan)
@@ -260,5 +255,5 @@ class RunReconciler:
             "execution completed; no verdict"
         )
         self.sweeper.settle_rest(work, phase=Phase.ERROR, message=message)
-        run = await self.sweeper.commit(work)
-        return await self.finisher.finalise(run, phase=Phase.ERROR, extra=[], plan=plan)
+        run = await self.sweeper.commit(work, terminal=Phase.ERROR)
+        return await self._converge(run, plan)

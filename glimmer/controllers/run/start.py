@@ -6,7 +6,6 @@ and its refusal is a synthetic Error result (``resolve``/``admission``), never F
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -24,7 +23,6 @@ from glimmer.controllers.run.view import RunView
 from glimmer.engine import NODES, ApiError, Result
 from glimmer.plan import (
     PinnedPlan,
-    PlanDecodeError,
     PlanRefusal,
     build_plan,
     describe_findings,
@@ -135,10 +133,9 @@ class Starter(Part):
 
     async def _targets_of(self, other: JSON) -> list[str]:
         view = RunView(other)
-        text = view.plan_text
-        if text:
-            with contextlib.suppress(PlanDecodeError):
-                return list(PinnedPlan.from_annotation(text).targets)
+        plan = view.readable_plan()
+        if plan is not None:
+            return list(plan.targets)
         try:
             return await self._resolve_targets(view)
         except ConfigError:

@@ -42,6 +42,7 @@ from glimmer.controllers.run.context import Part, RunContext, run_key
 from glimmer.controllers.run.cordon import cordon_patches, heat_until
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
+from glimmer.controllers.run.finish import Finisher
 from glimmer.controllers.run.passes import Execution, Launch, Pass, error_verdict, new_result
 from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
 from glimmer.controllers.run.ref import RunRef
@@ -88,6 +89,11 @@ def _live_pod_settled(step: Step) -> Step:
     return Step.SETTLED if step is Step.SETTLED else Step.WAITING
 
 
+def _uid(pod: Mapping[str, Any]) -> str:
+    """The pod's UID: kept on its attempt once settled (the audit trail, 19.8)."""
+    return str(kube.meta(pod).get("uid") or "")
+
+
 def _unit_log_context(ex: Execution) -> Any:
     """Log lines about one unit carry its test and node (beside the run's namespace and
     name, bound per reconcile by the controller)."""
@@ -97,9 +103,10 @@ def _unit_log_context(ex: Execution) -> Any:
 class Sweeper(Part):
     """One pass over a started run: every unit of the current test, then the commit."""
 
-    def __init__(self, ctx: RunContext) -> None:
+    def __init__(self, ctx: RunContext, *, finisher: Finisher | None = None) -> None:
         super().__init__(ctx)
         self.evidence = Evidence(ctx)
+        self.finisher = finisher if finisher is not None else Finisher(ctx)
 
     async def new_pass(self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False) -> Pass:
         """A pass over ``run``. Its pods come from the cache (``live_pods``: a live list,
@@ -121,18 +128,30 @@ class Sweeper(Part):
             deadline=time.monotonic() + self.options.pass_budget_seconds,
         )
 
-    async def commit(self, work: Pass) -> JSON:
+    async def commit(self, work: Pass, *, terminal: Phase | None = None) -> JSON:
         """Release idle cordons (E12), write status, create what was planned, then do
-        what the writes justify."""
-        await self._release_idle(work)
-        if work.planned:
-            # E10: the cordons these pods need are in status before any of them exists
-            # (already there, unless this pass changed something).
-            if work.changed:
-                await self._write(work)
-            await self._create_planned(work)
-            await self._release_idle(work)  # a refused pod's settled unit holds nothing
-        if work.changed:
+        what the writes justify.
+
+        ``terminal``: this pass ends the run with that phase (so does a pass whose pod
+        creation settled its last unit). Its one status write is the verdict (E19(1)):
+        nothing is released first (the unload releases everything) and nothing is
+        created; the pass's deletes, TestCompleted deliveries and events follow that
+        write, and ``work.ended`` tells the caller to converge (unload, then the terminal
+        envelope), so L4 holds: TestCompleted, then RunPhaseChanged, both after it."""
+        if terminal is None:
+            await self._release_idle(work)
+            if work.planned:
+                # E10: the cordons these pods need are in status before any of them
+                # exists (already there, unless this pass changed something).
+                if work.changed:
+                    await self._write(work)
+                await self._create_planned(work)
+                terminal = self.finished(work)  # a refused or foreign pod settled the last
+                if terminal is None:
+                    await self._release_idle(work)  # a refused pod's unit holds nothing
+        if terminal is not None:
+            await self._write_verdict(work, phase=terminal)
+        elif work.changed:
             await self._write(work)
         run = work.run
         for name in work.delete_after_write:
@@ -145,9 +164,23 @@ class Sweeper(Part):
         for type_, reason, message in work.events:
             await kube.record_event(self.client, run, type_=type_, reason=reason, message=message)
         self.interlock.set_run(run_key(run), work.busy())
-        if self._observe is not None:
-            self._observe(run)
+        if terminal is None and self._observe is not None:
+            self._observe(run)  # (the verdict write observed the terminal run itself)
         return run
+
+    async def _write_verdict(self, work: Pass, *, phase: Phase) -> None:
+        """The terminal pass's one status write: its results settled into the verdict."""
+        for launch in work.planned:
+            work.abandon(launch.execution.node)  # D7: a run that ends starts nothing
+        work.planned = []
+        work.status["results"] = work.results
+        self.finisher.settle_verdict(work.run, phase=phase, extra=(), plan=work.plan)
+        # 19.11: unclamped, so a status over budget ends the run Error, never a verdict
+        # written with its evidence cut to fit.
+        work.run = await self.finisher.write_verdict(work.run, phase=phase, clamp=False)
+        work.changed = False
+        work.confirmed = True
+        work.ended = phase
 
     def _held(self, work: Pass) -> set[str]:
         return work.busy() | {podstate.pinned_node(work.pods[n]) for n in work.delete_after_write
@@ -408,6 +441,7 @@ class Sweeper(Part):
         finished: str | None = None,
         artifacts: Sequence[Mapping[str, Any]] = (),
         base: JSON | None = None,
+        pod_uid: str = "",
     ) -> Step:
         """Apply one attempt through the verdict package (D2-D4) and keep the result;
         AGAIN when the budget allows another attempt, else SETTLED. ``base`` is the
@@ -421,7 +455,7 @@ class Sweeper(Part):
         finished = finished or format_time(work.now)
         record = attempt_record(
             verdict, attempt=ex.attempt, trigger=ex.trigger, node=ex.node, pod_name=pod or "",
-            started_at=started, finished_at=finished,
+            pod_uid=pod_uid, started_at=started, finished_at=finished,
         )  # fmt: skip
         new_state = record_attempt(
             state, verdict, retry_on_error_limit=work.view.retry_on_error_limit, record=record
@@ -458,6 +492,7 @@ class Sweeper(Part):
         return self._record(
             work, ex, verdict, pod=ex.pod_name, started=started,
             finished=podstate.finished_at(pod) or format_time(work.now), artifacts=refs,
+            pod_uid=_uid(pod),
         )  # fmt: skip
 
     def _running_or_pending(self, work: Pass, ex: Execution, pod: JSON) -> Step:
@@ -480,7 +515,7 @@ class Sweeper(Part):
                     "node": ex.node,
                     "podName": name,
                     # 19.8: from here on this UID, not the name, says the pod is ours.
-                    "podUID": str(kube.meta(pod).get("uid") or ""),
+                    "podUID": _uid(pod),
                     "startedAt": started,
                 }
                 base["attempts"] = [*(base.get("attempts") or []), flight]
@@ -495,7 +530,7 @@ class Sweeper(Part):
                 work.delete_after_write.append(name)
                 return _live_pod_settled(self._record(
                     work, ex, error_verdict(message, metrics=flight.get("metrics")), pod=name,
-                    started=started, base=base))  # fmt: skip
+                    started=started, base=base, pod_uid=_uid(pod)))  # fmt: skip
             interval = specs.checkpoint_interval_seconds(ex.test.spec)
             work.wait(min(interval if interval > 0 else self.options.requeue_idle_seconds,
                           overdue - age))  # fmt: skip
@@ -515,7 +550,9 @@ class Sweeper(Part):
             )
             work.delete_after_write.append(name)
             return _live_pod_settled(
-                self._record(work, ex, error_verdict(message), pod=name, started=None)
+                self._record(
+                    work, ex, error_verdict(message), pod=name, started=None, pod_uid=_uid(pod)
+                )
             )
         work.wait(min(overdue - age, self.options.requeue_unstarted_seconds))
         if pulling:

@@ -24,7 +24,9 @@ import attrs
 from glimmer.api import BurnInRunSpec, BurnInRunStatus
 from glimmer.api.fields import spec_of
 from glimmer.controllers.run import labels
+from glimmer.plan import PinnedPlan, PlanDecodeError
 from glimmer.verdict import Phase
+from glimmer.verdict.codec import int_or_default
 
 JSON = dict[str, Any]
 
@@ -49,17 +51,6 @@ def _map(value: Any) -> Mapping[str, Any]:
 
 def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value))
-    except ValueError:
-        return None
 
 
 class RunView:
@@ -94,7 +85,7 @@ class RunView:
 
     @property
     def generation(self) -> int | None:
-        return _int(self.meta.get("generation")) or None
+        return int_or_default(self.meta.get("generation"), None) or None
 
     @property
     def created_at(self) -> str | None:
@@ -117,6 +108,19 @@ class RunView:
         """The pinned plan annotation (E5), if pinned."""
         return self.annotations.get(labels.PLAN_ANNOTATION) or None
 
+    def pinned_plan(self) -> PinnedPlan | None:
+        """The pinned plan (E5) decoded, None when none is pinned; an unreadable one
+        raises :class:`~glimmer.plan.PlanDecodeError` (the run then ends Error)."""
+        text = self.plan_text
+        return PinnedPlan.from_annotation(text) if text else None
+
+    def readable_plan(self) -> PinnedPlan | None:
+        """The pinned plan, or None when none is pinned or it cannot be read."""
+        try:
+            return self.pinned_plan()
+        except PlanDecodeError:
+            return None
+
     @property
     def cancelling(self) -> str | None:
         """E18's one-way cancel record (its reason), once written."""
@@ -129,7 +133,7 @@ class RunView:
         return _map(self.obj.get("spec"))
 
     def _spec_int(self, key: str) -> int | None:
-        value = _int(self.spec.get(key))
+        value = int_or_default(self.spec.get(key), None)
         return value if value is not None else SPEC_DEFAULTS.get(key)
 
     def _spec_bool(self, key: str) -> bool:
@@ -246,6 +250,15 @@ class RunView:
     def results(self) -> list[JSON]:
         """``status.results`` entries (each a dict; anything else is dropped)."""
         return [r for r in _list(self._status.get("results")) if isinstance(r, dict)]
+
+    @property
+    def counts(self) -> tuple[int, int, int, int]:
+        """``(passed, failed, errored, skipped)`` as the status records them."""
+        passed, failed, errored, skipped = (
+            max(int_or_default(self._status.get(k), 0), 0)
+            for k in ("passed", "failed", "errored", "skipped")
+        )
+        return passed, failed, errored, skipped
 
     @property
     def cordoned_nodes(self) -> list[str]:

@@ -77,3 +77,6 @@ async def test_I19_8_the_operator_pins_the_started_pods_uid_on_its_attempt(
     assert pod["metadata"]["uid"] == uid
     run = await terminal_run(kube, namespace, "adopts")
     assert run["status"]["phase"] == "Passed", run["status"]["results"]
+    # The audit trail: the settled attempt keeps the UID of the pod it ran in.
+    [settled] = run["status"]["results"][0]["attempts"]
+    assert (settled["phase"], settled["podName"], settled["podUID"]) == ("Passed", name, uid)

@@ -18,8 +18,7 @@ def test_A12_keys_carry_test_and_pod_and_text_goes_to_data() -> None:
         binary_data={},
         test="t",
         pod="p1",
-        artifacts=[art("a.json", b"{}\n"), art("b.bin", b"\xff\x00")],
-        dropped=[],
+        found=[art("a.json", b"{}\n"), art("b.bin", b"\xff\x00")],
     )
     assert plan.data == {"t.p1.a.json": "{}\n"}
     assert list(plan.binary_data) == ["t.p1.b.bin"]
@@ -33,8 +32,7 @@ def test_A12_bad_names_are_dropped_never_sanitised() -> None:
         binary_data={},
         test="t",
         pod="p",
-        artifacts=[art("../x", b"1")],
-        dropped=[],
+        found=[art("../x", b"1")],
     )
     assert plan.data == {} and plan.refs[0]["dropped"] == str(DropReason.BAD_NAME)
 
@@ -47,8 +45,7 @@ def test_A12_budget_counts_what_is_already_stored() -> None:
         binary_data={},
         test="t",
         pod="p",
-        artifacts=[art("a", b"0123456789")],
-        dropped=[],
+        found=[art("a", b"0123456789")],
     )
     assert plan.data == {}
     assert plan.refs == [
@@ -58,9 +55,7 @@ def test_A12_budget_counts_what_is_already_stored() -> None:
 
 def test_A12_dropped_fences_become_dropped_refs_with_true_size() -> None:
     drop = DroppedArtifact(name="big", media_type="t", size=300_000, reason=DropReason.OVERSIZED)
-    plan = plan_store(
-        configmap="c", data={}, binary_data={}, test="t", pod="p", artifacts=[], dropped=[drop]
-    )
+    plan = plan_store(configmap="c", data={}, binary_data={}, test="t", pod="p", found=[drop])
     assert plan.refs[0]["sizeBytes"] == 300_000
 
 
@@ -71,9 +66,19 @@ def test_A12_refs_deduplicated_and_store_failure_turns_refs_into_drops() -> None
         binary_data={},
         test="t",
         pod="p",
-        artifacts=[art("a", b"1")],
-        dropped=[],
+        found=[art("a", b"1")],
     )
     assert merge_refs(plan.refs, plan.refs) == plan.refs
     (failed,) = store_failed(plan.refs)
     assert failed["dropped"] == str(DropReason.STORE_FAILED) and "key" not in failed
+
+
+def test_I19_21_refs_follow_document_order_accepted_and_dropped_interleaved() -> None:
+    first = art("first.txt", b"1")
+    drop = DroppedArtifact(name="big", media_type="t", size=300_000, reason=DropReason.OVERSIZED)
+    last = art("last.txt", b"2")
+    plan = plan_store(
+        configmap="c", data={}, binary_data={}, test="t", pod="p", found=[first, drop, last]
+    )
+    assert [r["name"] for r in plan.refs] == ["first.txt", "big", "last.txt"]
+    assert [bool(r.get("key")) for r in plan.refs] == [True, False, True]

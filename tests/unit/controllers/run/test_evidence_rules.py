@@ -150,6 +150,30 @@ async def test_I19_9_a_non_utf8_artifact_reaches_binary_data() -> None:
     assert base64.b64decode(value) == payload + b"\n"
 
 
+# --- I19.21: artifact refs in document order ---------------------------------------------
+
+
+async def test_I19_21_a_dropped_fence_before_an_accepted_one_is_listed_first() -> None:
+    cluster = Cluster(nodes=1)
+    pod = await started_pod(cluster)
+    oversized = b"x" * (300 << 10) + b"\n"
+    log = (
+        b"-----BEGIN BURNIN ARTIFACT outer.txt text/plain-----\n"
+        + oversized
+        + b"-----END BURNIN ARTIFACT-----\n"
+        + b"-----BEGIN BURNIN ARTIFACT inner.txt text/plain-----\nhello\n"
+        + b"-----END BURNIN ARTIFACT-----\nbw=12\n"
+    )
+    result = await finish(cluster, pod, log=log)
+    assert result["phase"] == "Passed", result
+    refs = result["artifacts"]
+    # Accepted-first would list inner.txt before the dropped outer.txt printed above it.
+    assert [(r["name"], "dropped" in r) for r in refs] == [
+        ("outer.txt", True),
+        ("inner.txt", False),
+    ], refs
+
+
 # --- I19.4: the operator records sim itself ----------------------------------------------
 
 
