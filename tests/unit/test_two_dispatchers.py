@@ -43,20 +43,13 @@ LEGITIMATE_DIFFERENCES: Final[Mapping[tuple[str, str], str]] = {
     ("result", "rawLogs"): "run.json only: the raw log files a bare host keeps",
     ("result", "lastRetryTrigger"): "run.json only: the message that caused the last retry",
     ("attempt", "podName"): "operator only: a bare host runs processes, not pods",
+    ("attempt", "podUID"): "operator only: the adopted runner pod's UID (I19.8)",
     ("attempt", "startedAt"): "wall clock of each dispatcher",
     ("attempt", "finishedAt"): "wall clock of each dispatcher",
     ("artifact", "configMap"): "operator only: where the operator stored the payload",
     ("artifact", "key"): "operator only: the ConfigMap key",
     ("artifact", "file"): "run.json only: where the bare host stored the payload",
 }
-
-#: An open disagreement, not a legitimate difference: the operator lists a result's
-#: accepted artifact refs before its dropped ones (``glimmer.controllers.run.artifacts.
-#: plan_store`` walks ``report.artifacts`` then ``report.dropped_artifacts``), where I19.21
-#: and ``glimmer run`` list them interleaved, as printed. While True, artifact lists are
-#: compared as multisets; set it to False when the operator follows
-#: ``RunnerReport.artifacts_in_order``, and the comparison is exact again.
-OPERATOR_LISTS_DROPPED_LAST: Final = True
 
 GATE: Final = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "10"}]
 OPTIONAL_GATE: Final = [
@@ -279,7 +272,7 @@ def comparable(result: Mapping[str, Any]) -> JSON:
     out["attempts"] = [_without(a, "attempt") for a in result.get("attempts") or []]
     if "artifacts" in result:
         refs = [_without(a, "artifact") for a in result["artifacts"]]
-        out["artifacts"] = sorted(refs, key=repr) if OPERATOR_LISTS_DROPPED_LAST else refs
+        out["artifacts"] = refs  # I19.21: both list them in document order
     return out
 
 

@@ -74,6 +74,11 @@ def plan_store(
                 _dropped_ref(artifact.name, artifact.media_type, artifact.size, DropReason.BAD_NAME)
             )
             continue
+        if key in plan.data or key in plan.binary_data:
+            # A second fence of the same name in one output: the first payload is the one
+            # stored and referenced (as on a bare host), so a ref's digest always matches
+            # what its key holds.
+            continue
         cost = len(key.encode()) + artifact.size
         already = key in data or key in binary_data
         if not already and used + cost > BUDGET_BYTES:

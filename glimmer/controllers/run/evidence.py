@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from glimmer.api import format_time, parse_time
-from glimmer.contract import RunnerReport
+from glimmer.contract import SIM_GPU_ENV, RunnerReport
 from glimmer.contract.report import MAX_LINE_BYTES, ReportReader
 from glimmer.controllers.run import kube, labels, podstate, wire
 from glimmer.controllers.run.artifacts import configmap_name, plan_store, store_failed
@@ -54,7 +54,6 @@ LOG_READ_SECONDS: Final = 120.0
 LOG_CHUNK_BYTES: Final = 64 << 10
 
 #: The runner environment variable that points the runner SDK at the simulated GPU.
-SIM_GPU_ENV: Final = "GLIMMER_SIM_GPU"
 #: Node labels the simulated kubelet (glimmer.sim) puts on every node it runs: a pod on
 #: such a node ran as a local process against the simulated GPU, never on silicon.
 SIM_NODE_LABELS: Final = ("sim.glimmer.dev/simulated-gpu", "sim.glimmer.dev/instance")

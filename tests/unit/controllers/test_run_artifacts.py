@@ -82,3 +82,17 @@ def test_I19_21_refs_follow_document_order_accepted_and_dropped_interleaved() ->
     )
     assert [r["name"] for r in plan.refs] == ["first.txt", "big", "last.txt"]
     assert [bool(r.get("key")) for r in plan.refs] == [True, False, True]
+
+
+def test_A12_a_second_fence_of_the_same_name_never_puts_another_payload_under_a_ref() -> None:
+    plan = plan_store(
+        configmap="r-artifacts",
+        data={},
+        binary_data={},
+        test="t",
+        pod="p1",
+        found=[art("a.json", b"first\n"), art("a.json", b"second\n")],
+    )
+    merged = merge_refs([], plan.refs)
+    assert plan.data == {"t.p1.a.json": "first\n"}
+    assert [r["digest"] for r in merged] == [digest_of(b"first\n")]
