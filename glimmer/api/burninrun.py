@@ -336,7 +336,11 @@ class BurnInRunStatus:
     skipped: int | None = field(json="skipped", fmt="int32", description="Skipped results.")
     cordoned_nodes: list[str] | None = field(
         json="cordonedNodes",
-        description="Nodes this run cordoned and still owes a release (sorted).",
+        description=(
+            "Nodes this run cordoned and still owes a release, while it runs (sorted). "
+            "The terminal status write clears it; the unload then releases every node "
+            "whose owner stamp names the run."
+        ),
     )
     prior_unschedulable: dict[str, bool] | None = field(
         json="priorUnschedulable",
