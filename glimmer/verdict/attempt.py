@@ -41,6 +41,9 @@ class AttemptVerdict:
     suspect: bool = False
     undeclared_skip: bool = False
     empty_harvest: bool = False
+    #: Error because an output line could not be read (I19.3): the message says so, and
+    #: the kubelet's account of an ordinary exit must not replace it.
+    unreadable_output: bool = False
     #: Gates that were evaluated at all (False for Fail/Skip/Error and for segments).
     gated: bool = False
 
@@ -104,14 +107,17 @@ def judge_attempt(
     # Outcome.PASS: an unreadable line comes first (I19.3): it may have carried a newer
     # value of any name, so no value read before it may decide, gated or not.
     if report.unreadable_lines:
-        return verdict(
-            Phase.ERROR,
-            join_clauses(
-                f"{UNREADABLE_LINE} ({plural(report.unreadable_lines, 'line')} over "
-                f"{MAX_LINE_BYTES} bytes): an older value could stand in for what it said, "
-                "no verdict",
-                bracket(report.message),
+        return replace(
+            verdict(
+                Phase.ERROR,
+                join_clauses(
+                    f"{UNREADABLE_LINE} ({plural(report.unreadable_lines, 'line')} over "
+                    f"{MAX_LINE_BYTES} bytes): an older value could stand in for what it said, "
+                    "no verdict",
+                    bracket(report.message),
+                ),
             ),
+            unreadable_output=True,
         )
     # The empty-harvest rule (A10) comes before any gate.
     if thresholds and report.harvested_nothing:

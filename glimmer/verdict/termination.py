@@ -94,7 +94,7 @@ def apply_termination(
     if verdict.phase is not Phase.ERROR:
         return verdict
     account = kubelet_account(termination)
-    if not runner_line:
+    if not runner_line and not verdict.unreadable_output:
         return replace(verdict, message=join_clauses(account, _kept_explanation(verdict)))
     if not 0 <= termination.exit_code <= 3:
         return replace(verdict, message=join_clauses(verdict.message, bracket(account)))

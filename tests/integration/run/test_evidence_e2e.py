@@ -2,6 +2,8 @@
 simulated kubelet, runner output read through ``pods/log`` as in production.
 
 I19.1 the whole retained log decides (a tail cut at 1 MiB would keep an old value);
+I19.2 lines before an orphan artifact END are never metrics;
+I19.3 an over-long line is Error, never a pass on the value before it;
 I19.4 a simulated node makes the result sim whatever the log still holds;
 I19.9 invalid UTF-8 is data, not a crash loop;
 I19.7 a pod the kubelet stopped is Error even when its runner exited 0.
@@ -160,3 +162,38 @@ async def test_I19_7_a_node_shutdown_whose_runner_exited_0_is_error(
     result = only_result(await terminal_run(kube, namespace, "shutdown"))
     assert result["phase"] == "Error", result
     assert 'reason "Terminated"' in result["message"], result
+
+
+#: A line of 1 MiB + 16 bytes (over the contract's line limit) carrying a newer value.
+OVERLONG = "python -c \"import sys; sys.stdout.write('bw=3' + ' ' * (1 << 20) + chr(10))\""
+
+
+async def test_I19_3_an_overlong_line_through_pods_log_is_error_never_the_older_value(
+    operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
+) -> None:
+    nodes = sim_nodes(count=1)
+    await apply_profile(kube, namespace, {"t": custom(f"echo bw=12; {OVERLONG}", thresholds=GATE)})
+    await create_run(kube, namespace, "long", nodes.names)
+    run = await terminal_run(kube, namespace, "long")
+    result = only_result(run)
+    # The older bw=12 would pass the gate; the unreadable line may have superseded it.
+    assert result["phase"] == "Error", result
+    assert "output line exceeds the readable limit" in result["message"]
+    assert run["status"]["phase"] == "Error"
+    await assert_released(kube, nodes.names[0])
+
+
+async def test_I19_2_lines_before_an_orphan_end_through_pods_log_are_never_metrics(
+    operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
+) -> None:
+    nodes = sim_nodes(count=1)
+    # The stream begins inside a payload: bw=12 before the END is payload, not a metric.
+    runner = "echo bw=12; echo -----END BURNIN ARTIFACT-----; echo done"
+    await apply_profile(kube, namespace, {"t": custom(runner, thresholds=GATE)})
+    await create_run(kube, namespace, "orphan", nodes.names)
+    result = only_result(await terminal_run(kube, namespace, "orphan"))
+    assert result["phase"] == "Error", result  # nothing measured after the END (A10)
+    assert "bw" not in (result.get("metrics") or {})
+    dropped = [a for a in result.get("artifacts") or [] if a.get("dropped")]
+    assert dropped and "no open fence" in dropped[0]["dropped"]
+    await assert_released(kube, nodes.names[0])

@@ -16,9 +16,11 @@ from glimmer.verdict import (
     AttemptVerdict,
     Phase,
     Provenance,
+    Termination,
     TestResultState,
     Threshold,
     Trigger,
+    apply_termination,
     attempt_record,
     judge_attempt,
     measured_condition,
@@ -48,6 +50,18 @@ def test_I19_3_overlong_line_is_error_never_an_older_value() -> None:
     verdict = judge_bytes(data, [lte("gpuTempC", "85")])
     assert verdict.phase is Phase.ERROR
     assert OVERLONG in verdict.message
+
+
+def test_I19_3_a_normal_exit_never_replaces_the_unreadable_line_explanation() -> None:
+    # In the cluster the kubelet's account of an ordinary exit 0 must not turn "output
+    # line exceeds the readable limit" into "runner terminated abnormally".
+    data = b"gpuTempC=50\ngpuTempC=99" + b" " * (1 << 20) + b"\n"
+    verdict = judge_bytes(data, [lte("gpuTempC", "85")])
+    folded = apply_termination(
+        verdict, Termination(exit_code=0, reason="Completed"), runner_line=""
+    )
+    assert folded.phase is Phase.ERROR
+    assert OVERLONG in folded.message and "abnormally" not in folded.message
 
 
 def test_I19_3_overlong_line_is_error_without_thresholds_and_for_a_segment() -> None:
