@@ -97,8 +97,8 @@ class ManagerOptions:
     """Elect a leader on a Lease; only the leader runs controllers."""
     leader_election_namespace: str = "glimmer-system"
     """Namespace of the leader-election Lease."""
-    leader_election_id: str = "glimmer-manager.burnin.glimmer.ai"
-    """Name of the leader-election Lease."""
+    leader_election_id: str = "glimmer-manager"
+    """Name of the leader-election Lease (`glimmer manager` names its own)."""
     lease_duration: float = 15.0
     """Seconds a standby waits before taking an unrenewed lease (client-go default)."""
     renew_deadline: float = 10.0

@@ -172,9 +172,7 @@ async def test_only_the_leader_runs_controllers_and_readyz_reports_leadership() 
     await asyncio.wait_for(run_a, 5)
     await eventually(lambda: b.is_leader, seconds=8)
     await eventually(lambda: "ns/x" in second.keys)
-    lease = await client.get(
-        LEASES, "glimmer-manager.burnin.glimmer.ai", namespace="glimmer-system"
-    )
+    lease = await client.get(LEASES, "glimmer-manager", namespace="glimmer-system")
     assert lease["spec"]["holderIdentity"] == "b"
     assert lease["spec"]["leaseTransitions"] == 1
     stop_b.set()
