@@ -123,7 +123,7 @@ def test_the_checker_finds_broken_links_and_ignores_code(tmp_path: Path) -> None
                 "[gone](missing.md)",
                 "[bad anchor](there.md#nowhere)",
                 "[outside](../../elsewhere.md)",
-                "[absolute](/work/shared/reference/semantics.md)",
+                "[absolute](/srv/shared/reference/semantics.md)",
                 "[ref]: gone-too.md",
             ]
         )
