@@ -8,7 +8,10 @@ The reflector loop is client-go's:
    randomised 5-10 min `timeoutSeconds`, so a fleet of managers does not
    reconnect in lockstep; a client inactivity timeout (~70 s) catches a dead
    connection;
-3. a watch that ends cleanly is re-opened from the last seen version; a 410
+3. a watch that ends normally (end of stream at the server's timeout, the
+   server dropping the connection, or the client's inactivity timeout on an
+   idle stream) is re-opened at once from the last seen version, logged at
+   debug, as client-go does; a 410
    Gone (HTTP, or an ERROR event with code 410) means the version was
    compacted away, so go back to 1. If even the list says "Expired", list
    again with resourceVersion "" (a consistent read from etcd);
@@ -30,6 +33,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+import aiohttp
 import attrs
 import structlog
 
@@ -127,6 +131,17 @@ class InformerOptions:
 
 class _WatchGoneError(Exception):
     pass
+
+
+#: Errors that end an *open* watch stream the way an idle or closing server
+#: does (client-go's `IsProbableEOF` and read timeouts): not failures. A
+#: refused or failed *open* (connect error, 5xx, 429) is none of these.
+_NORMAL_WATCH_END: tuple[type[BaseException], ...] = (
+    aiohttp.ServerDisconnectedError,
+    aiohttp.ClientPayloadError,
+    aiohttp.SocketTimeoutError,
+    asyncio.IncompleteReadError,
+)
 
 
 class _VeryShortWatchError(Exception):
@@ -356,12 +371,18 @@ class Informer:
         )
         began = self._clock.now()
         delivered = 0
-        async with contextlib.aclosing(stream) as events:
-            async for event in events:
-                delivered += 1
-                self._handle(event.type, event.object)
+        ended_by = "end of stream"
+        try:
+            async with contextlib.aclosing(stream) as events:
+                async for event in events:
+                    delivered += 1
+                    self._handle(event.type, event.object)
+        except _NORMAL_WATCH_END as exc:
+            ended_by = str(exc) or type(exc).__name__
         if delivered == 0 and self._clock.now() - began < 1.0:
             raise _VeryShortWatchError(f"watch of {self.name} closed at once with no events")
+        self._log.debug("watch closed; re-watching", ended_by=ended_by, events=delivered,
+                        rv=self._last_rv)  # fmt: skip
 
     def _handle(self, event_type: str, obj: JSON) -> None:
         if self._metrics is not None:

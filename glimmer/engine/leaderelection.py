@@ -14,6 +14,12 @@ for the old leader to stop before the new one starts.
 
 Writes carry the lease's resourceVersion, so two candidates racing for an
 expired lease cannot both win: the second update gets 409.
+
+An election that cannot start for a reason retrying will not fix soon (the
+Lease's namespace is missing, or RBAC forbids leases) is *blocked*: it is
+logged as an error naming the fix, at most once per `GUIDANCE_INTERVAL`,
+and `blocked_reason` says why so `/readyz` can. Attempts go on, since the
+namespace or the Role may be created later.
 """
 
 from __future__ import annotations
@@ -37,6 +43,9 @@ log = structlog.get_logger("glimmer.engine.leaderelection")
 JITTER_FACTOR = 1.2
 """client-go's `JitterFactor`: acquire retries wait retry_period * (1 + U[0, 1.2))."""
 
+GUIDANCE_INTERVAL = 60.0
+"""Seconds between repeats of the error line for an unchanged blocked reason."""
+
 
 def default_identity() -> str:
     """hostname + "_" + a fresh uuid: unique even for two managers on one host."""
@@ -45,6 +54,31 @@ def default_identity() -> str:
 
 class LeadershipLostError(Exception):
     """The lease could not be renewed within the renew deadline."""
+
+
+def blocked_reason(exc: BaseException, *, namespace: str) -> str | None:
+    """Why a failed lease call will keep failing, with the fix; None if retrying may help.
+
+    A 404 whose Status names the namespace (`details.kind: namespaces`, the
+    apiserver's answer to a create in a missing namespace) means it is
+    missing; a 404 on the lease itself is a race a retry resolves. A 403 is RBAC.
+    """
+    if not isinstance(exc, ApiError):
+        return None
+    details = exc.body.get("details") if isinstance(exc.body, dict) else None
+    missing_kind = details.get("kind") if isinstance(details, dict) else None
+    if exc.status == 404 and missing_kind == "namespaces":
+        return (
+            f"lease namespace \"{namespace}\" not found: create it "
+            f"(kubectl create namespace {namespace}) or pass --leader-election-namespace"
+        )
+    if exc.status == 403:
+        return (
+            f"forbidden to use leases in namespace \"{namespace}\" ({exc}): the manager's "
+            "ServiceAccount needs get, create and update on leases.coordination.k8s.io "
+            f"in \"{namespace}\" (a Role and RoleBinding there)"
+        )
+    return None
 
 
 def _validate(instance: LeaderElectionConfig) -> None:
@@ -144,6 +178,8 @@ class LeaderElector:
         self._observed_rv: str | None = None
         self._observed_time = 0.0
         self._leading = False
+        self._blocked: str | None = None
+        self._blocked_logged_at: float | None = None
         self._set_status(False)
         self._log = log.bind(lease=f"{config.lease_namespace}/{config.lease_name}",
                              identity=config.identity)  # fmt: skip
@@ -151,6 +187,11 @@ class LeaderElector:
     @property
     def is_leader(self) -> bool:
         return self._leading
+
+    @property
+    def blocked_reason(self) -> str | None:
+        """Why the election cannot proceed until someone acts (None when it can)."""
+        return self._blocked
 
     @property
     def observed_holder(self) -> str:
@@ -255,15 +296,40 @@ class LeaderElector:
             budget = max(0.001, deadline - self._clock.now())
         try:
             async with asyncio.timeout(budget):
-                return await self._attempt()
+                succeeded = await self._attempt()
         except (ApiError, TimeoutError, OSError) as exc:
-            self._log.info("lease attempt failed", error=str(exc) or type(exc).__name__)
+            self._failed(exc, str(exc) or type(exc).__name__)
             return False
         except Exception as exc:
             # Transport errors of any kind are a failed attempt, never a crash:
             # the deadline logic decides when it becomes a lost lease.
-            self._log.warning("lease attempt failed", error=repr(exc))
+            self._failed(exc, repr(exc))
             return False
+        self._unblock()
+        return succeeded
+
+    def _failed(self, exc: BaseException, error: str) -> None:
+        reason = blocked_reason(exc, namespace=self.config.lease_namespace)
+        if reason is None:
+            # Not a verdict on the block: only a success clears it.
+            self._log.warning("lease attempt failed", error=error)
+            return
+        now = self._clock.now()
+        repeat_due = (
+            self._blocked_logged_at is None or now - self._blocked_logged_at >= GUIDANCE_INTERVAL
+        )
+        if reason != self._blocked or repeat_due:
+            self._blocked_logged_at = now
+            self._log.error("leader election cannot proceed", reason=reason, error=error)
+        else:
+            self._log.debug("lease attempt failed", reason=reason, error=error)
+        self._blocked = reason
+
+    def _unblock(self) -> None:
+        if self._blocked is not None:
+            self._log.info("leader election unblocked", was=self._blocked)
+        self._blocked = None
+        self._blocked_logged_at = None
 
     async def _attempt(self) -> bool:
         now_wall = format_micro_time(wall_now())

@@ -316,17 +316,32 @@ class Manager:
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
 
+    def not_ready_reasons(self) -> list[str]:
+        """Why `/readyz` fails, each with what to do; empty when ready.
+
+        A blocked election makes the process not ready even with synced
+        caches: it will never reconcile until someone acts.
+        """
+        reasons: list[str] = []
+        if not self.caches_synced():
+            reasons.append("caches not synced yet")
+        blocked = self.elector.blocked_reason if self.elector is not None else None
+        if blocked is not None:
+            reasons.append(f"leader election: {blocked}")
+        return reasons
+
     async def _readyz(self, request: web.Request) -> web.Response:
-        synced = self.caches_synced()
+        reasons = self.not_ready_reasons()
         state = {
-            "caches_synced": synced,
+            "caches_synced": self.caches_synced(),
             "informers": {i.name: i.has_synced() for i in self.informers.informers},
             "leader_election": self.elector is not None,
             "leader": self.is_leader,
             "controllers_running": self.controllers_running,
+            "not_ready": reasons,
         }
         return web.Response(
-            status=200 if synced else 503,
+            status=503 if reasons else 200,
             text=json.dumps(state),
             content_type="application/json",
         )
