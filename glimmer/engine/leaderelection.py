@@ -69,14 +69,14 @@ def blocked_reason(exc: BaseException, *, namespace: str) -> str | None:
     missing_kind = details.get("kind") if isinstance(details, dict) else None
     if exc.status == 404 and missing_kind == "namespaces":
         return (
-            f"lease namespace \"{namespace}\" not found: create it "
+            f'lease namespace "{namespace}" not found: create it '
             f"(kubectl create namespace {namespace}) or pass --leader-election-namespace"
         )
     if exc.status == 403:
         return (
-            f"forbidden to use leases in namespace \"{namespace}\" ({exc}): the manager's "
+            f'forbidden to use leases in namespace "{namespace}" ({exc}): the manager\'s '
             "ServiceAccount needs get, create and update on leases.coordination.k8s.io "
-            f"in \"{namespace}\" (a Role and RoleBinding there)"
+            f'in "{namespace}" (a Role and RoleBinding there)'
         )
     return None
 

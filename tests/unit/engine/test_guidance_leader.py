@@ -50,9 +50,7 @@ class NamespacedFake(FakeClient):
         self.forbidden = forbidden
         self.lease_creates = 0
 
-    async def create(
-        self, resource: Resource, body: Any, *, namespace: str | None = None
-    ) -> JSON:
+    async def create(self, resource: Resource, body: Any, *, namespace: str | None = None) -> JSON:
         self.lease_creates += resource == LEASES
         if resource == LEASES and self.forbidden:
             raise ApiError(
@@ -117,8 +115,9 @@ async def test_I12_2_forbidden_leases_is_an_error_naming_the_rbac_needed() -> No
         task.cancel()
     lines = errors(logs)
     assert len(lines) == 1
-    assert "ServiceAccount needs get, create and update on leases.coordination.k8s.io" in (
-        lines[0]["reason"]
+    assert (
+        "ServiceAccount needs get, create and update on leases.coordination.k8s.io"
+        in (lines[0]["reason"])
     )
     assert le.blocked_reason == lines[0]["reason"]
 
@@ -181,8 +180,10 @@ async def test_I12_2_readyz_says_why_while_the_election_is_blocked_then_follows_
     run = asyncio.create_task(manager.run(stop))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 5
-    while manager.elector is None or manager.elector.blocked_reason is None or (
-        "health" not in manager.addresses
+    while (
+        manager.elector is None
+        or manager.elector.blocked_reason is None
+        or ("health" not in manager.addresses)
     ):
         assert loop.time() < deadline
         await asyncio.sleep(0.02)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -65,7 +66,7 @@ async def test_I12_2_a_normal_watch_end_is_a_debug_line_and_an_immediate_rewatch
     opened = client.opened_at
     assert len(opened) == 4
     # Each re-watch opens the moment the last one ended: no back-off.
-    assert [b - a for a, b in zip(opened, opened[1:], strict=False)] == [70.0, 70.0, 70.0]
+    assert [b - a for a, b in itertools.pairwise(opened)] == [70.0, 70.0, 70.0]
     assert informer.lists == 1
     assert not [e for e in logs if e["log_level"] in ("warning", "error")]
     closed = [e for e in logs if e["event"] == "watch closed; re-watching"]
