@@ -47,28 +47,18 @@ def bundled_profile() -> Path:
     return Path(str(resources.files("glimmer") / "examples" / "acceptance.yaml"))
 
 
+def _same(one: Document, other: Document) -> bool:
+    """The same object read twice (one file given twice), not a second definition."""
+    return (one.path.resolve(), one.index) == (other.path.resolve(), other.index)
+
+
 def _select(documents: list[Document], profile_name: str | None) -> tuple[Document, dict[str, Any]]:
-    profiles = [d for d in documents if d.kind == "BurnInProfile"]
-    if profile_name:
-        profiles = [d for d in profiles if d.name == profile_name]
-    elif len(profiles) > 1:
-        # Running the first one would run a profile the user never chose.
-        names = ", ".join(repr(d.name) for d in profiles)
-        raise ManifestError(
-            f"the files hold several BurnInProfiles ({names}); choose one with --profile"
-        )
-    if not profiles:
-        wanted = f" named {profile_name!r}" if profile_name else ""
-        raise ManifestError(f"no BurnInProfile{wanted} in the given files")
     tests: dict[str, Any] = {}
     seen: dict[str, Document] = {}
     for document in documents:
         if document.kind == "BurnInTest" and document.name:
             first = seen.setdefault(document.name, document)
-            if first is not document and (first.path.resolve(), first.index) != (
-                document.path.resolve(),
-                document.index,
-            ):
+            if first is not document and not _same(first, document):
                 # Two objects cannot share a name in a namespace; the last silently
                 # winning would run a test the author did not mean.
                 raise ManifestError(
@@ -76,6 +66,25 @@ def _select(documents: list[Document], profile_name: str | None) -> tuple[Docume
                     f"(also in {first.path}); keep one"
                 )
             tests[document.name] = dict(spec_of(document))
+    profiles: list[Document] = []
+    for document in documents:
+        if document.kind == "BurnInProfile" and not any(_same(document, p) for p in profiles):
+            profiles.append(document)
+    if profile_name:
+        profiles = [d for d in profiles if d.name == profile_name]
+    if not profiles:
+        wanted = f" named {profile_name!r}" if profile_name else ""
+        raise ManifestError(f"no BurnInProfile{wanted} in the given files")
+    if len(profiles) > 1:
+        # Running the first would run a profile the user never chose (I12.3).
+        found = ", ".join(f"{d.name!r} ({d.path})" for d in profiles)
+        if profile_name:
+            raise ManifestError(
+                f"BurnInProfile {profile_name!r} is defined twice: {found}; keep one"
+            )
+        raise ManifestError(
+            f"the files hold several BurnInProfiles: {found}; choose one with --profile"
+        )
     return profiles[0], tests
 
 

@@ -87,6 +87,19 @@ def test_I12_3_several_profiles_without_profile_are_refused_by_name(tmp_path: Pa
     assert chosen.returncode == 0, chosen.stderr
 
 
+def test_I12_3_a_profile_name_defined_twice_is_refused_with_profile(tmp_path: Path) -> None:
+    one = profile_file(tmp_path / "one.yaml", "echo a")
+    two = profile_file(tmp_path / "two.yaml", "echo b")
+    proc = glimmer(
+        "run", str(one), "--tests", str(two), "--profile", "p", "--dry-run", cwd=tmp_path
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "BurnInProfile 'p' is defined twice" in proc.stderr
+    assert "one.yaml" in proc.stderr and "two.yaml" in proc.stderr
+    again = glimmer("run", str(one), "--tests", str(one), "--dry-run", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr  # one file given twice: one profile
+
+
 LONG = (
     "X_FAIL: [bold]word[/bold] alpha beta gamma delta epsilon zeta eta theta iota kappa "
     "lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega-the-end"
