@@ -173,4 +173,4 @@ def test_I12_3_colour_only_on_a_terminal(tmp_path: Path) -> None:
     os.close(master)
     shown = b"".join(chunks).decode()
     table_row = next(line for line in shown.splitlines() if "broken" in line)
-    assert "\x1b[" in table_row  # the phase is coloured in the table on a terminal
+    assert "\x1b[1;31mFailed\x1b[0m" in table_row  # the phase is red, in bold, on a terminal
