@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from glimmer.contract import SIM_GPU_ENV
+from runners.sdk.outcome import RunnerError
+from runners.sdk.platform import injected_crash_requested
 
 
 @dataclass(frozen=True)
@@ -214,3 +216,44 @@ RUNNERS: dict[str, RunnerSpec] = {
 
 #: kind -> ``python -m`` module, for the bare-host dispatcher.
 RUNNER_MODULES: dict[str, str] = {kind: spec.module for kind, spec in RUNNERS.items()}
+
+
+#: The simulated GPU's named faults, for the CLI's usage message. A copy, because only
+#: the platform choice may import ``runners.sdk.simgpu`` (import-linter);
+#: tests/unit/cli/test_sim_spec_i12_3.py fails if it drifts from the simulator's table.
+SIM_FAULTS: tuple[str, ...] = (
+    "crash",
+    "ecc-uncorrectable",
+    "fallen-off-bus",
+    "low-bandwidth",
+    "low-clock",
+    "nan-compute",
+    "no-driver",
+    "remap-pending",
+    "xid:<code>",
+)
+
+
+def _refusal(text: str) -> str | None:
+    try:
+        injected_crash_requested({SIM_GPU_ENV: text})
+    except RunnerError as exc:
+        return str(exc).removeprefix(f"{SIM_GPU_ENV}: ")
+    return None
+
+
+def sim_spec_problem(text: str) -> str | None:
+    """Why every runner would refuse ``GLIMMER_SIM_GPU=text``, or None if they accept it.
+
+    Why the runners' own parser: ``glimmer run --sim`` checks up front, so a typo is a
+    usage error before anything runs, and it accepts exactly what the runners accept.
+    The profile part is checked alone first, so a refusal names which part was wrong
+    (the parser's profile refusal lists the known profiles; a fault's gets the faults).
+    """
+    head = _refusal(text.partition(":")[0])
+    if head is not None:
+        return head
+    whole = _refusal(text)
+    if whole is not None:
+        return f"{whole}; known faults: {', '.join(SIM_FAULTS)}"
+    return None

@@ -19,8 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
-from glimmer.cli._common import PHASE_COLOURS, fail, no_traceback
+from glimmer.cli._common import BAD_INPUT, PHASE_COLOURS, fail, no_traceback
 from glimmer.local.dispatcher import (
     LocalOptions,
     LocalResult,
@@ -34,6 +37,7 @@ from glimmer.local.manifests import Document, ManifestError, load_documents, spe
 from glimmer.local.results import exit_status, run_document, write_document
 from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
 from glimmer.verdict import AttemptVerdict, Phase
+from runners.catalog import sim_spec_problem
 
 #: Exit status when the run could not happen (config, refusal, no GPU, interrupt).
 NOT_RUN = 3
@@ -43,22 +47,18 @@ def bundled_profile() -> Path:
     return Path(str(resources.files("glimmer") / "examples" / "acceptance.yaml"))
 
 
+def _same(one: Document, other: Document) -> bool:
+    """The same object read twice (one file given twice), not a second definition."""
+    return (one.path.resolve(), one.index) == (other.path.resolve(), other.index)
+
+
 def _select(documents: list[Document], profile_name: str | None) -> tuple[Document, dict[str, Any]]:
-    profiles = [d for d in documents if d.kind == "BurnInProfile"]
-    if profile_name:
-        profiles = [d for d in profiles if d.name == profile_name]
-    if not profiles:
-        wanted = f" named {profile_name!r}" if profile_name else ""
-        raise ManifestError(f"no BurnInProfile{wanted} in the given files")
     tests: dict[str, Any] = {}
     seen: dict[str, Document] = {}
     for document in documents:
         if document.kind == "BurnInTest" and document.name:
             first = seen.setdefault(document.name, document)
-            if first is not document and (first.path.resolve(), first.index) != (
-                document.path.resolve(),
-                document.index,
-            ):
+            if first is not document and not _same(first, document):
                 # Two objects cannot share a name in a namespace; the last silently
                 # winning would run a test the author did not mean.
                 raise ManifestError(
@@ -66,6 +66,25 @@ def _select(documents: list[Document], profile_name: str | None) -> tuple[Docume
                     f"(also in {first.path}); keep one"
                 )
             tests[document.name] = dict(spec_of(document))
+    profiles: list[Document] = []
+    for document in documents:
+        if document.kind == "BurnInProfile" and not any(_same(document, p) for p in profiles):
+            profiles.append(document)
+    if profile_name:
+        profiles = [d for d in profiles if d.name == profile_name]
+    if not profiles:
+        wanted = f" named {profile_name!r}" if profile_name else ""
+        raise ManifestError(f"no BurnInProfile{wanted} in the given files")
+    if len(profiles) > 1:
+        # Running the first would run a profile the user never chose (I12.3).
+        found = ", ".join(f"{d.name!r} ({d.path})" for d in profiles)
+        if profile_name:
+            raise ManifestError(
+                f"BurnInProfile {profile_name!r} is defined twice: {found}; keep one"
+            )
+        raise ManifestError(
+            f"the files hold several BurnInProfiles: {found}; choose one with --profile"
+        )
     return profiles[0], tests
 
 
@@ -117,25 +136,35 @@ class _Progress:
 
 
 def _summary(results: list[LocalResult], *, sim: str | None, document: Mapping[str, Any]) -> None:
-    marker = f"  SIMULATED ({sim})" if sim else ""
-    rows = [
-        (
-            r.state.name,
-            r.state.kind,
-            r.state.phase,
-            f"{len(r.state.attempts)}",
-            ("suspect " if r.state.suspect else "") + r.state.message,
+    """The results table, then the run's line.
+
+    Messages wrap in their column, never cut (the cut-off part is often the reason).
+    Colour only on a terminal (rich and click both check; NO_COLOR is honoured). Under
+    ``--sim`` the table's title and the run's line say SIMULATED, once each, rather
+    than every row.
+    """
+    console = Console(file=sys.stdout, highlight=False)
+    title = Text(f"SIMULATED GPU ({sim}): no silicon was measured", style="bold") if sim else None
+    table = Table(box=None, pad_edge=False, title=title, title_justify="left", header_style="bold")
+    table.add_column("TEST", no_wrap=True)
+    table.add_column("KIND", no_wrap=True)
+    table.add_column("PHASE", no_wrap=True)
+    table.add_column("TRIES", justify="right", no_wrap=True)
+    table.add_column("MESSAGE", overflow="fold")
+    for r in results:
+        table.add_row(
+            Text(r.state.name),
+            Text(r.state.kind),
+            Text(str(r.state.phase), style=f"bold {PHASE_COLOURS.get(r.state.phase, '')}".strip()),
+            Text(str(len(r.state.attempts))),
+            # Text, not a str: a message is data, never rich markup ("[truncated ...]").
+            Text(("suspect " if r.state.suspect else "") + r.state.message),
         )
-        for r in results
-    ]
-    width = max([len("TEST"), *(len(row[0]) for row in rows)])
-    kind_width = max([len("KIND"), *(len(row[1]) for row in rows)])
+    with console.capture() as captured:
+        console.print(table)
     click.echo("")
-    click.echo(f"{'TEST':<{width}}  {'KIND':<{kind_width}}  {'PHASE':<9}  TRIES  MESSAGE{marker}")
-    for name, kind, phase, tries, message in rows:
-        text = message if len(message) <= 80 else message[:77] + "..."
-        colour = click.style(f"{phase!s:<9}", fg=PHASE_COLOURS.get(phase), bold=True)
-        click.echo(f"{name:<{width}}  {kind:<{kind_width}}  {colour}  {tries:>5}  {text}{marker}")
+    for row in captured.get().splitlines():
+        click.echo(row.rstrip())  # rich pads every cell, the last one too
     run_colour = click.style(
         str(document["phase"]).upper(), fg=PHASE_COLOURS.get(Phase(document["phase"])), bold=True
     )
@@ -152,6 +181,14 @@ def _summary(results: list[LocalResult], *, sim: str | None, document: Mapping[s
     elif not document["certifiesSilicon"]:
         line += "  (does not certify silicon)"
     click.echo(line)
+
+
+def _check_sim(sim: str) -> None:
+    """Refuse a ``--sim`` every runner would refuse, before anything runs (a usage error:
+    six runners each reporting Error for one typo would bury the typo)."""
+    problem = sim_spec_problem(sim) if sim.strip() else "empty; give a profile, e.g. h200"
+    if problem is not None:
+        fail(f"--sim {sim!r}: {problem}", code=BAD_INPUT)
 
 
 def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
@@ -229,9 +266,12 @@ def run(
     """Run a BurnInProfile on this host and print the verdict.
 
     Without PROFILE_FILE the bundled acceptance profile runs. Exit status: 0 Passed,
-    1 Failed, 3 Error or not run, 2 nothing judged (everything skipped).
+    1 Failed, 3 Error or not run, 2 nothing judged (everything skipped) or a usage
+    error (an unknown ``--sim`` profile or fault) refused before anything ran.
     """
     started = time.time()
+    if sim is not None:
+        _check_sim(sim)
     source = profile_file or bundled_profile()
     try:
         documents = [d for path in (source, *test_files) for d in load_documents(path)]

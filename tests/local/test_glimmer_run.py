@@ -41,9 +41,11 @@ def test_acceptance_profile_passes_on_a_healthy_simulated_h200(tmp_path: Path) -
     assert doc["provenance"] == "sim" and doc["certifiesSilicon"] is False
     assert "memory-bw" in doc["suspectResults"]
     assert "memory-stress" not in doc["suspectResults"]  # real host DIMMs, not the GPU
-    summary = proc.stdout.split("\nTEST")[1]
-    table = [line for line in summary.splitlines() if line.strip()][:-1]
-    assert table and all("SIMULATED" in line for line in table)
+    # I12.3: the table's title and the run's line say SIMULATED (once each, not per row).
+    above, summary = proc.stdout.split("\nTEST")
+    assert above.splitlines()[-1] == "SIMULATED GPU (h200): no silicon was measured"
+    run_line = next(line for line in summary.splitlines() if line.startswith("run "))
+    assert "SIMULATED GPU (h200)" in run_line and "no silicon was measured" in run_line
 
 
 FAULTS = [
