@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from glimmer.contract import SIM_GPU_ENV
 from runners.sdk.outcome import RunnerError
-from runners.sdk.platform import injected_crash_requested
+from runners.sdk.platform import injected_crash_requested, simulated_faults
 
 
 @dataclass(frozen=True)
@@ -218,22 +218,6 @@ RUNNERS: dict[str, RunnerSpec] = {
 RUNNER_MODULES: dict[str, str] = {kind: spec.module for kind, spec in RUNNERS.items()}
 
 
-#: The simulated GPU's named faults, for the CLI's usage message. A copy, because only
-#: the platform choice may import ``runners.sdk.simgpu`` (import-linter);
-#: tests/unit/cli/test_sim_spec_i12_3.py fails if it drifts from the simulator's table.
-SIM_FAULTS: tuple[str, ...] = (
-    "crash",
-    "ecc-uncorrectable",
-    "fallen-off-bus",
-    "low-bandwidth",
-    "low-clock",
-    "nan-compute",
-    "no-driver",
-    "remap-pending",
-    "xid:<code>",
-)
-
-
 def _refusal(text: str) -> str | None:
     try:
         injected_crash_requested({SIM_GPU_ENV: text})
@@ -255,5 +239,5 @@ def sim_spec_problem(text: str) -> str | None:
         return head
     whole = _refusal(text)
     if whole is not None:
-        return f"{whole}; known faults: {', '.join(SIM_FAULTS)}"
+        return f"{whole}; known faults: {', '.join(simulated_faults())}"
     return None

@@ -47,6 +47,14 @@ def injected_crash_requested(environ: Mapping[str, str]) -> bool:
     return parse_spec(spec).has(CRASH_FAULT)
 
 
+def simulated_faults() -> tuple[str, ...]:
+    """The simulated GPU's named faults (plus the ``xid:<code>`` form), for usage messages:
+    the one table is the simulator's own."""
+    from runners.sdk.simgpu.spec import FAULTS
+
+    return (*sorted(FAULTS), "xid:<code>")
+
+
 def host_memory_stress(environ: Mapping[str, str]) -> MemoryStressTool:
     """``stressapptest`` on the real host, also under simulation: host DRAM is never simulated."""
     from runners.sdk.silicon.host import HostStressapptest
