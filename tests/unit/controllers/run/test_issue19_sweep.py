@@ -348,27 +348,20 @@ async def test_I19_10_the_cordon_is_in_status_before_the_pod_is_created() -> Non
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})
     await pinned_suspended_run(cluster)
-    written: list[tuple[str, Any]] = []
-    replace, create, patch = cluster.client.replace, cluster.client.create, cluster.client.patch
-
-    async def spy_replace(resource: Any, body: Any, **kw: Any) -> Any:
-        written.append(("status", list((body.get("status") or {}).get("cordonedNodes") or [])))
-        return await replace(resource, body, **kw)
-
-    async def spy_create(resource: Any, body: Any, **kw: Any) -> Any:
-        written.append((f"create {resource.plural}", None))
-        return await create(resource, body, **kw)
-
-    async def spy_patch(resource: Any, name: str, body: Any, **kw: Any) -> Any:
-        if resource == NODES:
-            written.append(("node", copy.deepcopy(body)))
-        return await patch(resource, name, body, **kw)
-
-    cluster.client.replace = spy_replace  # type: ignore[method-assign]  # order spy
-    cluster.client.create = spy_create  # type: ignore[method-assign]  # order spy
-    cluster.client.patch = spy_patch  # type: ignore[method-assign]  # order spy
     await resume(cluster)
+    seen = len(cluster.client.requests)
     await cluster.reconcile()
+    # What this pass sent, in order (FakeClient records every request with its body).
+    written: list[tuple[str, Any]] = []
+    for r in cluster.client.requests[seen:]:
+        if r.verb == "replace" and r.resource == str(RUNS) and r.subresource == "status":
+            written.append(
+                ("status", list((r.body.get("status") or {}).get("cordonedNodes") or []))
+            )
+        elif r.verb == "create":
+            written.append((f"create {r.resource}", None))
+        elif r.verb == "patch" and r.resource == str(NODES):
+            written.append(("node", r.body))
     steps = [step for step, _ in written]
     first_pod = steps.index("create pods")
     assert steps[:2] == ["node", "node"]
