@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,53 +20,17 @@ import pytest
 from click.testing import CliRunner
 
 from glimmer.cli import dev
+from tests.unit.private_files import exposed, watching
 
 SECRET = b"users:\n- user:\n    client-key-data: c2VjcmV0LWtleQ==\n"
 PUBLIC = b"an older file, readable by all\n"
-
-#: The directory the hook watches (None: the hook does nothing) and what it saw.
-_watch: dict[str, Any] = {"directory": None, "busy": False, "exposed": []}
-
-
-def _exposes_key(path: str) -> bool:
-    try:
-        info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode) or not info.st_mode & 0o077:
-            return False
-        with open(path, "rb") as stream:
-            return b"client-key-data" in stream.read()
-    except FileNotFoundError:
-        return False
-
-
-def _look(event: str, args: tuple[Any, ...]) -> None:
-    directory = _watch["directory"]
-    if directory is None or _watch["busy"]:
-        return
-    _watch["busy"] = True  # the look itself raises audit events
-    try:
-        for root, _, names in os.walk(directory):
-            exposed = [n for n in names if _exposes_key(os.path.join(root, n))]
-            _watch["exposed"].extend((event, name) for name in exposed)
-    finally:
-        _watch["busy"] = False
-
-
-sys.addaudithook(_look)
 
 
 @pytest.fixture
 def watched(tmp_path: Path) -> Iterator[Path]:
     """A directory under watch, with umask 0 (the widest a caller can leave it)."""
-    directory = tmp_path / "out"
-    directory.mkdir()
-    previous = os.umask(0)
-    _watch.update(directory=str(directory), exposed=[])
-    try:
+    with watching(tmp_path / "out") as directory:
         yield directory
-    finally:
-        _watch["directory"] = None
-        os.umask(previous)
 
 
 def _mode(path: Path) -> int:
@@ -88,7 +51,7 @@ def test_I19_20_kubeconfig_is_0600_before_its_first_byte_even_with_umask_0(
     dev.write_private(target, SECRET)
     assert target.read_bytes() == SECRET
     assert _mode(target) == 0o600
-    assert _watch["exposed"] == []
+    assert exposed() == []
     assert [p.name for p in target.parent.iterdir()] == ["admin.kubeconfig"]
 
 
@@ -101,7 +64,7 @@ def test_I19_20_existing_0644_kubeconfig_ends_0600_and_an_open_reader_never_sees
         assert reader.read() == PUBLIC
     assert target.read_bytes() == SECRET
     assert _mode(target) == 0o600
-    assert _watch["exposed"] == []
+    assert exposed() == []
 
 
 def test_I19_20_a_failed_write_leaves_no_scratch_file(
@@ -155,7 +118,7 @@ def test_I19_20_dev_up_writes_the_kubeconfig_privately(
     assert f"export KUBECONFIG={target}" in result.output
     assert target.read_bytes() == SECRET
     assert _mode(target) == 0o600
-    assert _watch["exposed"] == []
+    assert exposed() == []
 
 
 def test_I19_20_mode_is_exactly_0600_under_a_narrowing_umask(watched: Path) -> None:

@@ -11,51 +11,17 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from glimmer.testing.kubeconfig import write_kubeconfig, write_private
+from tests.unit.private_files import exposed, watching
 
 KEY = b"-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleQ==\n-----END PRIVATE KEY-----\n"
 OLD = b"an older file, readable by all\n"
-#: What marks a file as holding the secret: the embedded key and the token.
-SECRETS = (b"client-key-data", b"the-token")
-
-#: The directory the hook watches (None: it does nothing) and what it saw.
-_seen: dict[str, Any] = {"directory": None, "busy": False, "exposed": []}
-
-
-def _exposes_secret(path: str) -> bool:
-    try:
-        info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode) or not info.st_mode & 0o077:
-            return False
-        with open(path, "rb") as stream:
-            data = stream.read()
-    except FileNotFoundError:
-        return False
-    return any(secret in data for secret in SECRETS)
-
-
-def _look(event: str, args: tuple[Any, ...]) -> None:
-    directory = _seen["directory"]
-    if directory is None or _seen["busy"]:
-        return
-    _seen["busy"] = True  # the look itself raises audit events
-    try:
-        for root, _, names in os.walk(directory):
-            found = [n for n in names if _exposes_secret(os.path.join(root, n))]
-            _seen["exposed"].extend((event, name) for name in found)
-    finally:
-        _seen["busy"] = False
-
-
-sys.addaudithook(_look)
 
 
 @pytest.fixture
@@ -71,15 +37,8 @@ def pki(tmp_path: Path) -> dict[str, Path]:
 @pytest.fixture
 def watched(tmp_path: Path) -> Iterator[Path]:
     """A directory under watch, with umask 0 (the widest a caller can leave it)."""
-    directory = tmp_path / "out"
-    directory.mkdir()
-    previous = os.umask(0)
-    _seen.update(directory=str(directory), exposed=[])
-    try:
+    with watching(tmp_path / "out") as directory:
         yield directory
-    finally:
-        _seen["directory"] = None
-        os.umask(previous)
 
 
 def _mode(path: Path) -> int:
@@ -104,7 +63,7 @@ def test_I19_20_admin_kubeconfig_is_0600_from_its_first_byte_even_with_umask_0(
     config = yaml.safe_load(target.read_text())
     assert config["users"][0]["user"]["client-key-data"]
     assert _mode(target) == 0o600
-    assert _seen["exposed"] == []
+    assert exposed() == []
     assert [p.name for p in target.parent.iterdir()] == ["admin.kubeconfig"]
 
 
@@ -121,7 +80,7 @@ def test_I19_20_token_kubeconfig_is_0600_from_its_first_byte(
     )
     assert yaml.safe_load(target.read_text())["users"][0]["user"]["token"] == "the-token"
     assert _mode(target) == 0o600
-    assert _seen["exposed"] == []
+    assert exposed() == []
 
 
 def test_I19_20_an_existing_0644_kubeconfig_is_replaced_and_an_open_reader_keeps_the_old_one(
@@ -135,7 +94,7 @@ def test_I19_20_an_existing_0644_kubeconfig_is_replaced_and_an_open_reader_keeps
         assert reader.read() == OLD
     assert b"client-key-data" in target.read_bytes()
     assert _mode(target) == 0o600
-    assert _seen["exposed"] == []
+    assert exposed() == []
 
 
 def test_I19_20_mode_is_exactly_0600_under_a_narrowing_umask(watched: Path) -> None:
