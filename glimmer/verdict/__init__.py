@@ -5,6 +5,8 @@ Pure: standard library and ``glimmer.contract`` only, so the operator and
 """
 
 from glimmer.verdict.attempt import AttemptVerdict, judge_attempt
+from glimmer.verdict.group import Elected, Election, GroupOutcome, elect, group_outcome
+from glimmer.verdict.links import SideReport, combine_group, combine_pair
 from glimmer.verdict.lint import LintFinding, Severity, lint_thresholds, malformed, unsound
 from glimmer.verdict.phases import Phase, Provenance, resolve_provenance, weakest
 from glimmer.verdict.rollup import (
@@ -52,7 +54,10 @@ __all__ = [
     "Comparison",
     "ConditionFact",
     "Counters",
+    "Elected",
+    "Election",
     "Evaluation",
+    "GroupOutcome",
     "LintFinding",
     "NotEvaluated",
     "Phase",
@@ -60,6 +65,7 @@ __all__ = [
     "ResultClosedError",
     "RunProvenance",
     "Severity",
+    "SideReport",
     "Termination",
     "TestResultState",
     "Threshold",
@@ -68,10 +74,14 @@ __all__ = [
     "ViolationKind",
     "apply_termination",
     "attempt_record",
+    "combine_group",
+    "combine_pair",
     "count",
+    "elect",
     "evaluate",
     "fail_fast_stops",
     "force_settle",
+    "group_outcome",
     "judge_attempt",
     "kubelet_account",
     "lint_thresholds",
