@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from glimmer.contract.registry import Combination
 from glimmer.contract.report import Outcome
-from glimmer.verdict.group import Elected
+from glimmer.verdict.group import Elected, outcome_of
 from glimmer.verdict.termination import clamp_utf8
 
 if TYPE_CHECKING:
@@ -49,7 +49,8 @@ def _field(text: str) -> str:
 
 
 def verdict_word(side: SideReport) -> str:
-    return side.report.outcome.value if side.report is not None else DID_NOT_REPORT
+    """The word a rank is grouped under: its outcome, or what became of it."""
+    return outcome_of(side.report).value if side.report is not None else _field(side.absent)
 
 
 def side_clause(side: SideReport, *, group: bool) -> str:
@@ -61,8 +62,8 @@ def side_clause(side: SideReport, *, group: bool) -> str:
     )
     report = side.report
     if report is None:
-        return f"{who} {DID_NOT_REPORT}"
-    clause = f"{who} {report.outcome.value} (exit {report.exit_code})"
+        return f"{who} {verdict_word(side)}"
+    clause = f"{who} {outcome_of(report).value} (exit {report.exit_code})"
     line = clamp_chars(report.message, MAX_LINE_CHARS)
     return f"{clause}: {line}" if line else clause
 

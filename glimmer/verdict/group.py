@@ -53,14 +53,24 @@ def group_outcome(reports: Sequence[RunnerReport | None]) -> GroupOutcome:
     lowest_skip = _lowest(reports, Outcome.SKIP)
     if lowest_skip is not None:
         return GroupOutcome(Outcome.SKIP, lowest_skip)
+    # Every rank reported, none Error/Fail/Skip: outcome_of leaves only Pass.
     return GroupOutcome(Outcome.PASS, 0)
 
 
 def _lowest(reports: Sequence[RunnerReport | None], level: Outcome) -> int | None:
     for i, report in enumerate(reports):
-        if report is not None and report.outcome is level:
+        if report is not None and outcome_of(report) is level:
             return i
     return None
+
+
+def outcome_of(report: RunnerReport) -> Outcome:
+    """A side's verdict; anything outside the four words (a report decoded from a
+    damaged rank record, say) is Error, never read as a Pass by elimination."""
+    try:
+        return Outcome(report.outcome)
+    except ValueError:
+        return Outcome.ERROR
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,12 +122,20 @@ class Election:
 
 def elect(reports: Sequence[RunnerReport | None]) -> Election:
     """F7: per key, over the ranks that reported it (silent ranks do not vote)."""
-    names = sorted({n for r in reports if r is not None for n in (*r.metrics, *r.unmeasurable)})
+    votes: dict[str, list[tuple[int, str]]] = {}
+    for rank, report in enumerate(reports):
+        if report is None:
+            continue
+        for name, value in report.metrics.items():
+            if name not in report.unmeasurable:  # the maps are disjoint (A9); else n/a wins
+                votes.setdefault(name, []).append((rank, value))
+        for name in report.unmeasurable:
+            votes.setdefault(name, []).append((rank, NA_READING))
     metrics: dict[str, str] = {}
     unmeasurable: set[str] = set()
     contested: list[Elected] = []
-    for name in names:
-        elected = elect_one(name, _readings(reports, name))
+    for name in sorted(votes):
+        elected = elect_one(name, tuple(votes[name]))
         if elected.value is None:
             unmeasurable.add(name)
         else:
@@ -125,18 +143,6 @@ def elect(reports: Sequence[RunnerReport | None]) -> Election:
         if elected.contested:
             contested.append(elected)
     return Election(metrics, frozenset(unmeasurable), tuple(contested))
-
-
-def _readings(reports: Sequence[RunnerReport | None], name: str) -> tuple[tuple[int, str], ...]:
-    found: list[tuple[int, str]] = []
-    for rank, report in enumerate(reports):
-        if report is None:
-            continue
-        if name in report.unmeasurable:
-            found.append((rank, NA_READING))
-        elif name in report.metrics:
-            found.append((rank, report.metrics[name]))
-    return tuple(found)
 
 
 def elect_one(name: str, readings: tuple[tuple[int, str], ...]) -> Elected:

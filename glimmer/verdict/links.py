@@ -24,7 +24,7 @@ invalid names of every reporting side are kept.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from glimmer.contract.artifacts import Artifact, DroppedArtifact
@@ -35,16 +35,14 @@ from glimmer.contract.report import (
     Outcome,
     RunnerReport,
 )
-from glimmer.verdict.dissent import (
-    disagreed_notes,
-    pair_summary,
-    rank_summary,
-)
-from glimmer.verdict.group import elect, group_outcome
+from glimmer.verdict.dissent import DID_NOT_REPORT, disagreed_notes, pair_summary, rank_summary
+from glimmer.verdict.group import elect, group_outcome, outcome_of
 from glimmer.verdict.termination import NO_TERMINATED_RUNNER
 
 #: Pair precedence when both sides reported (F3): the first level present decides.
 PAIR_PRECEDENCE: Final = (Outcome.ERROR, Outcome.FAIL, Outcome.SKIP, Outcome.PASS)
+#: P9: a synthetic Error (an overdue link) records exit code 0.
+SYNTHETIC_EXIT: Final = 0
 
 _PROVENANCE_RANK: Final = {PROVENANCE_SIM: 0, PROVENANCE_UNKNOWN: 1, PROVENANCE_SILICON: 2}
 
@@ -58,120 +56,171 @@ class SideReport:
     node: str
     #: None: this side did not report (never terminated, or its log was unreadable).
     report: RunnerReport | None
+    #: What the message says of a side with no report: ``did not report``, or on an
+    #: overdue path ``never started`` / ``never finished`` (F5).
+    absent: str = DID_NOT_REPORT
 
 
-def combine_pair(*, server: SideReport, client: SideReport | None) -> RunnerReport:
+def combine_pair(
+    *, server: SideReport, client: SideReport | None, overdue: bool = False
+) -> RunnerReport:
     """One report for a Pair attempt (F2, F3).
 
     ``client`` None: the server ended before the client existed (F2): its Pass is an
     Error (no traffic crossed), its Fail/Skip/Error stands. Otherwise the client
     settled the pair: both reported -> Error > Fail > Skip > Pass, client first at
     each level; only the client reported -> the client's verdict; the client did not
-    report -> Error (the side that settles the link said nothing).
+    report -> Error (the side that settles the link said nothing). ``overdue``: a
+    side ran past its deadline (F2): Error, and nothing is harvested (F9).
     """
+    if overdue:
+        sides = (server, client)
+        message = pair_summary(
+            outcome=Outcome.ERROR,
+            sides=sides,
+            decider=None,
+            why="the link ran past its deadline: no verdict",
+        )
+        return _overdue(message)
     if client is None:
         return _early_server(server)
-    sides = [s for s in (server, client) if s.report is not None]
-    reports = [s.report for s in sides if s.report is not None]
-    decider = _pair_decider(server=server, client=client)
+    reporting = [s for s in (server, client) if s.report is not None]
+    reports = [s.report for s in reporting if s.report is not None]
     metrics: dict[str, str] = {}
     for report in reports:
         metrics.update(report.metrics)  # server first, so the client wins shared keys
-    declared = frozenset().union(*(r.unmeasurable for r in reports))
-    unmeasurable = frozenset(declared - metrics.keys())
-    if decider is None:
+    declared = frozenset[str]().union(*(r.unmeasurable for r in reports))
+    decider = _pair_decider(server=server, client=client)
+    if decider is None or decider.report is None:
         outcome, exit_code, skip_declared = Outcome.ERROR, NO_TERMINATED_RUNNER, False
-        why = f"the {client.label} settled the link but did not report: no verdict"
+        why = f"the {client.label} settles the link and did not report: no verdict"
     else:
         chosen = decider.report
-        assert chosen is not None
-        outcome, exit_code, skip_declared = chosen.outcome, chosen.exit_code, chosen.skip_declared
+        outcome, exit_code, skip_declared = (
+            outcome_of(chosen),
+            chosen.exit_code,
+            chosen.skip_declared,
+        )
         why = ""
-    message = pair_summary(outcome=outcome, sides=(server, client), decider=decider, why=why)
     return _combined(
-        sides=sides,
+        sides=reporting,
         outcome=outcome,
         exit_code=exit_code,
         skip_declared=skip_declared,
         metrics=metrics,
-        unmeasurable=unmeasurable,
-        message=message,
+        unmeasurable=declared - metrics.keys(),
+        message=pair_summary(outcome=outcome, sides=(server, client), decider=decider, why=why),
     )
 
 
 def _pair_decider(*, server: SideReport, client: SideReport) -> SideReport | None:
+    """F3: the client when only it reported, else the first level present, client first."""
     if client.report is None:
         return None
     if server.report is None:
         return client
     for level in PAIR_PRECEDENCE:
         for side in (client, server):
-            if side.report is not None and side.report.outcome is level:
+            if side.report is not None and outcome_of(side.report) is level:
                 return side
-    raise AssertionError("an Outcome outside the four verdicts")  # pragma: no cover
+    return None  # pragma: no cover - outcome_of only yields the four levels
 
 
 def _early_server(server: SideReport) -> RunnerReport:
     """F2: the server terminated before the client existed."""
     report = server.report
     if report is None:
-        outcome, exit_code, skip_declared = Outcome.ERROR, NO_TERMINATED_RUNNER, False
-        why = "the client was never created and the server did not report: no verdict"
-        sides: list[SideReport] = []
-        metrics: dict[str, str] = {}
-        unmeasurable: frozenset[str] = frozenset()
-        decider = None
+        return _combined(
+            sides=(),
+            outcome=Outcome.ERROR,
+            exit_code=NO_TERMINATED_RUNNER,
+            skip_declared=False,
+            metrics={},
+            unmeasurable=frozenset(),
+            message=pair_summary(
+                outcome=Outcome.ERROR,
+                sides=(server, None),
+                decider=None,
+                why="it ended before the client existed: no verdict",
+            ),
+        )
+    own = outcome_of(report)
+    if own is Outcome.PASS:
+        outcome = Outcome.ERROR
+        why = "it ended before the client existed, so no traffic crossed: its Pass is no verdict"
     else:
-        sides = [server]
-        metrics, unmeasurable = dict(report.metrics), report.unmeasurable
-        exit_code, skip_declared, decider = report.exit_code, report.skip_declared, server
-        if report.outcome is Outcome.PASS:
-            outcome = Outcome.ERROR
-            why = (
-                f"the {server.label} ended before the client existed, so no traffic "
-                "crossed the link: its Pass is no verdict"
-            )
-        else:
-            outcome = report.outcome
-            why = f"the {server.label} ended before the client existed; its verdict stands"
-    message = pair_summary(outcome=outcome, sides=(server, None), decider=decider, why=why)
+        outcome = own
+        why = "it ended before the client existed; its verdict stands"
     return _combined(
-        sides=sides,
+        sides=(server,),
         outcome=outcome,
-        exit_code=exit_code,
-        skip_declared=skip_declared,
-        metrics=metrics,
-        unmeasurable=unmeasurable,
-        message=message,
+        exit_code=report.exit_code,
+        skip_declared=report.skip_declared,
+        metrics=dict(report.metrics),
+        unmeasurable=report.unmeasurable,
+        message=pair_summary(outcome=outcome, sides=(server, None), decider=server, why=why),
     )
 
 
-def combine_group(ranks: Sequence[SideReport]) -> RunnerReport:
-    """One report for a Group attempt (F6 verdict, F7 election, F8 message); rank i = ranks[i]."""
+def combine_group(
+    ranks: Sequence[SideReport], *, overdue: bool = False, workers_created: bool = True
+) -> RunnerReport:
+    """One report for a Group attempt (F6 verdict, F7 election, F8 message); rank i = ranks[i].
+
+    ``overdue``: a pod ran past its deadline while ranks were unfinished (F5): Error,
+    nothing harvested. ``workers_created=False``: rank 0 ended before the workers
+    existed (F5): F6 decides as usual, but no artifact is harvested (F9).
+    """
+    if overdue:
+        return _overdue(
+            rank_summary(
+                ranks,
+                outcome=Outcome.ERROR,
+                why="a rank ran past its deadline while ranks were unfinished: no verdict",
+            )
+        )
     reports = [side.report for side in ranks]
     verdict = group_outcome(reports)
     election = elect(reports)
-    if verdict.decider is None:
+    deciding = reports[verdict.decider] if verdict.decider is not None else None
+    if deciding is None:
         exit_code, skip_declared = NO_TERMINATED_RUNNER, False
     else:
-        deciding = reports[verdict.decider]
-        assert deciding is not None
         exit_code, skip_declared = deciding.exit_code, deciding.skip_declared
+    why = verdict.why
+    if not workers_created:
+        why = "; ".join(w for w in ("rank 0 ended before the workers existed", why) if w)
     message = " ".join(
         part
         for part in (
-            rank_summary(ranks, outcome=verdict.outcome, why=verdict.why),
+            rank_summary(ranks, outcome=verdict.outcome, why=why),
             disagreed_notes(ranks, election.contested),
         )
         if part
     )
-    return _combined(
+    combined = _combined(
         sides=[side for side in ranks if side.report is not None],
         outcome=verdict.outcome,
         exit_code=exit_code,
         skip_declared=skip_declared,
         metrics=election.metrics,
         unmeasurable=election.unmeasurable,
+        message=message,
+    )
+    if workers_created:
+        return combined
+    return replace(combined, artifacts=(), dropped_artifacts=(), artifacts_in_order=())
+
+
+def _overdue(message: str) -> RunnerReport:
+    """An overdue link: Error with nothing harvested, and provenance nobody declared."""
+    return _combined(
+        sides=(),
+        outcome=Outcome.ERROR,
+        exit_code=SYNTHETIC_EXIT,
+        skip_declared=False,
+        metrics={},
+        unmeasurable=frozenset(),
         message=message,
     )
 
@@ -192,17 +241,17 @@ def _combined(
     artifacts: list[Artifact] = []
     dropped: list[DroppedArtifact] = []
     in_order: list[Artifact | DroppedArtifact] = []
-    overflow: list[str] = []
+    overflow: dict[str, None] = {}
     for report in reports:
         artifacts.extend(report.artifacts)
         dropped.extend(report.dropped_artifacts)
         in_order.extend(report.artifacts_in_order)
-        overflow.extend(n for n in report.overflow_names if n not in overflow)
+        overflow.update(dict.fromkeys(report.overflow_names))
     return RunnerReport(
         exit_code=exit_code,
         outcome=outcome,
         metrics=metrics,
-        unmeasurable=unmeasurable,
+        unmeasurable=frozenset(unmeasurable),
         invalid_names=invalid_names,
         invalid_name_count=invalid_count,
         message=message,
