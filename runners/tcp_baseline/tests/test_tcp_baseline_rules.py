@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+from typing import cast
 
 from glimmer.contract import read_report
 from runners.conformance import loopback_addresses
@@ -71,3 +72,14 @@ def test_tcp_info_of_a_real_connection_reads_the_kernel_counters() -> None:
             accepted.recv(1 << 20)
             info = tcp_info(client)
     assert info is not None and info.rtt_us > 0 and info.total_retrans >= 0
+
+
+class _ShortReply:
+    """A socket whose kernel answers ``TCP_INFO`` with an old, shorter struct."""
+
+    def getsockopt(self, level: int, option: int, size: int) -> bytes:
+        return b"\x01" * 64
+
+
+def test_tcp_info_shorter_than_the_fields_read_is_none() -> None:
+    assert tcp_info(cast(socket.socket, _ShortReply())) is None
