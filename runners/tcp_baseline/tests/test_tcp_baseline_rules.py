@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 from typing import cast
 
 from glimmer.contract import read_report
@@ -83,3 +84,46 @@ class _ShortReply:
 
 def test_tcp_info_shorter_than_the_fields_read_is_none() -> None:
     assert tcp_info(cast(socket.socket, _ShortReply())) is None
+
+
+def _runner(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("BURNIN_")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "runners.tcp_baseline"],
+        env={**base, "BURNIN_TCP_BASELINE_SECONDS": "0.2", "BURNIN_DURATION_SECONDS": "10", **env},
+        stdout=subprocess.PIPE,
+    )
+
+
+def test_probes_and_strangers_on_the_readiness_port_never_become_the_session() -> None:
+    server_ip, client_ip = loopback_addresses(2)
+    server = _runner(
+        {"BURNIN_ROLE": "server", "BURNIN_PEER_HOST": client_ip, "BURNIN_LISTEN_ADDRESS": server_ip}
+    )
+    try:
+        for attempt in range(200):
+            try:
+                probe = socket.create_connection((server_ip, 18520), timeout=1)
+                break
+            except OSError:
+                if attempt == 199:
+                    raise
+                time.sleep(0.05)
+        probe.close()  # a tcpSocket readiness probe: connect, close
+        with socket.create_connection((server_ip, 18520), timeout=1) as stranger:
+            stranger.sendall(b"GET / HTTP/1.1\n")
+            assert stranger.recv(100) == b""  # dropped, never given a session
+        client = _runner(
+            {
+                "BURNIN_ROLE": "client",
+                "BURNIN_PEER_HOST": server_ip,
+                "BURNIN_LISTEN_ADDRESS": client_ip,
+            }
+        )
+        client_out, _ = client.communicate(timeout=60)
+        server_out, _ = server.communicate(timeout=60)
+    finally:
+        server.kill()
+        server.wait()
+    assert client.returncode == 0, client_out
+    assert server.returncode == 0, server_out
