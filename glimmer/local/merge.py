@@ -126,10 +126,12 @@ def _check_one_group(records: Sequence[SideRecord], *, folder: Path) -> None:
                 f"{where} ran other tests than rank 0 (names or specs differ): a mixed "
                 "turnout is not one group"
             )
-        if record.peer_host != root.peer_host or record.peer_node != root.node:
+        # The root's address identifies the group; its node name is for messages only
+        # (a worker that was not given --root-node records the address there).
+        if record.peer_host != root.peer_host:
             raise TurnoutError(
-                f"{where} met root {record.peer_host!r} ({record.peer_node}), but rank 0 is "
-                f"{root.peer_host!r} on {root.node!r}"
+                f"{where} met root {record.peer_host!r}, but rank 0 served as "
+                f"{root.peer_host!r}: not the same group"
             )
         if record.retry_on_error_limit != root.retry_on_error_limit:
             raise TurnoutError(
