@@ -45,6 +45,7 @@ from glimmer.local.links import (
     PairFlags,
     SideRecorder,
     UsageError,
+    declared_scope_problem,
     link_flags,
     plan_targets,
     scope_problem,
@@ -358,6 +359,9 @@ def run(
         profile_spec = dict(spec_of(profile_doc))
     except ManifestError as exc:
         fail(str(exc), code=NOT_RUN)
+    declared = declared_scope_problem(profile_spec, tests, flags=flags)
+    if declared is not None:
+        fail(f"{source}: refused: {declared}", code=NOT_RUN)
     targets = plan_targets(node=host, flags=flags)
     outcome = build_plan(
         profile=profile_spec, tests=tests, targets=targets, max_concurrent_nodes=len(targets)

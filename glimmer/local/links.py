@@ -26,10 +26,10 @@ are passed to the runner as given.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from glimmer.contract import RunnerReport
 from glimmer.local.dispatcher import LinkError
@@ -48,7 +48,9 @@ from glimmer.local.records import (
     write_record,
 )
 from glimmer.plan import GroupRendezvous, PairRendezvous, PinnedPlan, PlannedTest
+from glimmer.plan import spec as specs
 from glimmer.plan.units import CLIENT
+from glimmer.plan.variants import inline_name
 from glimmer.verdict import SideReport, combine_pair
 
 #: How long a client waits, after each attempt, for the server's matching attempt to
@@ -160,18 +162,62 @@ def plan_targets(*, node: str, flags: PairFlags | GroupFlags | None) -> list[str
 def scope_problem(plan: PinnedPlan, *, flags: PairFlags | GroupFlags | None) -> str | None:
     """Every planned test must be of the scope the flags run; anything else is refused
     with the flags that would run it (a side must never skip a test silently)."""
+    return _scope_problem([(t.name, t.scope) for t in plan.tests], flags=flags)
+
+
+def declared_scope_problem(
+    profile: Mapping[str, Any],
+    tests: Mapping[str, Mapping[str, Any]],
+    *,
+    flags: PairFlags | GroupFlags | None,
+) -> str | None:
+    """:func:`scope_problem` read from the profile before the plan is built, so a Pair
+    profile run without ``--role`` hears about ``--role``, not about target counts the
+    plan would measure against the wrong flags. What cannot be read here is left to
+    the plan, which words its own refusal."""
+    entries = profile.get("tests")
+    found: list[tuple[str, str]] = []
+    for index, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, Mapping):
+            continue
+        ref, inline = entry.get("testRef"), entry.get("inline")
+        spec = (
+            inline
+            if isinstance(inline, Mapping)
+            else tests.get(ref)
+            if isinstance(ref, str)
+            else None
+        )
+        if not isinstance(spec, Mapping):
+            continue
+        try:
+            scope = specs.scope(spec)
+            name = (
+                ref
+                if isinstance(ref, str) and ref
+                else inline_name(entry_index=index, kind=specs.kind(spec))
+            )
+        except specs.SpecError:
+            continue
+        found.append((name, scope))
+    return _scope_problem(found, flags=flags)
+
+
+def _scope_problem(
+    tests: Sequence[tuple[str, str]], *, flags: PairFlags | GroupFlags | None
+) -> str | None:
     want = "Node" if flags is None else "Pair" if isinstance(flags, PairFlags) else "Group"
-    wrong = [t for t in plan.tests if t.scope != want]
+    wrong = [(name, scope) for name, scope in tests if scope != want]
     if not wrong:
         return None
-    listed = ", ".join(f"{t.name} ({t.scope})" for t in wrong[:5])
+    listed = ", ".join(f"{name} ({scope})" for name, scope in wrong[:5])
     more = f" and {len(wrong) - 5} more" if len(wrong) > 5 else ""
     how = {
         "Node": "run it without --role/--rank",
         "Pair": "run it with --role server|client --peer HOST --peer-node NODE on each end",
         "Group": "run it with --rank R --nranks N --root HOST on every rank, then glimmer merge",
     }
-    scopes = sorted({t.scope for t in wrong})
+    scopes = sorted({scope for _, scope in wrong})
     advice = "; ".join(f"a {s} test: {how.get(s, 'not runnable here')}" for s in scopes)
     flag_text = {
         "Node": "without --role or --rank (Node scope)",

@@ -96,16 +96,16 @@ def read_turnout(results_dir: Path, *, nranks: int) -> list[SideRecord]:
             f"(rank {', '.join(map(str, missing))}); a group verdict is never concluded "
             f"from a subset (F6): copy the missing ranks/rank-NN.json into {folder}"
         )
-    records = [by_rank[r][0][1] for r in range(nranks)]
-    _check_one_group(records, folder=folder)
-    return records
+    found = [by_rank[r][0] for r in range(nranks)]
+    _check_one_group(found)
+    return [record for _, record in found]
 
 
-def _check_one_group(records: Sequence[SideRecord], *, folder: Path) -> None:
-    root = records[0]
+def _check_one_group(found: Sequence[tuple[Path, SideRecord]]) -> None:
+    root = found[0][1]
     nodes: dict[str, int] = {}
-    for record in records:
-        where = f"{folder}: rank {record.rank}"
+    for path, record in found:
+        where = f"{path}: rank {record.rank}"
         if record.node in nodes:
             raise TurnoutError(
                 f"duplicate turnout: ranks {nodes[record.node]} and {record.rank} both ran on "
