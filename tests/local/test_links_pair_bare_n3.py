@@ -177,12 +177,12 @@ def _client_with_record(tmp_path: Path, record_text: str) -> dict[str, object]:
     assert c.exit_code == 3, c.output
     (result,) = run_json(tmp_path / "c")["results"]
     assert result["phase"] == "Error"
-    return result
+    return dict(result)
 
 
-def _real_server_record(tmp_path: Path) -> dict[str, Any]:
+def _real_server_record(tmp_path: Path, *, script: str = "echo x=1; echo OK") -> dict[str, Any]:
     tmp_path.mkdir()
-    suite = profile(tmp_path / "pair.yaml", scope="Pair", script="echo x=1; echo OK")
+    suite = profile(tmp_path / "pair.yaml", scope="Pair", script=script)
     s = glimmer_run(
         str(suite), "--role", "server", "--node", "a", "--peer-node", "b",
         "--results-dir", str(tmp_path / "s"),
@@ -213,9 +213,16 @@ def test_N3_a_foreign_server_record_is_refused(tmp_path: Path) -> None:
     assert "foreign record" in str(result["message"]) and "someone-else" in str(result["message"])
 
 
-def test_N3_a_server_record_of_another_test_is_refused(tmp_path: Path) -> None:
+def test_N3_an_edited_server_record_fails_its_own_digest(tmp_path: Path) -> None:
     body = _real_server_record(tmp_path / "first")
-    test = body["tests"][0]
-    test["spec"]["runner"]["command"] = ["sh", "-c", "echo edited"]
+    body["tests"][0]["spec"]["runner"]["command"] = ["sh", "-c", "echo edited"]
     result = _client_with_record(tmp_path, json.dumps(body))
-    assert "digest" in str(result["message"])
+    assert "does not match the test it came with" in str(result["message"])
+
+
+def test_N3_a_server_record_of_another_test_version_is_refused(tmp_path: Path) -> None:
+    """Same test name, another spec on the server: a consistent record, but not of the
+    client's test, so it is never folded in."""
+    body = _real_server_record(tmp_path / "first", script="echo y=2; echo OTHER")
+    result = _client_with_record(tmp_path, json.dumps(body))
+    assert "holds another version of test 'inline-0-custom'" in str(result["message"])
