@@ -14,6 +14,7 @@ decides and writes ``run.json``; ``glimmer merge`` decides a Group.
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 import threading
@@ -29,15 +30,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from glimmer.cli._common import BAD_INPUT, PHASE_COLOURS, fail, no_traceback
+from glimmer.cli._common import BAD_INPUT, OUTPUT_FORMAT, PHASE_COLOURS, fail, no_traceback
 from glimmer.local.dispatcher import (
     LocalOptions,
     LocalResult,
+    needs_host_ip,
     preflight,
     run_plan,
     unresolved_env,
 )
-from glimmer.local.host import ACCELERATOR_KINDS, gpu_present, node_name
+from glimmer.local.host import ACCELERATOR_KINDS, gpu_present, node_name, primary_address
 from glimmer.local.interrupt import deferred, signals_interrupt
 from glimmer.local.links import (
     GroupFlags,
@@ -52,9 +54,12 @@ from glimmer.local.links import (
     side_recorder,
 )
 from glimmer.local.manifests import Document, ManifestError, load_documents, spec_of
+from glimmer.local.planview import UNRESOLVED, plan_view
 from glimmer.local.results import exit_status, run_document, write_document
 from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
-from glimmer.verdict import AttemptVerdict, Phase
+from glimmer.plan import spec as specs
+from glimmer.plan.gates import threshold_from_wire
+from glimmer.verdict import AttemptVerdict, Phase, Severity, lint_thresholds
 from runners.catalog import sim_spec_problem
 
 #: Exit status when the run could not happen (config, refusal, no GPU, interrupt).
@@ -112,13 +117,18 @@ def _select(documents: list[Document], profile_name: str | None) -> tuple[Docume
 class _Progress:
     """One line per attempt; on a terminal, the elapsed time ticks while it runs."""
 
-    def __init__(self, *, sim: bool, side: bool = False) -> None:
+    def __init__(self, *, sim: bool, side: bool = False, err: bool = False) -> None:
         self._side = side
-        self._tty = sys.stdout.isatty()
+        #: Under ``-o json`` stdout holds only the document, so progress goes to stderr.
+        self._err = err
+        self._tty = (sys.stderr if err else sys.stdout).isatty()
         self._sim = " SIMULATED" if sim else ""
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         self._label = ""
+
+    def _echo(self, text: str, *, nl: bool = True) -> None:
+        click.echo(text, nl=nl, err=self._err)
 
     def attempt_started(self, *, test: str, attempt: int, index: int, total: int) -> None:
         again = f" (attempt {attempt})" if attempt > 1 else ""
@@ -129,21 +139,21 @@ class _Progress:
             self._ticker = threading.Thread(target=self._tick, daemon=True)
             self._ticker.start()
         else:
-            click.echo(f"{self._label}: running{self._sim}")
+            self._echo(f"{self._label}: running{self._sim}")
 
     def _tick(self) -> None:
         while not self._stop.wait(0.25):
             elapsed = time.monotonic() - self._start
-            click.echo(f"\r{self._label}: running {elapsed:5.1f}s{self._sim}", nl=False)
+            self._echo(f"\r{self._label}: running {elapsed:5.1f}s{self._sim}", nl=False)
 
     def attempt_finished(self, *, test: str, verdict: AttemptVerdict, seconds: float) -> None:
         if self._ticker is not None:
             self._stop.set()
             self._ticker.join()
-            click.echo("\r\033[K", nl=False)
+            self._echo("\r\033[K", nl=False)
         if self._side:
             # A recording side has no verdict to show, only that its runner ended.
-            click.echo(
+            self._echo(
                 f"{self._label}: runner exited {verdict.exit_code} in {seconds:.1f}s, "
                 f"recorded{self._sim}"
             )
@@ -151,7 +161,7 @@ class _Progress:
         phase = click.style(
             str(verdict.phase).upper(), fg=PHASE_COLOURS.get(verdict.phase), bold=True
         )
-        click.echo(f"{self._label}: {phase} in {seconds:.1f}s{self._sim}")
+        self._echo(f"{self._label}: {phase} in {seconds:.1f}s{self._sim}")
 
     def test_finished(self, *, result: LocalResult) -> None:
         return None
@@ -161,7 +171,7 @@ class _Progress:
         if self._ticker is not None and not self._stop.is_set():
             self._stop.set()
             self._ticker.join()
-            click.echo("\r\033[K", nl=False)
+            self._echo("\r\033[K", nl=False)
 
 
 def summary(results: list[LocalResult], *, sim: str | None, document: Mapping[str, Any]) -> None:
@@ -302,6 +312,14 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
 @click.option("--nranks", default=None, type=int, help="Group: how many ranks.")
 @click.option("--root", default=None, metavar="HOST", help="Group: rank 0's address.")
 @click.option("--root-node", default=None, metavar="NODE", help="Group: rank 0's node name.")
+@click.option(
+    "-o",
+    "--output",
+    type=OUTPUT_FORMAT,
+    default="text",
+    show_default=True,
+    help="json: print the run document (or, with --dry-run, the plan) on stdout.",
+)
 @no_traceback(code=NOT_RUN)
 def run(
     profile_file: Path | None,
@@ -321,6 +339,7 @@ def run(
     nranks: int | None,
     root: str | None,
     root_node: str | None,
+    output: str,
 ) -> None:
     """Run a BurnInProfile on this host and print the verdict.
 
@@ -382,6 +401,13 @@ def run(
     problems = preflight(plan, options=options)
     if problems:
         fail(f"{source}: plan refused: {'; '.join(problems)}", code=NOT_RUN)
+    _lint(plan, source=source)
+    options = _with_host_ip(plan, options=options, source=source)
+    for warning in unresolved_env(plan):
+        click.echo(f"glimmer: warning: {warning}", err=True)
+    if dry_run:
+        show_plan(plan, options=options, flags=flags, output=output)
+        return
     if not sim and not gpu_present() and any(t.kind in ACCELERATOR_KINDS for t in plan.tests):
         fail(
             "no GPU found on this host (no /dev/nvidia0, no nvidia-smi). To rehearse the "
@@ -390,12 +416,6 @@ def run(
             ),
             code=NOT_RUN,
         )
-    for warning in unresolved_env(plan):
-        click.echo(f"glimmer: warning: {warning}", err=True)
-    if dry_run:
-        for index, test in enumerate(plan.tests):
-            click.echo(f"{index + 1}. {test.name} ({test.kind}, {test.scope}) on {host}")
-        return
     _prepare_report_dir(report_dir)
     recorder: SideRecorder | None = None
     if isinstance(flags, GroupFlags) or (isinstance(flags, PairFlags) and flags.role == "server"):
@@ -413,9 +433,12 @@ def run(
         options = replace(
             options, link=PairClient(node=host, flags=flags, profile=profile_doc.name)
         )
+    as_json = output == "json"
     if sim:
-        click.echo(f"SIMULATED GPU {sim}: results prove the plumbing, never the silicon.")
-    progress = _Progress(sim=bool(sim), side=recorder is not None)
+        click.echo(
+            f"SIMULATED GPU {sim}: results prove the plumbing, never the silicon.", err=as_json
+        )
+    progress = _Progress(sim=bool(sim), side=recorder is not None, err=as_json)
     if recorder is not None:
         _run_side(plan, options=options, recorder=recorder, progress=progress)
     with signals_interrupt():
@@ -435,14 +458,88 @@ def run(
                 baseline=plan.baseline,
             )
             path = write_document(document, report_dir)
-    summary(local_run.results, sim=sim, document=document)
-    click.echo(f"results: {path}")
+    if as_json:
+        click.echo(json.dumps(document, indent=2))
+    else:
+        summary(local_run.results, sim=sim, document=document)
+        click.echo(f"results: {path}")
     if local_run.stopped:
         click.echo(
             f"glimmer: {local_run.stopped}; what did not finish is recorded as Error in {path}",
             err=True,
         )
     raise SystemExit(exit_status(local_run.results, stopped=local_run.stopped))
+
+
+def show_plan(
+    plan: PinnedPlan,
+    *,
+    options: LocalOptions,
+    flags: PairFlags | GroupFlags | None,
+    output: str,
+) -> None:
+    """``glimmer plan``: each execution's image (or UNRESOLVED), command, gates, axes, env."""
+    view = plan_view(plan, options=options, flags=flags)
+    if output == "json":
+        click.echo(json.dumps({"node": options.node, "sim": options.sim, "tests": view}, indent=2))
+        return
+    for index, entry in enumerate(view):
+        click.echo(
+            f"{index + 1}. {entry['name']} ({entry['kind']}, {entry['scope']}) on "
+            f"{', '.join(entry['nodes'])}{'' if entry['required'] else ' (not required)'}"
+        )
+        image = entry["image"]
+        if image == UNRESOLVED:
+            image = f"{UNRESOLVED}: {entry['imageProblem']}"
+        click.echo(f"   image: {image}")
+        command = entry["command"]
+        click.echo(f"   command: {shlex.join(command) if command else entry['commandProblem']}")
+        click.echo(f"   repeats: {entry['repeatCount']}")
+        gates = entry["gates"] or [{"metric": "(none: the runner's exit code decides)"}]
+        for gate in gates:
+            words = [str(gate.get(k, "")) for k in ("metric", "comparison", "value")]
+            extra = f" ({gate['applicability']})" if gate.get("applicability") else ""
+            click.echo(f"   gate: {' '.join(w for w in words if w)}{extra}")
+        for axis, value in sorted(entry["variantAxes"].items()):
+            click.echo(f"   axis: {axis}={value}")
+        for item in entry["env"]:
+            value = "(unset on this host)" if item["value"] is None else item["value"]
+            click.echo(f"   env: {item['name']}={value}")
+
+
+def _lint(plan: PinnedPlan, *, source: Path) -> None:
+    """C5 at run start, as ``glimmer lint`` and the operator classify: Malformed refuses
+    the run (the plan already does; this is the backstop), Unsound is printed and the
+    run proceeds. Never promote one or demote the other."""
+    refused: list[str] = []
+    for test in plan.tests:
+        thresholds = [threshold_from_wire(t) for t in specs.thresholds(test.spec)]
+        for finding in lint_thresholds(test.kind, thresholds):
+            line = f"test {test.name!r}: {finding.metric}: {finding.severity}: {finding.reason}"
+            if finding.severity is Severity.MALFORMED:
+                refused.append(line)
+            else:
+                click.echo(f"glimmer: warning: {line}", err=True)
+    if refused:
+        more = f"; and {len(refused) - 5} more" if len(refused) > 5 else ""
+        fail(f"{source}: malformed thresholds: {'; '.join(refused[:5])}{more}", code=NOT_RUN)
+
+
+def _with_host_ip(plan: PinnedPlan, *, options: LocalOptions, source: Path) -> LocalOptions:
+    """N2: ``valueFrom: status.hostIP`` is this host's primary address; a test that
+    reads it on a host with none is refused (a loopback stand-in would misdirect it)."""
+    readers = needs_host_ip(plan)
+    if not readers:
+        return options
+    address = primary_address()
+    if address is None:
+        fail(
+            f"{source}: {', '.join(readers)}: runner.env reads status.hostIP, but this host "
+            "has no primary address (no default route); give the value in runner.env "
+            "instead of valueFrom",
+            code=NOT_RUN,
+        )
+    return replace(options, host_ip=address)
 
 
 def _run_side(

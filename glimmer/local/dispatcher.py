@@ -217,6 +217,36 @@ def _env_value(entry: Mapping[str, Any], options: LocalOptions) -> str | None:
     return None  # left unset, never empty (N2)
 
 
+def needs_host_ip(plan: PinnedPlan) -> list[str]:
+    """Tests whose ``runner.env`` reads ``status.hostIP`` (the host's address is needed)."""
+    return [
+        test.name
+        for test in plan.tests
+        if any(_field_path(e) == "status.hostIP" for e in specs.runner_env(test.spec))
+    ]
+
+
+def planned_env(
+    test: PlannedTest,
+    *,
+    options: LocalOptions,
+    rendezvous: PairRendezvous | GroupRendezvous | None,
+) -> list[tuple[str, str | None]]:
+    """``glimmer plan``: the BURNIN_* and ``runner.env`` names a runner would get, in
+    order, with their values (None: left unset on this host, N2)."""
+    return [
+        (str(entry["name"]), _env_value(entry, options))
+        for entry in runner_env(
+            spec=test.spec,
+            attempt=1,
+            axes=test.axes,
+            rendezvous=rendezvous,
+            include_resource_limits=False,
+            ignore_reserved_runner_env=True,
+        )
+    ]
+
+
 def unresolved_env(plan: PinnedPlan) -> list[str]:
     """N2's warning: ``runner.env`` entries a bare host leaves unset, one line each."""
     lines = []

@@ -146,6 +146,20 @@ def link_flags(
     return GroupFlags(rank=rank, nranks=nranks, root_host=root, root_node=root_node)
 
 
+def rendezvous_of(flags: PairFlags | GroupFlags | None) -> PairRendezvous | GroupRendezvous | None:
+    """The rendezvous environment this side's runner gets (api §10)."""
+    if isinstance(flags, PairFlags):
+        return PairRendezvous(role=flags.role, peer_host=flags.peer_host, peer_node=flags.peer_node)
+    if isinstance(flags, GroupFlags):
+        return GroupRendezvous(
+            rank=flags.rank,
+            nranks=flags.nranks,
+            root_host=flags.root_host,
+            root_node=flags.root_node,
+        )
+    return None
+
+
 def plan_targets(*, node: str, flags: PairFlags | GroupFlags | None) -> list[str]:
     """The target list the plan is built over, as the operator would order it: Pair
     ``[server, client]``; Group rank order, with ranks this host cannot name marked."""
