@@ -5,15 +5,22 @@ a refused plan, an interrupt or a bug of ours is 3 ("not run / not judged"), nev
 1 (the hardware Failed) and never a traceback. Everything the attempts will need is
 built and checked before the first runner starts (``--dry-run`` included); once a run
 has started, ``run.json`` is always written, with what did not finish as Error.
+
+Pair and Group tests run one side per host (N1-N3, :mod:`glimmer.local.links`): a
+Pair server or a Group rank writes its side record and decides nothing, so it exits 2
+("nothing judged") once the record is written whole and 3 otherwise; the Pair client
+decides and writes ``run.json``; ``glimmer merge`` decides a Group.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,24 +30,43 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from glimmer.cli._common import BAD_INPUT, PHASE_COLOURS, fail, no_traceback
+from glimmer.cli._common import BAD_INPUT, OUTPUT_FORMAT, PHASE_COLOURS, fail, no_traceback
 from glimmer.local.dispatcher import (
     LocalOptions,
     LocalResult,
+    needs_host_ip,
     preflight,
     run_plan,
     unresolved_env,
 )
-from glimmer.local.host import ACCELERATOR_KINDS, gpu_present, node_name
+from glimmer.local.host import ACCELERATOR_KINDS, gpu_present, node_name, primary_address
 from glimmer.local.interrupt import deferred, signals_interrupt
+from glimmer.local.links import (
+    GroupFlags,
+    PairClient,
+    PairFlags,
+    SideRecorder,
+    UsageError,
+    declared_scope_problem,
+    link_flags,
+    plan_targets,
+    scope_problem,
+    side_recorder,
+)
 from glimmer.local.manifests import Document, ManifestError, load_documents, spec_of
+from glimmer.local.planview import UNRESOLVED, plan_view
 from glimmer.local.results import exit_status, run_document, write_document
 from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
-from glimmer.verdict import AttemptVerdict, Phase
+from glimmer.plan import spec as specs
+from glimmer.plan.gates import threshold_from_wire
+from glimmer.verdict import AttemptVerdict, Phase, Severity, lint_thresholds
 from runners.catalog import sim_spec_problem
 
 #: Exit status when the run could not happen (config, refusal, no GPU, interrupt).
 NOT_RUN = 3
+#: Exit status of a side that decides nothing (Pair server, Group rank) once its record
+#: is written: N4's "nothing judged", so a CI gate on 0 never passes on it.
+NOTHING_JUDGED = 2
 
 
 def bundled_profile() -> Path:
@@ -91,12 +117,18 @@ def _select(documents: list[Document], profile_name: str | None) -> tuple[Docume
 class _Progress:
     """One line per attempt; on a terminal, the elapsed time ticks while it runs."""
 
-    def __init__(self, *, sim: bool) -> None:
-        self._tty = sys.stdout.isatty()
+    def __init__(self, *, sim: bool, side: bool = False, err: bool = False) -> None:
+        self._side = side
+        #: Under ``-o json`` stdout holds only the document, so progress goes to stderr.
+        self._err = err
+        self._tty = (sys.stderr if err else sys.stdout).isatty()
         self._sim = " SIMULATED" if sim else ""
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         self._label = ""
+
+    def _echo(self, text: str, *, nl: bool = True) -> None:
+        click.echo(text, nl=nl, err=self._err)
 
     def attempt_started(self, *, test: str, attempt: int, index: int, total: int) -> None:
         again = f" (attempt {attempt})" if attempt > 1 else ""
@@ -107,22 +139,29 @@ class _Progress:
             self._ticker = threading.Thread(target=self._tick, daemon=True)
             self._ticker.start()
         else:
-            click.echo(f"{self._label}: running{self._sim}")
+            self._echo(f"{self._label}: running{self._sim}")
 
     def _tick(self) -> None:
         while not self._stop.wait(0.25):
             elapsed = time.monotonic() - self._start
-            click.echo(f"\r{self._label}: running {elapsed:5.1f}s{self._sim}", nl=False)
+            self._echo(f"\r{self._label}: running {elapsed:5.1f}s{self._sim}", nl=False)
 
     def attempt_finished(self, *, test: str, verdict: AttemptVerdict, seconds: float) -> None:
         if self._ticker is not None:
             self._stop.set()
             self._ticker.join()
-            click.echo("\r\033[K", nl=False)
+            self._echo("\r\033[K", nl=False)
+        if self._side:
+            # A recording side has no verdict to show, only that its runner ended.
+            self._echo(
+                f"{self._label}: runner exited {verdict.exit_code} in {seconds:.1f}s, "
+                f"recorded{self._sim}"
+            )
+            return
         phase = click.style(
             str(verdict.phase).upper(), fg=PHASE_COLOURS.get(verdict.phase), bold=True
         )
-        click.echo(f"{self._label}: {phase} in {seconds:.1f}s{self._sim}")
+        self._echo(f"{self._label}: {phase} in {seconds:.1f}s{self._sim}")
 
     def test_finished(self, *, result: LocalResult) -> None:
         return None
@@ -132,10 +171,10 @@ class _Progress:
         if self._ticker is not None and not self._stop.is_set():
             self._stop.set()
             self._ticker.join()
-            click.echo("\r\033[K", nl=False)
+            self._echo("\r\033[K", nl=False)
 
 
-def _summary(results: list[LocalResult], *, sim: str | None, document: Mapping[str, Any]) -> None:
+def summary(results: list[LocalResult], *, sim: str | None, document: Mapping[str, Any]) -> None:
     """The results table, then the run's line.
 
     Messages wrap in their column, never cut (the cut-off part is often the reason).
@@ -168,10 +207,10 @@ def _summary(results: list[LocalResult], *, sim: str | None, document: Mapping[s
     run_colour = click.style(
         str(document["phase"]).upper(), fg=PHASE_COLOURS.get(Phase(document["phase"])), bold=True
     )
-    summary = document["summary"]
+    counts = document["summary"]
     line = (
-        f"run {run_colour}: {summary['passed']} passed, {summary['failed']} failed, "
-        f"{summary['errored']} errored, {summary['skipped']} skipped"
+        f"run {run_colour}: {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['errored']} errored, {counts['skipped']} skipped"
     )
     if sim:
         line += (
@@ -230,6 +269,8 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
 )
 @click.option(
     "--report-dir",
+    "--results-dir",
+    "report_dir",
     type=click.Path(path_type=Path),
     default=Path("glimmer-report"),
     show_default=True,
@@ -251,6 +292,34 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
     help="Extra attempts after an Error (never after a Fail).",
 )
 @click.option("--dry-run", is_flag=True, help="Show the plan and exit.")
+@click.option(
+    "--role",
+    type=click.Choice(["server", "client"]),
+    default=None,
+    help="Pair tests: run this end of the link (the client decides).",
+)
+@click.option("--peer", default=None, metavar="HOST", help="Pair: the other end's address.")
+@click.option("--peer-node", default=None, metavar="NODE", help="Pair: the other end's node name.")
+@click.option(
+    "--server-record",
+    default=None,
+    type=click.Path(path_type=Path),
+    help="Pair client: the server's sidecar/server-record.json, folded in when readable.",
+)
+@click.option(
+    "--rank", default=None, type=click.IntRange(min=0), help="Group tests: this host's rank."
+)
+@click.option("--nranks", default=None, type=int, help="Group: how many ranks.")
+@click.option("--root", default=None, metavar="HOST", help="Group: rank 0's address.")
+@click.option("--root-node", default=None, metavar="NODE", help="Group: rank 0's node name.")
+@click.option(
+    "-o",
+    "--output",
+    type=OUTPUT_FORMAT,
+    default="text",
+    show_default=True,
+    help="json: print the run document (or, with --dry-run, the plan) on stdout.",
+)
 @no_traceback(code=NOT_RUN)
 def run(
     profile_file: Path | None,
@@ -262,16 +331,46 @@ def run(
     node: str | None,
     retry_on_error: int,
     dry_run: bool,
+    role: str | None,
+    peer: str | None,
+    peer_node: str | None,
+    server_record: Path | None,
+    rank: int | None,
+    nranks: int | None,
+    root: str | None,
+    root_node: str | None,
+    output: str,
 ) -> None:
     """Run a BurnInProfile on this host and print the verdict.
 
     Without PROFILE_FILE the bundled acceptance profile runs. Exit status: 0 Passed,
     1 Failed, 3 Error or not run, 2 nothing judged (everything skipped) or a usage
     error (an unknown ``--sim`` profile or fault) refused before anything ran.
+
+    Pair tests: ``--role server|client --peer HOST --peer-node NODE`` on each end; the
+    server writes sidecar/server-record.json and exits 2, the client decides (give it
+    ``--server-record FILE`` to fold the server's side in). Group tests: ``--rank R
+    --nranks N --root HOST`` on every rank (each writes ranks/rank-NN.json and exits
+    2), then ``glimmer merge --results-dir DIR --nranks N``.
     """
     started = time.time()
     if sim is not None:
         _check_sim(sim)
+    host = node or node_name()
+    try:
+        flags = link_flags(
+            node=host,
+            role=role,
+            peer=peer,
+            peer_node=peer_node,
+            server_record=server_record,
+            rank=rank,
+            nranks=nranks,
+            root=root,
+            root_node=root_node,
+        )
+    except UsageError as exc:
+        fail(str(exc), code=BAD_INPUT)
     source = profile_file or bundled_profile()
     try:
         documents = [d for path in (source, *test_files) for d in load_documents(path)]
@@ -279,18 +378,19 @@ def run(
         profile_spec = dict(spec_of(profile_doc))
     except ManifestError as exc:
         fail(str(exc), code=NOT_RUN)
-    host = node or node_name()
-    outcome = build_plan(profile=profile_spec, tests=tests, targets=[host], max_concurrent_nodes=1)
+    declared = declared_scope_problem(profile_spec, tests, flags=flags)
+    if declared is not None:
+        fail(f"{source}: refused: {declared}", code=NOT_RUN)
+    targets = plan_targets(node=host, flags=flags)
+    outcome = build_plan(
+        profile=profile_spec, tests=tests, targets=targets, max_concurrent_nodes=len(targets)
+    )
     if isinstance(outcome, PlanRefusal):
         fail(f"{source}: {outcome.message}", code=NOT_RUN)
     plan: PinnedPlan = outcome
-    multi = [t.name for t in plan.tests if t.scope != "Node"]
-    if multi:
-        fail(
-            f"{source}: {', '.join(multi)}: Pair and Group tests span several nodes; "
-            "glimmer run executes Node scope only. Run them in-cluster with the operator.",
-            code=NOT_RUN,
-        )
+    problem = scope_problem(plan, flags=flags)
+    if problem is not None:
+        fail(f"{source}: refused: {problem}", code=NOT_RUN)
     options = LocalOptions(
         node=host,
         sim=sim,
@@ -301,6 +401,13 @@ def run(
     problems = preflight(plan, options=options)
     if problems:
         fail(f"{source}: plan refused: {'; '.join(problems)}", code=NOT_RUN)
+    _lint(plan, source=source)
+    options = _with_host_ip(plan, options=options, source=source)
+    for warning in unresolved_env(plan):
+        click.echo(f"glimmer: warning: {warning}", err=True)
+    if dry_run:
+        show_plan(plan, options=options, flags=flags, output=output)
+        return
     if not sim and not gpu_present() and any(t.kind in ACCELERATOR_KINDS for t in plan.tests):
         fail(
             "no GPU found on this host (no /dev/nvidia0, no nvidia-smi). To rehearse the "
@@ -309,16 +416,31 @@ def run(
             ),
             code=NOT_RUN,
         )
-    for warning in unresolved_env(plan):
-        click.echo(f"glimmer: warning: {warning}", err=True)
-    if dry_run:
-        for index, test in enumerate(plan.tests):
-            click.echo(f"{index + 1}. {test.name} ({test.kind}, {test.scope}) on {host}")
-        return
     _prepare_report_dir(report_dir)
+    recorder: SideRecorder | None = None
+    if isinstance(flags, GroupFlags) or (isinstance(flags, PairFlags) and flags.role == "server"):
+        recorder = side_recorder(
+            flags=flags,
+            plan=plan,
+            node=host,
+            profile=profile_doc.name,
+            sim=sim,
+            retry_on_error_limit=retry_on_error,
+            results_dir=report_dir,
+        )
+        options = replace(options, link=recorder)
+    elif isinstance(flags, PairFlags):
+        options = replace(
+            options, link=PairClient(node=host, flags=flags, profile=profile_doc.name)
+        )
+    as_json = output == "json"
     if sim:
-        click.echo(f"SIMULATED GPU {sim}: results prove the plumbing, never the silicon.")
-    progress = _Progress(sim=bool(sim))
+        click.echo(
+            f"SIMULATED GPU {sim}: results prove the plumbing, never the silicon.", err=as_json
+        )
+    progress = _Progress(sim=bool(sim), side=recorder is not None, err=as_json)
+    if recorder is not None:
+        _run_side(plan, options=options, recorder=recorder, progress=progress)
     with signals_interrupt():
         try:
             local_run = run_plan(plan, options=options, reporter=progress)
@@ -336,14 +458,112 @@ def run(
                 baseline=plan.baseline,
             )
             path = write_document(document, report_dir)
-    _summary(local_run.results, sim=sim, document=document)
-    click.echo(f"results: {path}")
+    if as_json:
+        click.echo(json.dumps(document, indent=2))
+    else:
+        summary(local_run.results, sim=sim, document=document)
+        click.echo(f"results: {path}")
     if local_run.stopped:
         click.echo(
             f"glimmer: {local_run.stopped}; what did not finish is recorded as Error in {path}",
             err=True,
         )
     raise SystemExit(exit_status(local_run.results, stopped=local_run.stopped))
+
+
+def show_plan(
+    plan: PinnedPlan,
+    *,
+    options: LocalOptions,
+    flags: PairFlags | GroupFlags | None,
+    output: str,
+) -> None:
+    """``glimmer plan``: each execution's image (or UNRESOLVED), command, gates, axes, env."""
+    view = plan_view(plan, options=options, flags=flags)
+    if output == "json":
+        click.echo(json.dumps({"node": options.node, "sim": options.sim, "tests": view}, indent=2))
+        return
+    for index, entry in enumerate(view):
+        click.echo(
+            f"{index + 1}. {entry['name']} ({entry['kind']}, {entry['scope']}) on "
+            f"{', '.join(entry['nodes'])}{'' if entry['required'] else ' (not required)'}"
+        )
+        image = entry["image"]
+        if image == UNRESOLVED:
+            image = f"{UNRESOLVED}: {entry['imageProblem']}"
+        click.echo(f"   image: {image}")
+        command = entry["command"]
+        click.echo(f"   command: {shlex.join(command) if command else entry['commandProblem']}")
+        click.echo(f"   repeats: {entry['repeatCount']}")
+        gates = entry["gates"] or [{"metric": "(none: the runner's exit code decides)"}]
+        for gate in gates:
+            words = [str(gate.get(k, "")) for k in ("metric", "comparison", "value")]
+            extra = f" ({gate['applicability']})" if gate.get("applicability") else ""
+            click.echo(f"   gate: {' '.join(w for w in words if w)}{extra}")
+        for axis, value in sorted(entry["variantAxes"].items()):
+            click.echo(f"   axis: {axis}={value}")
+        for item in entry["env"]:
+            value = "(unset on this host)" if item["value"] is None else item["value"]
+            click.echo(f"   env: {item['name']}={value}")
+
+
+def _lint(plan: PinnedPlan, *, source: Path) -> None:
+    """C5 at run start, as ``glimmer lint`` and the operator classify: Malformed refuses
+    the run (the plan already does; this is the backstop), Unsound is printed and the
+    run proceeds. Never promote one or demote the other."""
+    refused: list[str] = []
+    for test in plan.tests:
+        thresholds = [threshold_from_wire(t) for t in specs.thresholds(test.spec)]
+        for finding in lint_thresholds(test.kind, thresholds):
+            line = f"test {test.name!r}: {finding.metric}: {finding.severity}: {finding.reason}"
+            if finding.severity is Severity.MALFORMED:
+                refused.append(line)
+            else:
+                click.echo(f"glimmer: warning: {line}", err=True)
+    if refused:
+        more = f"; and {len(refused) - 5} more" if len(refused) > 5 else ""
+        fail(f"{source}: malformed thresholds: {'; '.join(refused[:5])}{more}", code=NOT_RUN)
+
+
+def _with_host_ip(plan: PinnedPlan, *, options: LocalOptions, source: Path) -> LocalOptions:
+    """N2: ``valueFrom: status.hostIP`` is this host's primary address; a test that
+    reads it on a host with none is refused (a loopback stand-in would misdirect it)."""
+    readers = needs_host_ip(plan)
+    if not readers:
+        return options
+    address = primary_address()
+    if address is None:
+        fail(
+            f"{source}: {', '.join(readers)}: runner.env reads status.hostIP, but this host "
+            "has no primary address (no default route); give the value in runner.env "
+            "instead of valueFrom",
+            code=NOT_RUN,
+        )
+    return replace(options, host_ip=address)
+
+
+def _run_side(
+    plan: PinnedPlan, *, options: LocalOptions, recorder: SideRecorder, progress: _Progress
+) -> None:
+    """A side that records and decides nothing (Pair server, Group rank)."""
+    with signals_interrupt():
+        try:
+            local_run = run_plan(plan, options=options, reporter=progress)
+        finally:
+            progress.close()
+        with deferred():  # the record is written whole even if a signal arrives now
+            path = recorder.finish(stopped=local_run.stopped)
+    who = (
+        "the Pair client decides"
+        if recorder.record.role == "server"
+        else f"run glimmer merge --results-dir DIR --nranks {recorder.record.nranks} "
+        "once every rank's record is in DIR/ranks"
+    )
+    click.echo(f"side record: {path}; no verdict on this side: {who}")
+    if local_run.stopped:
+        click.echo(f"glimmer: {local_run.stopped}; the record says so ({path})", err=True)
+        raise SystemExit(NOT_RUN)
+    raise SystemExit(NOTHING_JUDGED)
 
 
 def _prepare_report_dir(report_dir: Path) -> None:

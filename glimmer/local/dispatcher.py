@@ -4,7 +4,10 @@ It is the operator's twin without a cluster: the same plan (``glimmer.plan``), t
 same contract and verdict, the same repeats and Error-only retries, so a verdict on
 a bare host means what it means in-cluster. Differences by design (semantics N2):
 Node scope only, a segmented soak runs as one process for its whole duration, and
-reserved ``BURNIN_*`` names in ``runner.env`` are ignored.
+reserved ``BURNIN_*`` names in ``runner.env`` are ignored. Pair and Group tests run
+one *side* here (``LocalOptions.link``, see :mod:`glimmer.local.links`): the side's
+runner gets the rendezvous environment and the peer's address as given (host
+networking, N2), and the link decides what each attempt's report means.
 
 Nothing the dispatcher does may end ``glimmer run`` with exit 1 (a hardware Fail) or
 without ``run.json``: a run that is interrupted (SIGINT/SIGTERM) or that meets an
@@ -27,8 +30,11 @@ from glimmer.contract import SIM_GPU_ENV, Artifact, RunnerReport
 from glimmer.local.filenames import artifact_folder, raw_log_path
 from glimmer.local.interrupt import Interrupted
 from glimmer.local.process import ProcessResult, run_runner
+from glimmer.local.records import SideAttempt
 from glimmer.local.serialize import artifact_refs
 from glimmer.plan import (
+    GroupRendezvous,
+    PairRendezvous,
     PinnedPlan,
     PlannedTest,
     SpecError,
@@ -77,6 +83,36 @@ class SilentReporter:
         return None
 
 
+class LinkSide(Protocol):
+    """How one side of a Pair or Group runs here (:mod:`glimmer.local.links`).
+
+    ``decides`` is False for a side that only records (a Pair server, a Group rank):
+    its attempts are judged without gates, only to know whether another attempt is
+    owed, and that provisional verdict is never written as a result.
+    """
+
+    @property
+    def decides(self) -> bool: ...
+
+    @property
+    def rendezvous(self) -> PairRendezvous | GroupRendezvous: ...
+
+    @property
+    def nodes(self) -> tuple[str, ...]: ...
+
+    @property
+    def record_node(self) -> str: ...
+
+    def fold(self, *, test: PlannedTest, attempt: SideAttempt) -> RunnerReport:
+        """The report this attempt is judged on; raises :class:`LinkError` when it
+        cannot be known (the attempt is then Error, never judged on a guess)."""
+        ...
+
+
+class LinkError(Exception):
+    """The other side's evidence for an attempt cannot be read; the attempt is Error."""
+
+
 @dataclass
 class LocalResult:
     """A settled test result plus what only the bare host records."""
@@ -84,6 +120,8 @@ class LocalResult:
     state: TestResultState
     scope: str
     node: str
+    #: Every node the result covers (Pair: server, client; Group: rank order).
+    nodes: tuple[str, ...] = ()
     started_at: float | None = None
     finished_at: float | None = None
     artifacts: list[dict[str, Any]] = field(default_factory=list)
@@ -110,6 +148,10 @@ class LocalOptions:
     retry_on_error_limit: int = 0
     image_commands: Mapping[str, Sequence[str]] = field(default_factory=dict)
     report_dir: Path | None = None
+    #: ``status.hostIP`` for ``valueFrom`` (the host's primary address, N2).
+    host_ip: str = "127.0.0.1"
+    #: The Pair/Group side this host plays; None for Node scope.
+    link: LinkSide | None = None
 
 
 def runner_command(test: PlannedTest, options: LocalOptions) -> list[str] | str:
@@ -139,6 +181,7 @@ def _env(test: PlannedTest, *, attempt: int, options: LocalOptions) -> dict[str,
         spec=test.spec,
         attempt=attempt,
         axes=test.axes,
+        rendezvous=options.link.rendezvous if options.link is not None else None,
         include_resource_limits=False,
         ignore_reserved_runner_env=True,
     ):
@@ -170,8 +213,38 @@ def _env_value(entry: Mapping[str, Any], options: LocalOptions) -> str | None:
     if field_path == "spec.nodeName":
         return options.node
     if field_path == "status.hostIP":
-        return "127.0.0.1"
+        return options.host_ip
     return None  # left unset, never empty (N2)
+
+
+def needs_host_ip(plan: PinnedPlan) -> list[str]:
+    """Tests whose ``runner.env`` reads ``status.hostIP`` (the host's address is needed)."""
+    return [
+        test.name
+        for test in plan.tests
+        if any(_field_path(e) == "status.hostIP" for e in specs.runner_env(test.spec))
+    ]
+
+
+def planned_env(
+    test: PlannedTest,
+    *,
+    options: LocalOptions,
+    rendezvous: PairRendezvous | GroupRendezvous | None,
+) -> list[tuple[str, str | None]]:
+    """``glimmer plan``: the BURNIN_* and ``runner.env`` names a runner would get, in
+    order, with their values (None: left unset on this host, N2)."""
+    return [
+        (str(entry["name"]), _env_value(entry, options))
+        for entry in runner_env(
+            spec=test.spec,
+            attempt=1,
+            axes=test.axes,
+            rendezvous=rendezvous,
+            include_resource_limits=False,
+            ignore_reserved_runner_env=True,
+        )
+    ]
 
 
 def unresolved_env(plan: PinnedPlan) -> list[str]:
@@ -211,12 +284,12 @@ def preflight(plan: PinnedPlan, *, options: LocalOptions) -> list[str]:
 def _deadline(test: PlannedTest) -> int:
     if specs.soak(test.spec) is not None:
         return specs.duration_seconds(test.spec) + 120
-    return active_deadline_seconds(test.spec, "Node")
+    return active_deadline_seconds(test.spec, test.scope)
 
 
 def _keep_artifacts(
     report: RunnerReport, *, test: str, attempt: int, options: LocalOptions, local: LocalResult
-) -> None:
+) -> list[dict[str, Any]]:
     """Append the attempt's artifact refs to the result in the order they were printed
     (I19.21), writing each accepted payload under the report directory.
 
@@ -226,6 +299,7 @@ def _keep_artifacts(
     so a listed ref's digest always matches its file.
     """
     relative = artifact_folder(test=test, attempt=attempt)
+    kept: list[dict[str, Any]] = []
     for found, ref in zip(report.artifacts_in_order, artifact_refs(report), strict=True):
         dropped = "dropped" in ref
         identity = (
@@ -240,6 +314,8 @@ def _keep_artifacts(
             (folder / found.name).write_bytes(found.payload)
             ref["file"] = str(relative / found.name)
         local.artifacts.append(ref)
+        kept.append(ref)
+    return kept
 
 
 def run_plan(plan: PinnedPlan, *, options: LocalOptions, reporter: Reporter) -> LocalRun:
@@ -330,8 +406,18 @@ def _new_result(test: PlannedTest, *, options: LocalOptions) -> LocalResult:
         ),
         scope=test.scope,
         node=options.node,
+        nodes=_nodes(options),
         variant_axes=dict(test.axes),
     )
+
+
+def _nodes(options: LocalOptions) -> tuple[str, ...]:
+    return options.link.nodes if options.link is not None else (options.node,)
+
+
+def _record_node(options: LocalOptions) -> str:
+    """F9: a link's attempts are recorded on the server's / rank 0's node."""
+    return options.link.record_node if options.link is not None else options.node
 
 
 def _not_started(test: PlannedTest, *, options: LocalOptions, why: str) -> LocalResult:
@@ -348,6 +434,7 @@ def _not_started(test: PlannedTest, *, options: LocalOptions, why: str) -> Local
         ),
         scope=scope if isinstance(scope, str) else "Node",
         node=options.node,
+        nodes=_nodes(options),
         variant_axes=dict(test.axes),
     )
 
@@ -365,7 +452,7 @@ def _record_stopped_attempt(local: LocalResult, *, why: str, options: LocalOptio
         verdict,
         attempt=len(state.attempts) + 1,
         trigger=state.next_trigger(),
-        node=options.node,
+        node=_record_node(options),
         started_at=rfc3339(local.attempt_started_at),
         finished_at=_rfc3339(now),
     )
@@ -406,24 +493,66 @@ def _one_attempt(
             raw_log=raw,
         )
         report = outcome.report
-        verdict = judge_attempt(
-            report, kind=test.kind, thresholds=thresholds, dispatcher_provenance=provenance
-        )
-        verdict = apply_termination(verdict, outcome.termination, runner_line=report.message)
         started, finished = outcome.started_at, outcome.finished_at
-        _keep_artifacts(report, test=test.name, attempt=attempt, options=options, local=local)
+        kept = _keep_artifacts(
+            report, test=test.name, attempt=attempt, options=options, local=local
+        )
         if local.started_at is None:
             local.started_at = started
+        verdict = _judge(
+            test,
+            own=SideAttempt(
+                attempt=attempt,
+                report=report,
+                termination=outcome.termination,
+                started_at=_rfc3339(started),
+                finished_at=_rfc3339(finished),
+                raw_log=local.raw_logs[-1] if raw is not None else "",
+                artifacts=tuple(kept),
+            ),
+            thresholds=thresholds,
+            options=options,
+            provenance=provenance,
+        )
     local.finished_at = finished
     record = attempt_record(
         verdict,
         attempt=attempt,
         trigger=trigger_state.next_trigger(),
-        node=options.node,
+        node=_record_node(options),
         started_at=_rfc3339(started) if not isinstance(command, str) else None,
         finished_at=_rfc3339(finished),
     )
     return verdict, record, finished - started
+
+
+def _judge(
+    test: PlannedTest,
+    *,
+    own: SideAttempt,
+    thresholds: Sequence[Any],
+    options: LocalOptions,
+    provenance: Provenance | None,
+) -> AttemptVerdict:
+    """The one judgement of an attempt: its own report (Node), or the link's fold of
+    every side's (Pair client, Group merge), through ``judge_attempt`` either way.
+
+    A side that does not decide is judged without gates: the verdict only says whether
+    its own runner asks for another attempt and is never written as a result.
+    """
+    link = options.link
+    report = own.report
+    if link is not None:
+        try:
+            report = link.fold(test=test, attempt=own)
+        except LinkError as err:
+            return _unjudged(str(err), exit_code=own.report.exit_code, options=options)
+        if not link.decides:
+            thresholds = ()
+    verdict = judge_attempt(
+        report, kind=test.kind, thresholds=thresholds, dispatcher_provenance=provenance
+    )
+    return apply_termination(verdict, own.termination, runner_line=own.report.message)
 
 
 def _unjudged(message: str, *, exit_code: int, options: LocalOptions) -> AttemptVerdict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import socket
@@ -28,6 +29,30 @@ ACCELERATOR_KINDS: Final[frozenset[str]] = frozenset(
 
 def node_name() -> str:
     return os.environ.get("NODE_NAME") or socket.gethostname()
+
+
+#: Documentation addresses (RFC 5737 / 3849): a UDP connect to one picks the source
+#: address of the default route and sends nothing.
+_ROUTE_PROBES: Final = (
+    (socket.AF_INET, ("192.0.2.1", 9)),
+    (socket.AF_INET6, ("2001:db8::1", 9)),
+)
+
+
+def primary_address() -> str | None:
+    """The host's primary address (the default route's source), as the kubelet reports
+    ``status.hostIP``; None when the host has no route off itself (N2: then refuse)."""
+    for family, target in _ROUTE_PROBES:
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as probe:
+                probe.connect(target)
+                address = str(probe.getsockname()[0])
+        except OSError:
+            continue
+        parsed = ipaddress.ip_address(address.split("%", maxsplit=1)[0])
+        if not (parsed.is_unspecified or parsed.is_loopback):
+            return address
+    return None
 
 
 def gpu_present() -> bool:

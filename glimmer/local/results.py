@@ -31,7 +31,7 @@ def result_json(result: LocalResult) -> dict[str, Any]:
         "kind": state.kind,
         "scope": result.scope,
         "phase": str(state.phase),
-        "nodes": [result.node],
+        "nodes": list(result.nodes or (result.node,)),
         "required": state.required,
         "rawLogs": list(result.raw_logs),
     }

@@ -1,0 +1,70 @@
+"""``glimmer merge``: decide a bare-host Group from its N rank records (N3).
+
+Each rank's ``glimmer run --rank R --nranks N --root HOST`` wrote
+``ranks/rank-NN.json`` and no verdict; copy them into one ``DIR/ranks`` and merge
+there. The verdict comes from the operator's own code (:mod:`glimmer.local.merge`), and
+``run.json`` is written by the same codec as ``glimmer run``'s. Exit status is N4's: 0
+Passed, 1 Failed, 3 Error or not judged (a partial, duplicate or foreign turnout is
+refused with 3 and nothing written), 2 nothing judged (every required test skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from glimmer.cli._common import OUTPUT_FORMAT, fail, no_traceback
+from glimmer.local.merge import TurnoutError, merge_group, read_turnout
+from glimmer.local.results import exit_status, run_document, write_document
+
+#: Exit status when no verdict could be reached (refused turnout, bad input, a bug).
+NOT_JUDGED = 3
+
+
+@click.command()
+@click.option(
+    "--results-dir",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Holds ranks/rank-NN.json from every rank; run.json is written here.",
+)
+@click.option(
+    "--nranks", required=True, type=click.IntRange(min=2), help="How many ranks the group has."
+)
+@click.option("-o", "--output", "output", type=OUTPUT_FORMAT, default="text", show_default=True)
+@no_traceback(code=NOT_JUDGED)
+def merge(results_dir: Path, nranks: int, output: str) -> None:
+    """Judge a Group test from every rank's record, as the operator would."""
+    try:
+        # A previous merge's verdict must not be read as this one's if this one refuses.
+        (results_dir / "run.json").unlink(missing_ok=True)
+    except OSError as exc:
+        fail(f"--results-dir {results_dir}: cannot be written: {exc}", code=NOT_JUDGED)
+    try:
+        records = read_turnout(results_dir, nranks=nranks)
+    except TurnoutError as exc:
+        fail(str(exc), code=NOT_JUDGED)
+    merged = merge_group(records)
+    root = records[0]
+    sim = next((r.sim for r in records if r.sim is not None), None)
+    document = run_document(
+        merged.results,
+        node=root.node,
+        profile=root.profile,
+        sim=sim,
+        started_at=merged.started_at,
+        finished_at=merged.finished_at or time.time(),
+        stopped=merged.stopped,
+    )
+    path = write_document(document, results_dir)
+    if output == "json":
+        click.echo(json.dumps(document, indent=2))
+    else:
+        from glimmer.cli.run import summary
+
+        summary(merged.results, sim=sim, document=document)
+        click.echo(f"results: {path}")
+    raise SystemExit(exit_status(merged.results, stopped=merged.stopped))
