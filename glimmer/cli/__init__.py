@@ -19,6 +19,8 @@ _COMMANDS: dict[str, str] = {
     "lint": "glimmer.cli.lint:lint",
     "run": "glimmer.cli.run:run",
     "manager": "glimmer.cli.manager:manager",
+    "merge": "glimmer.cli.merge:merge",
+    "plan": "glimmer.cli.plan:plan",
 }
 
 
