@@ -11,6 +11,7 @@ from __future__ import annotations
 import socket
 import ssl
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import trustme
@@ -31,6 +32,9 @@ class Receiver:
     received: list[Received] = field(default_factory=list)
     port: int = 0
     reply: bytes = b"refused by the test receiver"
+    #: While set, a request whose body it matches is answered 503 (as a receiver that
+    #: is down for that delivery), whatever the script says.
+    refuse: Callable[[bytes], bool] | None = None
     _runner: web.AppRunner | None = None
 
     @property
@@ -47,6 +51,8 @@ class Receiver:
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.read()
         status = self.script.popleft() if self.script else 200
+        if self.refuse is not None and self.refuse(body):
+            status = 503
         self.received.append(Received(dict(request.headers), body, status))
         return web.Response(status=status, body=b"" if status < 300 else self.reply)
 
