@@ -30,6 +30,7 @@ def run(**status: Any) -> dict[str, Any]:
                     "repeatsRequired": 1, "provenance": "sim", "suspect": True,
                 },
                 {"name": "admission", "kind": "", "phase": "Error", "message": "busy"},
+                {"name": "skip", "kind": "custom", "phase": "Skipped", "nodes": ["n1"]},
                 {"name": "soak", "kind": "thermal-soak", "phase": "Running", "nodes": ["n1"],
                  "segmentsRequired": 4, "segmentsCompleted": 1, "segmentSeconds": 300},
             ],
@@ -46,15 +47,16 @@ def test_L1_envelope_carries_every_result_without_attempts_and_counts_from_them(
     assert env.checkpoint_sequence == 7
     assert env.sent_at == "2026-12-01T12:00:00.25Z"
     assert env.run.profile == "prof" and env.cluster is None
-    assert [r.name for r in env.results] == ["burn", "admission", "soak"]  # cumulative
+    assert [r.name for r in env.results] == ["burn", "admission", "skip", "soak"]  # cumulative
     doc = json.loads(encode(env))
     assert "attempts" not in doc["results"][0] and "conditions" not in doc
     assert "repeatsRequired" not in doc["results"][0]
     # The summary is the results' own tally (the open one counts in none of the four).
     assert (env.summary.passed, env.summary.errored, env.summary.failed) == (1, 1, 0)
+    assert env.summary.skipped == 1
     assert env.results[1].kind == "" and doc["results"][1]["kind"] == ""  # synthetic
     assert env.results[0].segments is None
-    seg = env.results[2].segments
+    seg = env.results[3].segments
     assert seg is not None and (seg.completed, seg.required, seg.segment_seconds) == (1, 4, 300)
     assert env.results[0].provenance == "sim" and env.results[0].suspect
     assert env.cancel_reason == ""  # only on a Cancelled run

@@ -256,7 +256,7 @@ _envelopes = st.builds(
 )  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_envelopes)
 def test_L1_property_decode_of_encode_is_identity_and_metric_keys_pass_the_grammar(
     env: Envelope,

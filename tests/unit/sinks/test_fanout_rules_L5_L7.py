@@ -15,7 +15,8 @@ import pytest
 import pytest_asyncio
 
 from glimmer.contract.envelope import Envelope, RunRef, TestResult, decode, encode
-from glimmer.engine import CONFIGMAPS, FakeClient
+from glimmer.controllers.run.delivery import Delivery, Reason, SinkDeliverer
+from glimmer.engine import CONFIGMAPS, NAMESPACES, ApiError, FakeClient
 from glimmer.sinks import FanoutOptions, RunExporter, SinkFanout, verify
 from glimmer.sinks.configmap import CONFIGMAP_BUDGET_BYTES
 from glimmer.sinks.fanout import SECRETS, SINKS
@@ -312,3 +313,42 @@ async def test_L7_a_concurrent_writer_is_merged_never_overwritten() -> None:
         json.loads((await cm_data(client))[envs[0].delivery_id])["deliveryId"]
         == envs[0].delivery_id
     )
+
+
+async def test_L7_a_conflicting_write_is_read_again_never_overwritten_blind() -> None:
+    client = FakeClient()
+    await client.create(CONFIGMAPS, {"metadata": {"name": "verdicts", "namespace": NS},
+                                     "data": {"old": "{}"}}, namespace=NS)  # fmt: skip
+    await sink(client, "cm", {"type": "ConfigMap", "configMap": {"name": "verdicts"}})
+    client.inject_error("replace", ApiError(status=409, reason="Conflict"))
+    out, sleeps = fanout(client)
+    env = envelope()
+    assert (await out.deliver(env, namespace=NS, sinks=["cm"])).ok
+    assert sleeps.calls == []  # merged within the attempt, not retried a second later
+    assert set(await cm_data(client)) == {"old", env.delivery_id}
+
+
+async def test_L1_sink_deliverer_sends_the_cluster_only_when_named_and_the_pinned_baseline() -> (
+    None
+):
+    client = FakeClient()
+    await client.create(NAMESPACES, {"metadata": {"name": "kube-system"}})
+    ks_uid = (await client.get(NAMESPACES, "kube-system"))["metadata"]["uid"]
+    await sink(client, "cm", {"type": "ConfigMap", "configMap": {"name": "verdicts"}})
+    run = {
+        "metadata": {"namespace": NS, "name": "r", "uid": "u"},
+        "spec": {"profileRef": "p", "baseline": True},
+        "status": {"phase": "Running"},
+    }
+    for name in ("", "lab-7"):
+        deliverer = SinkDeliverer(fanout=fanout(client)[0], now=lambda: NOW, cluster_name=name)
+        delivery = Delivery(Reason.RUN_PHASE_CHANGED, "Running", run, ("cm",))
+        assert await deliverer.deliver(delivery)
+        [stored] = (await cm_data(client)).values()
+        env = decode(stored)
+        if name:
+            assert env.cluster is not None and (env.cluster.name, env.cluster.uid) == (name, ks_uid)
+        else:
+            assert env.cluster is None and b'"cluster"' not in stored.encode()
+        assert env.baseline  # no plan pinned: the spec's value
+        await client.delete(CONFIGMAPS, "verdicts", namespace=NS)
