@@ -122,3 +122,21 @@ def test_signature_is_hmac_sha256_of_timestamp_dot_body() -> None:
     assert sign(b"{}", key=b"secret", timestamp=1_700_000_000) == (
         "t=1700000000,v1=b8569b78799ff9e3cbff0fc2d63a33a2b57f3282abd07c37ae5e8e7d79a5f163"
     )
+
+
+def test_the_receiver_snippet_in_docs_sinks_md_verifies_our_signature() -> None:
+    import re
+    import time
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "sinks.md").read_text()
+    match = re.search(r"```python\n(.*?)```", doc, re.S)
+    assert match is not None
+    namespace: dict[str, Any] = {}
+    exec(compile(match.group(1), "docs/sinks.md", "exec"), namespace)  # the doc's own code
+    check = namespace["verify_glimmer_signature"]
+    body = b'{"phase":"Passed"}'
+    header = sign(body, key=b"k", timestamp=int(time.time()))
+    assert check(body, header, b"k")
+    assert not check(b'{"phase":"Failed"}', header, b"k")
+    assert not check(body, sign(body, key=b"k", timestamp=int(time.time()) - 3600), b"k")
