@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Final
 
 import aiohttp
@@ -17,7 +18,7 @@ import structlog
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.run import kube, labels, wire
 from glimmer.controllers.run.conditions import set_condition
-from glimmer.controllers.run.context import Part
+from glimmer.controllers.run.context import Part, RunContext
 from glimmer.controllers.run.delivery import (
     Delivery,
     Reason,
@@ -33,6 +34,8 @@ from glimmer.verdict.codec import clamp_text
 log = structlog.get_logger("glimmer.controllers.run")
 
 JSON = dict[str, Any]
+#: Runs whose refused terminal envelope is paced in memory (oldest forgotten first).
+_MAX_TRACKED_RESENDS: Final = 4096
 #: Each sink's entry in the run's ``status.sinkStatus`` is clamped to this many bytes.
 SINK_STATUS_BYTES: Final = 512
 TERMINATE_OPEN_MESSAGE: Final = (
@@ -42,6 +45,11 @@ TERMINATE_OPEN_MESSAGE: Final = (
 
 class Finisher(Part):
     """Terminate (E19), converge terminal runs, clean up deleted ones (E20)."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        super().__init__(ctx)
+        #: Run UID -> when its refused terminal envelope was last sent (E19 pacing).
+        self._terminal_attempts: dict[str, datetime] = {}
 
     async def finalise(
         self,
@@ -150,9 +158,13 @@ class Finisher(Part):
             run = await self._unload(run)
         pending = RunView(run).annotations.get(labels.PENDING_TERMINAL_DELIVERY)
         requeue: float | None = None
-        if deliver or pending:
+        wait = 0.0 if deliver or not pending else self._resend_wait(view.uid)
+        if wait > 0:
+            requeue = wait  # a pending re-send is not due yet (our own writes wake us)
+        elif deliver or pending:
             delivery = Delivery(Reason.RUN_PHASE_CHANGED, phase, run, sinks)
             ok, run = await self._deliver_terminal(run, delivery)
+            self._note_terminal_attempt(view.uid, delivered=ok)
             if ok and pending:
                 run = await kube.patch_metadata(
                     self.client, run, {"annotations": {labels.PENDING_TERMINAL_DELIVERY: None}}
@@ -187,6 +199,25 @@ class Finisher(Part):
                 return Result()
             requeue = remaining if requeue is None else min(requeue, remaining)
         return Result(requeue_after=requeue) if requeue else Result()
+
+    def _resend_wait(self, uid: str) -> float:
+        """Seconds until a refused terminal envelope is due again (E19: every retry
+        period). Every write of the run wakes a terminal reconcile; without this each of
+        our own annotation and finalizer patches would re-send at once. In memory only: a
+        restarted manager re-sends at once, which is what a retry should do."""
+        last = self._terminal_attempts.get(uid)
+        if last is None:
+            return 0.0
+        elapsed = (self.now() - last).total_seconds()
+        return max(0.0, self.options.terminal_delivery_retry_seconds - elapsed)
+
+    def _note_terminal_attempt(self, uid: str, *, delivered: bool) -> None:
+        if delivered or not uid:
+            self._terminal_attempts.pop(uid, None)
+            return
+        self._terminal_attempts[uid] = self.now()
+        while len(self._terminal_attempts) > _MAX_TRACKED_RESENDS:  # bounded memory
+            self._terminal_attempts.pop(next(iter(self._terminal_attempts)))
 
     async def _deliver_terminal(self, run: JSON, delivery: Delivery) -> tuple[bool, JSON]:
         """(4) The terminal envelope; with a reporting deliverer, each sink's outcome is
@@ -233,6 +264,7 @@ class Finisher(Part):
                 self.client, run, {"finalizers": [f for f in finalizers if f != labels.FINALIZER]}
             )
         self.interlock.drop_run(view.key)
+        self._terminal_attempts.pop(view.uid, None)
         if self._forget is not None:
             self._forget(view.namespace, view.name)
         return Result()

@@ -104,6 +104,12 @@ async def test_E19_terminal_outcome_is_recorded_in_sink_status_and_re_sent_until
         "store": "Delivered 2026-12-01T12:00:00Z",
     }
     assert result.requeue_after == 300.0  # E19: every 5 minutes
+    # Our own annotation and finalizer writes wake the run at once: not due, not re-sent.
+    cluster.advance(10)
+    result = await cluster.reconcile()
+    assert sent(cluster).count((Reason.RUN_PHASE_CHANGED, "Passed")) == 1
+    assert result.requeue_after == 290.0
+    cluster.advance(-10)
     # Still refused: re-sent, still pending.
     cluster.advance(300)
     await cluster.reconcile()
