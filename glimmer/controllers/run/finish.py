@@ -9,40 +9,47 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Final
 
+import aiohttp
 import structlog
 
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.run import kube, labels, wire
 from glimmer.controllers.run.conditions import set_condition
-from glimmer.controllers.run.context import Part
-from glimmer.controllers.run.delivery import Delivery, Reason
+from glimmer.controllers.run.context import Part, RunContext
+from glimmer.controllers.run.delivery import (
+    Delivery,
+    Reason,
+    ReportingDeliverer,
+    pinned_baseline,
+)
 from glimmer.controllers.run.view import RunView
 from glimmer.engine import ApiError, Result
 from glimmer.plan import PinnedPlan
 from glimmer.verdict import Phase, count, measured_condition, run_provenance
+from glimmer.verdict.codec import clamp_text
 
 log = structlog.get_logger("glimmer.controllers.run")
 
 JSON = dict[str, Any]
+#: Runs whose refused terminal envelope is paced in memory (oldest forgotten first).
+_MAX_TRACKED_RESENDS: Final = 4096
+#: Each sink's entry in the run's ``status.sinkStatus`` is clamped to this many bytes.
+SINK_STATUS_BYTES: Final = 512
 TERMINATE_OPEN_MESSAGE: Final = (
     "run reached a terminal phase before this execution completed; no verdict"
 )
 
 
-def pinned_baseline(view: RunView, plan: PinnedPlan | None) -> bool:
-    """Whether the run is a baseline (I19.6: a baseline measures, it never certifies).
-
-    ``spec.baseline`` is pinned: the plan's copy decides, so a spec edited after the pin
-    changes nothing; the spec is read only when no plan could be pinned or decoded."""
-    if plan is not None:
-        return plan.baseline
-    return view.baseline
-
-
 class Finisher(Part):
     """Terminate (E19), converge terminal runs, clean up deleted ones (E20)."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        super().__init__(ctx)
+        #: Run UID -> when its refused terminal envelope was last sent (E19 pacing).
+        self._terminal_attempts: dict[str, datetime] = {}
 
     async def finalise(
         self,
@@ -151,8 +158,13 @@ class Finisher(Part):
             run = await self._unload(run)
         pending = RunView(run).annotations.get(labels.PENDING_TERMINAL_DELIVERY)
         requeue: float | None = None
-        if deliver or pending:
-            ok = await self.deliverer.deliver(Delivery(Reason.RUN_PHASE_CHANGED, phase, run, sinks))
+        wait = 0.0 if deliver or not pending else self._resend_wait(view.uid)
+        if wait > 0:
+            requeue = wait  # a pending re-send is not due yet (our own writes wake us)
+        elif deliver or pending:
+            delivery = Delivery(Reason.RUN_PHASE_CHANGED, phase, run, sinks)
+            ok, run = await self._deliver_terminal(run, delivery)
+            self._note_terminal_attempt(view.uid, delivered=ok)
             if ok and pending:
                 run = await kube.patch_metadata(
                     self.client, run, {"annotations": {labels.PENDING_TERMINAL_DELIVERY: None}}
@@ -188,6 +200,53 @@ class Finisher(Part):
             requeue = remaining if requeue is None else min(requeue, remaining)
         return Result(requeue_after=requeue) if requeue else Result()
 
+    def _resend_wait(self, uid: str) -> float:
+        """Seconds until a refused terminal envelope is due again (E19: every retry
+        period). Every write of the run wakes a terminal reconcile; without this each of
+        our own annotation and finalizer patches would re-send at once. In memory only: a
+        restarted manager re-sends at once, which is what a retry should do."""
+        last = self._terminal_attempts.get(uid)
+        if last is None:
+            return 0.0
+        elapsed = (self.now() - last).total_seconds()
+        return max(0.0, self.options.terminal_delivery_retry_seconds - elapsed)
+
+    def _note_terminal_attempt(self, uid: str, *, delivered: bool) -> None:
+        if delivered or not uid:
+            self._terminal_attempts.pop(uid, None)
+            return
+        self._terminal_attempts[uid] = self.now()
+        while len(self._terminal_attempts) > _MAX_TRACKED_RESENDS:  # bounded memory
+            self._terminal_attempts.pop(next(iter(self._terminal_attempts)))
+
+    async def _deliver_terminal(self, run: JSON, delivery: Delivery) -> tuple[bool, JSON]:
+        """(4) The terminal envelope; with a reporting deliverer, each sink's outcome is
+        recorded in ``status.sinkStatus`` (best effort: the verdict is already durable,
+        and a failed bookkeeping write must not cost the re-send its annotation)."""
+        if not isinstance(self.deliverer, ReportingDeliverer):
+            return await self.deliverer.deliver(delivery), run
+        report = await self.deliverer.deliver_reporting(delivery)
+        if not report.outcomes:
+            return report.ok, run
+        stamp = format_time(self.now())
+        recorded = {
+            o.sink: f"Delivered {stamp}"
+            if o.delivered
+            else clamp_text(f"Failed {stamp}: {o.error}", SINK_STATUS_BYTES)
+            for o in report.outcomes
+        }
+        view = RunView(run)
+        if view.status.get("sinkStatus") == recorded:
+            return report.ok, run
+        with contextlib.suppress(ApiError, OSError, TimeoutError, aiohttp.ClientError):
+            # Only this map changes, so no resourceVersion precondition is needed; the
+            # answer carries the new resourceVersion the metadata patches below use.
+            run = await self.client.patch(
+                kube.RUNS, view.name, {"status": {"sinkStatus": recorded}},
+                namespace=view.namespace, subresource="status",
+            )  # fmt: skip
+        return report.ok, run
+
     @staticmethod
     def _sinks(view: RunView) -> tuple[str, ...]:
         """The pinned plan's sinks; none when no plan is pinned or it is unreadable."""
@@ -205,6 +264,7 @@ class Finisher(Part):
                 self.client, run, {"finalizers": [f for f in finalizers if f != labels.FINALIZER]}
             )
         self.interlock.drop_run(view.key)
+        self._terminal_attempts.pop(view.uid, None)
         if self._forget is not None:
             self._forget(view.namespace, view.name)
         return Result()
