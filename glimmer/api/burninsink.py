@@ -32,6 +32,19 @@ class WebhookSink:
     insecure_skip_verify: bool | None = field(
         json="insecureSkipVerify", description="Disable TLS certificate verification."
     )
+    ca_secret_ref: SecretKeySelector | None = field(
+        json="caSecretRef",
+        description="Glimmer extension: PEM CA bundle that verifies the receiver's TLS "
+        "certificate, from a Secret in the sink's namespace (e.g. a cert-manager ca.crt), "
+        "instead of the system trust store. Ignored when insecureSkipVerify is true.",
+    )
+    signing_secret_ref: SecretKeySelector | None = field(
+        json="signingSecretRef",
+        description="Glimmer extension: HMAC-SHA256 key, from a Secret in the sink's "
+        "namespace. Each POST then carries X-Glimmer-Signature: t=<unix seconds>,"
+        "v1=<hex HMAC of '<t>.<body>'> so the receiver can reject forged or replayed "
+        "verdicts (docs/sinks.md).",
+    )
 
 
 @attrs.define(kw_only=True)

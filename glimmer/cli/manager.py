@@ -96,6 +96,7 @@ async def run_manager(
     served_namespaces: frozenset[str] | None,
     client_options: ClientOptions | None = None,
     run_options: RunOptions | None = None,
+    cluster_name: str = "",
 ) -> int:
     """Run until signalled (exit 0) or until leadership is lost (exit 1)."""
     metrics = EngineMetrics()
@@ -106,6 +107,7 @@ async def run_manager(
             manager=manager,
             options=run_options or RunOptions(operator_namespace=operator_namespace()),
             served_namespaces=served_namespaces,
+            cluster_name=cluster_name,
         )
         for registration in registrations:
             manager.add_controller(registration)
@@ -200,6 +202,13 @@ async def run_manager(
     help="Requests allowed above --kube-api-qps in a burst.",
 )
 @click.option(
+    "--cluster-name",
+    default="",
+    help="This cluster's name in every delivery envelope (cluster.name, with the "
+    "kube-system namespace UID as cluster.uid). Never guessed: without it envelopes "
+    "carry no cluster block.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="info",
@@ -218,6 +227,7 @@ def manager(
     graceful_shutdown_timeout: float,
     kube_api_qps: float,
     kube_api_burst: int,
+    cluster_name: str,
     log_level: str,
 ) -> None:
     """Run the Glimmer controller manager."""
@@ -244,6 +254,7 @@ def manager(
                 options=options,
                 served_namespaces=served_namespaces,
                 client_options=client_options,
+                cluster_name=cluster_name.strip(),
             )
         )
     )

@@ -1,4 +1,5 @@
-"""The runner contract: exit code + stdout -> what a runner declared.
+"""The runner contract: exit code + stdout -> what a runner declared; and the
+delivery envelope, the document a sink receives (:mod:`glimmer.contract.envelope`).
 
 Pure: standard library only, no I/O. Both dispatchers (the operator and
 ``glimmer run``) and every runner (``runners/``) share it.
@@ -9,6 +10,27 @@ from glimmer.contract.artifacts import (
     DroppedArtifact,
     DropReason,
     artifact_name_ok,
+)
+from glimmer.contract.envelope import (
+    REASONS,
+    VERSION,
+    ArtifactRef,
+    ClusterRef,
+    Envelope,
+    EnvelopeDecodeError,
+    EnvelopeInvalidError,
+    NotEvaluated,
+    RunRef,
+    SegmentSummary,
+    Summary,
+    TestResult,
+    Violation,
+    decode,
+    delivery_id,
+    encode,
+    event_key_for_result,
+    format_sent_at,
+    validate,
 )
 from glimmer.contract.environment import SIM_GPU_ENV
 from glimmer.contract.kinds import is_builtin, is_hardware_dependent
@@ -41,23 +63,41 @@ def is_valid_metric_name(name: str) -> bool:
 __all__ = [
     "ALIASES",
     "PROVENANCE_METRIC",
+    "REASONS",
     "REGISTRY",
     "SIM_GPU_ENV",
     "SPREAD_METRICS",
+    "VERSION",
     "Aggregation",
     "Artifact",
+    "ArtifactRef",
+    "ClusterRef",
     "Combination",
     "DropReason",
     "DroppedArtifact",
+    "Envelope",
+    "EnvelopeDecodeError",
+    "EnvelopeInvalidError",
     "MetricSpec",
+    "NotEvaluated",
     "Outcome",
     "ReportReader",
+    "RunRef",
     "RunnerReport",
+    "SegmentSummary",
+    "Summary",
+    "TestResult",
     "ThresholdUse",
+    "Violation",
     "artifact_name_ok",
     "canonical_name",
+    "decode",
+    "delivery_id",
+    "encode",
+    "event_key_for_result",
     "format_go_g",
     "format_go_plain",
+    "format_sent_at",
     "grammar_ok",
     "is_builtin",
     "is_hardware_dependent",
@@ -67,4 +107,5 @@ __all__ = [
     "parse_go_float",
     "read_report",
     "unit_of",
+    "validate",
 ]

@@ -37,11 +37,12 @@ from __future__ import annotations
 import dataclasses
 
 from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run.context import RunOptions
-from glimmer.controllers.run.delivery import Deliverer
+from glimmer.controllers.run.context import RunOptions, now_utc
+from glimmer.controllers.run.delivery import Deliverer, SinkDeliverer
 from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.setup import reaper_controller, run_controller
 from glimmer.engine import ControllerRegistration, Manager, Readers
+from glimmer.sinks import FanoutOptions, RunExporter, SinkFanout
 
 
 def operator_registrations(
@@ -52,6 +53,8 @@ def operator_registrations(
     readers: Readers | None = None,
     deliverer: Deliverer | None = None,
     workers: int = 4,
+    cluster_name: str = "",
+    fanout_options: FanoutOptions | None = None,
 ) -> list[ControllerRegistration]:
     """The BurnInRun controller and the orphan-stamp reaper, for ``manager``.
 
@@ -60,8 +63,24 @@ def operator_registrations(
     becomes ``options.served_namespaces``. ``readers`` default to the cached reader
     over ``manager``'s informers and the live reader over its client. Run metrics
     (``glimmer_run_*``) go to the manager's registry.
+
+    ``deliverer`` defaults to the sinks (:class:`SinkDeliverer`): envelopes to each run's
+    pinned BurnInSinks, with the Prometheus sink's ``burnin_*`` collector registered on
+    the manager's registry beside the engine's families. ``cluster_name`` is
+    ``--cluster-name`` (envelopes carry no cluster block without it);
+    ``fanout_options`` the delivery timings (default 15 s budget, 2 attempts 1 s apart).
     """
     client = manager.client
+    exporter: RunExporter | None = None
+    if deliverer is None:
+        exporter = RunExporter().register(manager.metrics.registry)
+        deliverer = SinkDeliverer(
+            fanout=SinkFanout(
+                client=client, exporter=exporter, options=fanout_options or FanoutOptions()
+            ),
+            now=now_utc,
+            cluster_name=cluster_name,
+        )
     readers = readers if readers is not None else Readers.over(client, manager.informers)
     return [
         run_controller(
@@ -74,6 +93,7 @@ def operator_registrations(
             workers=workers,
             metrics=RunMetrics(manager.metrics.registry),
             readers=readers,
+            exporter=exporter,
         ),
         reaper_controller(client=client, readers=readers),
     ]

@@ -1,19 +1,36 @@
-"""The seam where sinks plug in (L4); this controller delivers nothing itself yet.
+"""The seam where sinks plug in (L4): what the reconciler hands over, and who sends it.
 
 The reconciler calls a :class:`Deliverer` at exactly the points L4 names: Running
 (before the status write), each unit settled through the normal path, each checkpoint,
-and the terminal phase (after unload and release). Sinks are a separate piece of work;
-until then :class:`NoDelivery` accepts everything, which is what a profile with no sinks
-means anyway.
+and the terminal phase (after unload and release). :class:`SinkDeliverer` is what the
+operator ships: it builds the envelope from the run as written and fans it out to the
+pinned BurnInSinks (:mod:`glimmer.sinks`). :class:`NoDelivery` accepts everything and
+sends nothing, which is what a profile with no sinks means anyway; tests use it to see
+what would have been sent.
+
+A delivery's outcome never changes the run: the only consequence of a failure is the
+terminal envelope's re-send (E19), decided in ``finish``.
 """
 
 from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+import aiohttp
+
+from glimmer.contract.envelope import ClusterRef
+from glimmer.controllers.run.view import RunView
+from glimmer.engine import NAMESPACES, ApiError
+from glimmer.plan import PinnedPlan
+from glimmer.sinks import FanoutReport, SinkFanout, build_envelope
+
+#: The namespace whose UID identifies the cluster in envelopes (L1).
+CLUSTER_IDENTITY_NAMESPACE = "kube-system"
 
 
 class Reason(enum.StrEnum):
@@ -24,7 +41,7 @@ class Reason(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Delivery:
-    """What an envelope would be built from (L1): the run as written, and why."""
+    """What an envelope is built from (L1): the run as written, and why."""
 
     reason: Reason
     #: RunPhaseChanged: the phase; TestCompleted: ``<test>/<node>``; Checkpoint: sequence.
@@ -39,6 +56,15 @@ class Deliverer(Protocol):
         ...
 
 
+@runtime_checkable
+class ReportingDeliverer(Protocol):
+    """A deliverer that can say, per sink, what happened (the run's ``sinkStatus``)."""
+
+    async def deliver(self, delivery: Delivery) -> bool: ...
+
+    async def deliver_reporting(self, delivery: Delivery) -> FanoutReport: ...
+
+
 class NoDelivery:
     """Accepts every delivery and sends nothing; records them for tests and logs."""
 
@@ -49,3 +75,61 @@ class NoDelivery:
     async def deliver(self, delivery: Delivery) -> bool:
         self.sent.append(delivery)
         return True
+
+
+def pinned_baseline(view: RunView, plan: PinnedPlan | None) -> bool:
+    """Whether the run is a baseline (I19.6: a baseline measures, it never certifies).
+
+    ``spec.baseline`` is pinned: the plan's copy decides, so a spec edited after the pin
+    changes nothing; the spec is read only when no plan could be pinned or decoded."""
+    if plan is not None:
+        return plan.baseline
+    return view.baseline
+
+
+class SinkDeliverer:
+    """Envelopes from runs, to the run's pinned sinks (L1, L5)."""
+
+    def __init__(
+        self,
+        *,
+        fanout: SinkFanout,
+        now: Callable[[], datetime],
+        cluster_name: str = "",
+    ) -> None:
+        """``cluster_name``: ``glimmer manager --cluster-name``; the envelope carries a
+        ``cluster`` block only when it is set (a guessed identity is worse than none)."""
+        self.fanout = fanout
+        self.now = now
+        self.cluster_name = cluster_name
+        self._cluster_uid: str | None = None
+
+    async def cluster(self) -> ClusterRef | None:
+        """The configured cluster name with the kube-system namespace UID (read once;
+        a failed read is retried on the next delivery, the name is sent meanwhile)."""
+        if not self.cluster_name:
+            return None
+        if self._cluster_uid is None:
+            try:
+                namespace = await self.fanout.client.get(NAMESPACES, CLUSTER_IDENTITY_NAMESPACE)
+                self._cluster_uid = str((namespace.get("metadata") or {}).get("uid") or "")
+            except (ApiError, OSError, TimeoutError, aiohttp.ClientError):
+                return ClusterRef(name=self.cluster_name)
+        return ClusterRef(name=self.cluster_name, uid=self._cluster_uid)
+
+    async def deliver(self, delivery: Delivery) -> bool:
+        return (await self.deliver_reporting(delivery)).ok
+
+    async def deliver_reporting(self, delivery: Delivery) -> FanoutReport:
+        if not delivery.sinks:
+            return FanoutReport()  # L4: profiles with no sinks deliver nothing
+        view = RunView(dict(delivery.run))
+        envelope = build_envelope(
+            delivery.run,
+            reason=str(delivery.reason),
+            event_key=delivery.event_key,
+            sent_at=self.now(),
+            baseline=pinned_baseline(view, view.readable_plan()),
+            cluster=await self.cluster(),
+        )
+        return await self.fanout.deliver(envelope, namespace=view.namespace, sinks=delivery.sinks)

@@ -11,34 +11,33 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any, Final
 
+import aiohttp
 import structlog
 
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.run import kube, labels, wire
 from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part
-from glimmer.controllers.run.delivery import Delivery, Reason
+from glimmer.controllers.run.delivery import (
+    Delivery,
+    Reason,
+    ReportingDeliverer,
+    pinned_baseline,
+)
 from glimmer.controllers.run.view import RunView
 from glimmer.engine import ApiError, Result
 from glimmer.plan import PinnedPlan
 from glimmer.verdict import Phase, count, measured_condition, run_provenance
+from glimmer.verdict.codec import clamp_text
 
 log = structlog.get_logger("glimmer.controllers.run")
 
 JSON = dict[str, Any]
+#: Each sink's entry in the run's ``status.sinkStatus`` is clamped to this many bytes.
+SINK_STATUS_BYTES: Final = 512
 TERMINATE_OPEN_MESSAGE: Final = (
     "run reached a terminal phase before this execution completed; no verdict"
 )
-
-
-def pinned_baseline(view: RunView, plan: PinnedPlan | None) -> bool:
-    """Whether the run is a baseline (I19.6: a baseline measures, it never certifies).
-
-    ``spec.baseline`` is pinned: the plan's copy decides, so a spec edited after the pin
-    changes nothing; the spec is read only when no plan could be pinned or decoded."""
-    if plan is not None:
-        return plan.baseline
-    return view.baseline
 
 
 class Finisher(Part):
@@ -152,7 +151,8 @@ class Finisher(Part):
         pending = RunView(run).annotations.get(labels.PENDING_TERMINAL_DELIVERY)
         requeue: float | None = None
         if deliver or pending:
-            ok = await self.deliverer.deliver(Delivery(Reason.RUN_PHASE_CHANGED, phase, run, sinks))
+            delivery = Delivery(Reason.RUN_PHASE_CHANGED, phase, run, sinks)
+            ok, run = await self._deliver_terminal(run, delivery)
             if ok and pending:
                 run = await kube.patch_metadata(
                     self.client, run, {"annotations": {labels.PENDING_TERMINAL_DELIVERY: None}}
@@ -187,6 +187,34 @@ class Finisher(Part):
                 return Result()
             requeue = remaining if requeue is None else min(requeue, remaining)
         return Result(requeue_after=requeue) if requeue else Result()
+
+    async def _deliver_terminal(self, run: JSON, delivery: Delivery) -> tuple[bool, JSON]:
+        """(4) The terminal envelope; with a reporting deliverer, each sink's outcome is
+        recorded in ``status.sinkStatus`` (best effort: the verdict is already durable,
+        and a failed bookkeeping write must not cost the re-send its annotation)."""
+        if not isinstance(self.deliverer, ReportingDeliverer):
+            return await self.deliverer.deliver(delivery), run
+        report = await self.deliverer.deliver_reporting(delivery)
+        if not report.outcomes:
+            return report.ok, run
+        stamp = format_time(self.now())
+        recorded = {
+            o.sink: f"Delivered {stamp}"
+            if o.delivered
+            else clamp_text(f"Failed {stamp}: {o.error}", SINK_STATUS_BYTES)
+            for o in report.outcomes
+        }
+        view = RunView(run)
+        if view.status.get("sinkStatus") == recorded:
+            return report.ok, run
+        with contextlib.suppress(ApiError, OSError, TimeoutError, aiohttp.ClientError):
+            # Only this map changes, so no resourceVersion precondition is needed; the
+            # answer carries the new resourceVersion the metadata patches below use.
+            run = await self.client.patch(
+                kube.RUNS, view.name, {"status": {"sinkStatus": recorded}},
+                namespace=view.namespace, subresource="status",
+            )  # fmt: skip
+        return report.ok, run
 
     @staticmethod
     def _sinks(view: RunView) -> tuple[str, ...]:

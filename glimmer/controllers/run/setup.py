@@ -39,6 +39,7 @@ from glimmer.engine import (
     Watch,
     strip_managed_fields,
 )
+from glimmer.sinks import RunExporter
 
 RUN_CONTROLLER: str = "burninrun"
 
@@ -78,13 +79,22 @@ def run_controller(
     workers: int = 4,
     metrics: RunMetrics | None = None,
     readers: Readers | None = None,
+    exporter: RunExporter | None = None,
 ) -> ControllerRegistration:
     """The BurnInRun controller. ``namespace`` None watches every namespace.
 
     Pass ``RunMetrics(manager.metrics.registry)`` to export ``glimmer_run_*``.
     ``readers`` (cached over this manager's informers, and live) are the reconciler's;
-    None reads everything live through ``client`` (see ``reads``).
+    None reads everything live through ``client`` (see ``reads``). ``exporter``: the
+    Prometheus sink's collector, whose series of a run are dropped with the run (E20).
     """
+    forgets = [f for f in (metrics.forget if metrics else None,
+                           exporter.forget if exporter else None) if f is not None]  # fmt: skip
+
+    def forget(namespace: str, name: str) -> None:
+        for each in forgets:
+            each(namespace, name)
+
     reconciler = RunReconciler(
         client=client,
         interlock=interlock,
@@ -92,7 +102,7 @@ def run_controller(
         deliverer=deliverer,
         now=now,
         observer=metrics.observe_run if metrics is not None else None,
-        forget=metrics.forget if metrics is not None else None,
+        forget=forget if forgets else None,
         readers=readers,
     )
     return ControllerRegistration(

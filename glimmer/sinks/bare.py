@@ -1,0 +1,147 @@
+"""Bare-host delivery (N1-N3): ``glimmer run --sink-url`` posts the verdict envelope.
+
+The deciding side of a bare-host run writes its terminal RunPhaseChanged envelope to
+``envelopes/001-RunPhaseChanged.json`` in the results directory (always, so the
+verdict is on disk even when no sink is configured or the receiver is down) and, with
+``--sink-url``, POSTs the same bytes through the webhook code the operator uses: same
+headers, same retry rule (2 attempts about 1 s apart, 408/429/5xx/transport retried),
+same signature. The token is read from its file at send time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from glimmer.contract.envelope import Envelope, encode, validate
+from glimmer.sinks.build import envelope_from_run_document
+from glimmer.sinks.errors import DeliveryError, permanent
+from glimmer.sinks.webhook import WebhookTarget, post
+
+ENVELOPES_DIR: Final = "envelopes"
+#: N3: the one envelope a bare host writes.
+TERMINAL_ENVELOPE_FILE: Final = "001-RunPhaseChanged.json"
+DEFAULT_TIMEOUT_SECONDS: Final = 15.0
+
+
+@dataclass(frozen=True)
+class BareDelivery:
+    """What happened to the envelope: where it was written, whether the sink took it."""
+
+    path: Path
+    #: None when no --sink-url was given.
+    delivered: bool | None
+    error: str = ""
+
+
+def _read_secret_file(path: Path, *, what: str) -> str:
+    try:
+        value = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as err:
+        raise permanent(f"{what} file {path}: {err}") from None
+    if not value:
+        raise permanent(f"{what} file {path} is empty")
+    return value
+
+
+def write_envelope(results_dir: Path, envelope: Envelope) -> Path:
+    """``<results_dir>/envelopes/001-RunPhaseChanged.json``, whole or not at all."""
+    folder = results_dir / ENVELOPES_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / TERMINAL_ENVELOPE_FILE
+    partial = folder / f".{TERMINAL_ENVELOPE_FILE}.partial"
+    partial.write_bytes(encode(envelope) + b"\n")
+    os.replace(partial, path)
+    return path
+
+
+async def send_envelope(
+    envelope: Envelope,
+    *,
+    url: str,
+    token_file: Path | None = None,
+    insecure_skip_verify: bool = False,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ca_file: Path | None = None,
+    signing_key_file: Path | None = None,
+    attempts: int = 2,
+    retry_delay: float = 1.0,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    wall: Callable[[], float] | None = None,
+) -> None:
+    """POST ``envelope`` to ``url`` (raises :class:`DeliveryError`); ``timeout`` is the
+    whole budget, both attempts included."""
+    validate(envelope)
+    body = encode(envelope)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    clock = wall or (lambda: datetime.now(UTC).timestamp())
+    for attempt in range(1, max(1, attempts) + 1):
+        try:
+            target = WebhookTarget(
+                url=url,
+                token=_read_secret_file(token_file, what="token") if token_file else None,
+                ca_pem=_read_secret_file(ca_file, what="CA")
+                if ca_file and not insecure_skip_verify
+                else None,
+                insecure_skip_verify=insecure_skip_verify,
+                signing_key=_read_secret_file(signing_key_file, what="signing key").encode()
+                if signing_key_file
+                else None,
+            )
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise DeliveryError(f"the {timeout:g} s sink timeout ran out", permanent=False)
+            await post(target, body=body, delivery_id=envelope.delivery_id,
+                       timestamp=int(clock()), timeout=remaining)  # fmt: skip
+            return
+        except DeliveryError as err:
+            if err.permanent or attempt >= attempts or loop.time() + retry_delay >= deadline:
+                raise
+        await sleep(retry_delay)
+
+
+def deliver_run_document(
+    document: Mapping[str, Any],
+    *,
+    results_dir: Path,
+    sink_url: str | None = None,
+    sink_token_file: Path | None = None,
+    sink_insecure_skip_tls_verify: bool = False,
+    sink_timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    sink_ca_file: Path | None = None,
+    sink_signing_key_file: Path | None = None,
+    baseline: bool = False,
+    now: datetime | None = None,
+) -> BareDelivery:
+    """What ``glimmer run`` calls once ``run.json`` is written (deciding side only).
+
+    Writes ``envelopes/001-RunPhaseChanged.json`` and, with ``sink_url``, sends it.
+    Never raises for a delivery failure: the verdict and exit code stand, and the
+    returned error is for the operator to print (N4 exit codes judge hardware)."""
+    envelope = envelope_from_run_document(
+        document, sent_at=now or datetime.now(UTC), baseline=baseline
+    )
+    path = write_envelope(results_dir, envelope)
+    if not sink_url:
+        return BareDelivery(path=path, delivered=None)
+    try:
+        asyncio.run(
+            send_envelope(
+                envelope,
+                url=sink_url,
+                token_file=sink_token_file,
+                insecure_skip_verify=sink_insecure_skip_tls_verify,
+                timeout=sink_timeout,
+                ca_file=sink_ca_file,
+                signing_key_file=sink_signing_key_file,
+            )
+        )
+    except (DeliveryError, ValueError) as err:
+        return BareDelivery(path=path, delivered=False, error=str(err))
+    return BareDelivery(path=path, delivered=True)
