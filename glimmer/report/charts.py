@@ -27,6 +27,8 @@ from glimmer.contract.numbers import parse_go_float
 from glimmer.report.model import Gate, Report
 
 OUTLIER_MADS: Final = 3.5
+#: Up to this many nodes, each row of a chart is labelled with its node.
+MAX_NAMED_ROWS: Final = 40
 _SVG: Final = "{http://www.w3.org/2000/svg}"
 
 #: Colour-blind-safe hues (Okabe-Ito); shapes and words carry the meaning too.
@@ -118,7 +120,7 @@ def _svg(found: Distribution) -> str:
         disable_xml_declaration=True,
         explicit_size=True,
         width=720,
-        height=max(220, min(520, 60 + 18 * len(found.values))),
+        height=max(240, min(560, 110 + 22 * len(found.values))),
         print_labels=True,
         show_y_labels=False,
         show_y_guides=False,
@@ -130,25 +132,27 @@ def _svg(found: Distribution) -> str:
         truncate_legend=-1,
     )
     ordered = sorted(found.values.items(), key=lambda item: (item[1], item[0]))
+    span = [v for _, v in ordered] + ([found.threshold] if found.threshold is not None else [])
+    pad = (max(span) - min(span)) * 0.15 or abs(max(span)) * 0.1 or 1.0
+    chart.xrange = (min(span) - pad, max(span) + pad)  # room for the names beside the dots
     named = set(found.violators) | set(found.outliers)
     rows = {node: rank + 1 for rank, (node, _) in enumerate(ordered)}
-    others = [(v, rows[n]) for n, v in ordered if n not in named]
-    chart.add("node (within the fleet)", others or [None])
-    chart.add(
-        "VIOLATES this gate (x)",
-        [{"value": (v, rows[n]), "label": n} for n, v in ordered if n in found.violators] or [None],
-        dots_size=7,
-    )
-    chart.add(
-        "far from the fleet median",
-        [{"value": (v, rows[n]), "label": n} for n, v in ordered if n in found.outliers] or [None],
-        dots_size=7,
-    )
+    if len(ordered) <= MAX_NAMED_ROWS:  # small fleets: every row names its node
+        chart.y_labels = [{"label": node, "value": rows[node]} for node, _ in ordered]
+        chart.show_y_labels = True
+    series = (
+        ("node", [(v, rows[n]) for n, v in ordered if n not in named], 5),
+        ("VIOLATES this gate",
+         [{"value": (v, rows[n]), "label": n} for n, v in ordered if n in found.violators], 8),
+        ("far from the fleet median",
+         [{"value": (v, rows[n]), "label": n} for n, v in ordered if n in found.outliers], 8),
+    )  # fmt: skip
+    for title, points, size in series:  # all three, always: the order fixes the hues
+        chart.add(title, points, dots_size=size)
     if found.threshold is not None:
-        top = len(ordered) + 1
         chart.add(
-            f"threshold {found.gate.comparison} {found.gate.value}",
-            [(found.threshold, 0), (found.threshold, top)],
+            f"threshold: {found.gate.comparison} {found.gate.value}",
+            [(found.threshold, 0.5), (found.threshold, len(ordered) + 0.5)],
             stroke=True,
             show_dots=False,
             stroke_style={"width": 3, "dasharray": "8, 4"},
@@ -164,4 +168,6 @@ def _svg(found: Distribution) -> str:
 
 
 def distributions(report: Report) -> Sequence[Distribution]:
-    return [distribution(report, gate) for gate in report.gates]
+    """One per gate of a Node-scope test (a link's value belongs to no one node)."""
+    node_tests = {r.name for r in report.node_results}
+    return [distribution(report, gate) for gate in report.gates if gate.test in node_tests]

@@ -12,13 +12,13 @@ TEMPLATE: Final = r"""<!DOCTYPE html>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>Burn-in report: {{ report.title }}{% for t in report.tags %} [{{ t }}]{% endfor %}</title>
 <style>
-body { font-family: "DejaVu Sans", Arial, sans-serif; margin: 0 1.5em 2em; color: #111; }
+body { font-family: "DejaVu Sans", Arial, sans-serif; margin: 0; padding: 0 1.5em 2em; color: #111; }
 h1 { font-size: 1.5em; margin: .6em 0 .2em; }
 h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #999; }
 table { border-collapse: collapse; margin: .4em 0; }
 th, td { border: 1px solid #888; padding: .25em .5em; text-align: left; vertical-align: top; }
 th { background: #eee; }
-.banner { font-size: 1.4em; font-weight: bold; padding: .7em 1em; margin: 0 -1.5em .6em; border-bottom: 4px solid #000; }
+.banner { font-size: 1.4em; font-weight: bold; padding: .7em 1.5em; margin: 0 -1.5em .6em; border-bottom: 4px solid #000; }
 .banner.sim { color: #000; background: repeating-linear-gradient(135deg, #ffd400 0 22px, #fff3a8 22px 44px); }
 .banner.silicon { color: #fff; background: #00583d; }
 .banner.unknown { color: #000; background: repeating-linear-gradient(135deg, #ddd 0 22px, #fff 22px 44px); }
