@@ -39,6 +39,7 @@ def _row(result: ResultView) -> dict[str, Any]:
         "scope": result.scope,
         "nodes": " + ".join(result.nodes) if result.link else ", ".join(result.nodes) or NOT_RUN,
         "look": result_look(result),
+        "phase": result.phase_word,
         "detail": _detail(result),
         "provenance": str(result.provenance) + (" (suspect)" if result.suspect else ""),
         "metrics": sorted(result.metrics.items()),
@@ -55,7 +56,8 @@ def _grid(report: Report) -> dict[str, Any]:
             result = by_test.get(test)
             cell = result_look(result)
             title = result.message if result is not None else "not run on this node"
-            cells.append({"css": cell.css, "shape": cell.shape, "word": cell.word, "title": title})
+            cells.append({"css": cell.css, "shape": cell.shape, "word": cell.word, "title": title,
+                          "phase": result.phase_word if result is not None else None})  # fmt: skip
         rows.append({"node": node, "cells": cells})
     return {"nodes": report.nodes, "tests": tests, "rows": rows}
 

@@ -63,19 +63,19 @@ details { margin: .2em 0; }
 {% if grid.nodes %}
 <table class="grid">
 <tr><th>node</th>{% for t in grid.tests %}<th>{{ t }}</th>{% endfor %}</tr>
-{% for row in grid.rows %}<tr><th>{{ row.node }}</th>{% for c in row.cells %}<td class="cell {{ c.css }}" title="{{ c.title }}">{{ c.shape }} {{ c.word }}</td>{% endfor %}</tr>
+{% for row in grid.rows %}<tr><th>{{ row.node }}</th>{% for c in row.cells %}<td class="cell {{ c.css }}" title="{{ c.title }}"{% if c.phase is not none %} data-verdict="{{ c.phase }}"{% endif %}>{{ c.shape }} {{ c.word }}</td>{% endfor %}</tr>
 {% endfor %}</table>
 {% else %}<p>No Node-scope results.</p>{% endif %}
 
 <h2>Links (Pair / Group)</h2>
 {% if links %}<table>
 <tr><th>test</th><th>scope</th><th>nodes</th><th>verdict</th><th>detail</th></tr>
-{% for r in links %}<tr><td>{{ r.name }}</td><td>{{ r.scope }}</td><td>{{ r.nodes }}</td><td class="cell {{ r.look.css }}">{{ r.look.shape }} {{ r.look.word }}</td><td>{% for d in r.detail %}<div>{{ d }}</div>{% endfor %}</td></tr>
+{% for r in links %}<tr><td>{{ r.name }}</td><td>{{ r.scope }}</td><td>{{ r.nodes }}</td><td class="cell {{ r.look.css }}" data-verdict="{{ r.phase }}">{{ r.look.shape }} {{ r.look.word }}</td><td>{% for d in r.detail %}<div>{{ d }}</div>{% endfor %}</td></tr>
 {% endfor %}</table>{% else %}<p>No Pair or Group results.</p>{% endif %}
 
 {% if refusals %}<h2>Run refusals</h2><table>
 <tr><th>name</th><th>verdict</th><th>detail</th></tr>
-{% for r in refusals %}<tr><td>{{ r.name }}</td><td class="cell {{ r.look.css }}">{{ r.look.shape }} {{ r.look.word }}</td><td>{% for d in r.detail %}<div>{{ d }}</div>{% endfor %}</td></tr>
+{% for r in refusals %}<tr><td>{{ r.name }}</td><td class="cell {{ r.look.css }}" data-verdict="{{ r.phase }}">{{ r.look.shape }} {{ r.look.word }}</td><td>{% for d in r.detail %}<div>{{ d }}</div>{% endfor %}</td></tr>
 {% endfor %}</table>{% endif %}
 
 <h2>Fleet distributions (one per gated metric)</h2>
