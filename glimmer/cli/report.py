@@ -95,20 +95,48 @@ def write_files(files: dict[str, str], *, out: str) -> list[Path]:
 
 
 @click.command()
-@click.option("--from-file", "from_file_", type=click.Path(path_type=Path),
-              help="An envelope JSON file, or a JSON array of envelopes.")  # fmt: skip
-@click.option("--results-dir", type=click.Path(path_type=Path),
-              help="A directory of envelope files (*.json; other files are skipped).")  # fmt: skip
-@click.option("--run", "run", metavar="NS/NAME",
-              help="A BurnInRun in the cluster: reads its ConfigMap sinks' envelopes.")  # fmt: skip
-@click.option("--run-json", type=click.Path(path_type=Path),
-              help="A `glimmer run` results directory, or its run.json.")  # fmt: skip
-@click.option("--kubeconfig", default=None,
-              help="Kubeconfig for --run; default: $KUBECONFIG, else in-cluster config.")  # fmt: skip
-@click.option("-o", "--output", "fmt", type=click.Choice(FORMATS), default="html",
-              show_default=True, help="Report format.")  # fmt: skip
-@click.option("--out", default=".", show_default=True,
-              help="Directory to write into, or - for stdout (single-file formats only).")  # fmt: skip
+@click.option(
+    "--from-file",
+    "from_file_",
+    type=click.Path(path_type=Path),
+    help="An envelope JSON file, or a JSON array of envelopes.",
+)
+@click.option(
+    "--results-dir",
+    type=click.Path(path_type=Path),
+    help="A directory of envelope files (*.json; other files are skipped).",
+)
+@click.option(
+    "--run",
+    "run",
+    metavar="NS/NAME",
+    help="A BurnInRun in the cluster: reads its ConfigMap sinks' envelopes.",
+)
+@click.option(
+    "--run-json",
+    type=click.Path(path_type=Path),
+    help="A `glimmer run` results directory, or its run.json.",
+)
+@click.option(
+    "--kubeconfig",
+    default=None,
+    help="Kubeconfig for --run; default: $KUBECONFIG, else in-cluster config.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="html",
+    show_default=True,
+    help="Report format.",
+)
+@click.option(
+    "--out",
+    default=".",
+    show_default=True,
+    help="Directory to write into, or - for stdout (single-file formats only).",
+)
 @no_traceback(code=INTERNAL_ERROR)
 def report(
     from_file_: Path | None,
@@ -121,8 +149,13 @@ def report(
 ) -> None:
     """Render one run's delivered verdict as a report."""
     try:
-        view = _load(from_file_=from_file_, results_dir=results_dir, run=run,
-                     run_json=run_json, kubeconfig=kubeconfig)  # fmt: skip
+        view = _load(
+            from_file_=from_file_,
+            results_dir=results_dir,
+            run=run,
+            run_json=run_json,
+            kubeconfig=kubeconfig,
+        )
         written = write_files(render(view, fmt), out=out)
     except ReportInputError as err:
         fail(str(err))

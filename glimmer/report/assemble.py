@@ -54,25 +54,34 @@ def result_view(result: wire.TestResult) -> ResultView:
         metrics=dict(result.metrics),
         message=result.message,
         violations=tuple(
-            ViolationView(index=v.index, metric=v.metric, cause=v.cause, kind=v.kind,
-                          reason=v.reason)  # fmt: skip
+            ViolationView(
+                index=v.index, metric=v.metric, cause=v.cause, kind=v.kind, reason=v.reason
+            )
             for v in result.violations
         ),
         not_evaluated=tuple(NotEvaluatedView(n.metric, n.reason) for n in result.not_evaluated),
         unmeasurable=tuple(result.unmeasurable),
         artifacts=tuple(
             ArtifactView(
-                name=a.name, media_type=a.media_type,
+                name=a.name,
+                media_type=a.media_type,
                 # sizeBytes is omitempty on the wire: 0 and absent cannot be told apart.
-                size_bytes=a.size_bytes or None, digest=a.digest, config_map=a.config_map,
-                key=a.key, dropped=a.dropped,
-            )  # fmt: skip
+                size_bytes=a.size_bytes or None,
+                digest=a.digest,
+                config_map=a.config_map,
+                key=a.key,
+                dropped=a.dropped,
+            )
             for a in result.artifacts
         ),
         variant_axes=dict(result.variant_axes),
         segments=(
-            SegmentsView(segments.completed, segments.required, segments.segment_seconds,
-                         segments.truncated_attempts)  # fmt: skip
+            SegmentsView(
+                segments.completed,
+                segments.required,
+                segments.segment_seconds,
+                segments.truncated_attempts,
+            )
             if segments is not None
             else None
         ),
@@ -164,9 +173,11 @@ def check_summary(summary: Summary, results: Sequence[ResultView], *, where: str
         skipped=phases.count(Phase.SKIPPED),
     )
     pairs = (
-        (counted.passed, summary.passed), (counted.failed, summary.failed),
-        (counted.errored, summary.errored), (counted.skipped, summary.skipped),
-    )  # fmt: skip
+        (counted.passed, summary.passed),
+        (counted.failed, summary.failed),
+        (counted.errored, summary.errored),
+        (counted.skipped, summary.skipped),
+    )
     if any(have > said for have, said in pairs):
         raise ReportInputError(
             f"{where}: the summary (passed {summary.passed}, failed {summary.failed}, errored "
@@ -208,9 +219,11 @@ def assemble(
     if required is not None:
         results = tuple(replace(r, required=required.get(r.name)) for r in results)
     summary = Summary(
-        record.summary.passed, record.summary.failed, record.summary.errored,
+        record.summary.passed,
+        record.summary.failed,
+        record.summary.errored,
         record.summary.skipped,
-    )  # fmt: skip
+    )
     missing = check_summary(summary, results, where=f"envelope {record.delivery_id}")
     checkpoints = sorted(
         (e for e in unique if e.reason == wire.REASON_CHECKPOINT),

@@ -14,14 +14,15 @@ can never reach a script context.
 
 from __future__ import annotations
 
+import math
 import statistics
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-import pygal
-from pygal.style import Style
+import pygal  # type: ignore[import-untyped]  # pygal ships no type information
+from pygal.style import Style  # type: ignore[import-untyped]  # (same package)
 
 from glimmer.contract.numbers import parse_go_float
 from glimmer.report.model import Gate, Report
@@ -90,19 +91,24 @@ def distribution(report: Report, gate: Gate) -> Distribution:
             (unmeasurable if gate.metric in result.unmeasurable else unreported).append(node)
             continue
         number = parse_go_float(raw)
-        if number is None or number != number or number in (float("inf"), float("-inf")):
+        if number is None or not math.isfinite(number):
             unreadable[node] = raw
         else:
             values[node] = number
     threshold = parse_go_float(gate.value) if gate.known else None
-    if threshold is not None and threshold != threshold:
+    if threshold is not None and not math.isfinite(threshold):
         threshold = None
     outliers = tuple(n for n in _robust_outliers(values) if n not in violators)
     found = Distribution(
-        gate=gate, values=values, violators=tuple(violators), outliers=outliers,
-        unreadable=unreadable, unreported=tuple(unreported), unmeasurable=tuple(unmeasurable),
+        gate=gate,
+        values=values,
+        violators=tuple(violators),
+        outliers=outliers,
+        unreadable=unreadable,
+        unreported=tuple(unreported),
+        unmeasurable=tuple(unmeasurable),
         threshold=threshold,
-    )  # fmt: skip
+    )
     return Distribution(**{**found.__dict__, "svg": _svg(found)})
 
 
@@ -142,11 +148,17 @@ def _svg(found: Distribution) -> str:
         chart.show_y_labels = True
     series = (
         ("node", [(v, rows[n]) for n, v in ordered if n not in named], 5),
-        ("VIOLATES this gate",
-         [{"value": (v, rows[n]), "label": n} for n, v in ordered if n in found.violators], 8),
-        ("far from the fleet median",
-         [{"value": (v, rows[n]), "label": n} for n, v in ordered if n in found.outliers], 8),
-    )  # fmt: skip
+        (
+            "VIOLATES this gate",
+            [{"value": (v, rows[n]), "label": n} for n, v in ordered if n in found.violators],
+            8,
+        ),
+        (
+            "far from the fleet median",
+            [{"value": (v, rows[n]), "label": n} for n, v in ordered if n in found.outliers],
+            8,
+        ),
+    )
     for title, points, size in series:  # all three, always: the order fixes the hues
         chart.add(title, points, dots_size=size)
     if found.threshold is not None:

@@ -143,8 +143,15 @@ def _gates(plan: PinnedPlan) -> list[Gate]:
         for entry in test.spec.get("thresholds") or []:
             if isinstance(entry, Mapping):
                 t = threshold_from_wire(entry)
-                gates.append(Gate(test=test.name, metric=t.metric, comparison=t.comparison,
-                                  value=t.value, applicability=t.applicability))  # fmt: skip
+                gates.append(
+                    Gate(
+                        test=test.name,
+                        metric=t.metric,
+                        comparison=t.comparison,
+                        value=t.value,
+                        applicability=t.applicability,
+                    )
+                )
     return gates
 
 

@@ -107,7 +107,9 @@ def _test(report: Report, result: ResultView) -> dict[str, Any]:
     if notes:
         extra["notes"] = notes
     if result.not_evaluated:
-        extra["notEvaluated"] = [{"metric": n.metric, "reason": n.reason} for n in result.not_evaluated]
+        extra["notEvaluated"] = [
+            {"metric": n.metric, "reason": n.reason} for n in result.not_evaluated
+        ]
     test["extra"] = extra
     return test
 
@@ -125,11 +127,13 @@ def render_ctrf(report: Report) -> str:
             "timesRecorded": start is not None and stop is not None,
             "errored": statuses.count("other"),
             "glimmerSummary": {
-                "passed": report.summary.passed, "failed": report.summary.failed,
-                "errored": report.summary.errored, "skipped": report.summary.skipped,
+                "passed": report.summary.passed,
+                "failed": report.summary.failed,
+                "errored": report.summary.errored,
+                "skipped": report.summary.skipped,
             },
         },
-    }  # fmt: skip
+    }
     if start is not None and stop is not None and stop >= start:
         summary["duration"] = stop - start
     document: dict[str, Any] = {
@@ -142,8 +146,12 @@ def render_ctrf(report: Report) -> str:
             "tests": tests,
             "environment": {"reportName": report.title},
             "extra": {
-                "run": {"namespace": report.namespace, "name": report.name, "uid": report.uid,
-                        "profile": report.profile},  # fmt: skip
+                "run": {
+                    "namespace": report.namespace,
+                    "name": report.name,
+                    "uid": report.uid,
+                    "profile": report.profile,
+                },
                 "phase": report.phase_word,
                 "baseline": report.baseline,
                 "incomplete": report.incomplete or bool(report.missing_results),

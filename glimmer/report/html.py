@@ -56,8 +56,15 @@ def _grid(report: Report) -> dict[str, Any]:
             result = by_test.get(test)
             cell = result_look(result)
             title = result.message if result is not None else "not run on this node"
-            cells.append({"css": cell.css, "shape": cell.shape, "word": cell.word, "title": title,
-                          "phase": result.phase_word if result is not None else None})  # fmt: skip
+            cells.append(
+                {
+                    "css": cell.css,
+                    "shape": cell.shape,
+                    "word": cell.word,
+                    "title": title,
+                    "phase": result.phase_word if result is not None else None,
+                }
+            )
         rows.append({"node": node, "cells": cells})
     return {"nodes": report.nodes, "tests": tests, "rows": rows}
 

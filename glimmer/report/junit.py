@@ -50,36 +50,52 @@ def _outcome(case: ET.Element, result: ResultView) -> str:
             "the runner itself declared Fail (a measured shortfall); no gate to point at: "
             "hardware acts"
         ]
-        element = ET.SubElement(case, "failure", type="Failed",
-                                message=message or xml_safe(lines[0]))  # fmt: skip
+        element = ET.SubElement(
+            case, "failure", type="Failed", message=message or xml_safe(lines[0])
+        )
         element.text = xml_safe("\n".join(lines))
         return "failures"
     if phase is Phase.ERROR:
-        element = ET.SubElement(case, "error", type="Error",
-                                message=message or "no verdict: the test could not measure")  # fmt: skip
+        element = ET.SubElement(
+            case, "error", type="Error", message=message or "no verdict: the test could not measure"
+        )
         element.text = "Error is unjudged and retryable: it is not a hardware failure."
         return "errors"
     if phase in (Phase.SKIPPED, Phase.CANCELLED):
         ET.SubElement(case, "skipped", message=message or f"{phase}")
         return "skipped"
     if phase in (Phase.RUNNING, Phase.PENDING):
-        ET.SubElement(case, "error", type="Running",
-                      message=f"no verdict yet: the result was still {phase} when delivered")  # fmt: skip
+        ET.SubElement(
+            case,
+            "error",
+            type="Running",
+            message=f"no verdict yet: the result was still {phase} when delivered",
+        )
         return "errors"
-    ET.SubElement(case, "error", type="Unknown",
-                  message=xml_safe(f"unknown phase {result.phase_word!r}: no verdict can be read"))  # fmt: skip
+    ET.SubElement(
+        case,
+        "error",
+        type="Unknown",
+        message=xml_safe(f"unknown phase {result.phase_word!r}: no verdict can be read"),
+    )
     return "errors"
 
 
 def _case(suite: ET.Element, result: ResultView, *, classname: str) -> str:
-    case = ET.SubElement(suite, "testcase", name=xml_safe(unit_label(result)),
-                         classname=xml_safe(classname))  # fmt: skip
+    case = ET.SubElement(
+        suite, "testcase", name=xml_safe(unit_label(result)), classname=xml_safe(classname)
+    )
     seconds = duration_seconds(result)
     if seconds is not None:
         case.set("time", f"{seconds:.3f}")
     props = ET.SubElement(case, "properties")
-    facts = [("kind", result.kind), ("scope", result.scope), ("phase", result.phase_word),
-             ("nodes", " ".join(result.nodes)), ("provenance", str(result.provenance))]  # fmt: skip
+    facts = [
+        ("kind", result.kind),
+        ("scope", result.scope),
+        ("phase", result.phase_word),
+        ("nodes", " ".join(result.nodes)),
+        ("provenance", str(result.provenance)),
+    ]
     facts += [(f"metric.{k}", v) for k, v in sorted(result.metrics.items())]
     for name, value in facts:
         if value:
@@ -109,8 +125,12 @@ def render_junit(report: Report) -> str:
     props = ET.SubElement(root, "properties")
     for index, line in enumerate(flag_lines(report)):
         ET.SubElement(props, "property", name=f"glimmer.flag.{index}", value=xml_safe(line))
-    for key, value in (("run.uid", report.uid), ("run.phase", report.phase_word),
-                       ("run.profile", report.profile), ("source", report.source)):  # fmt: skip
+    for key, value in (
+        ("run.uid", report.uid),
+        ("run.phase", report.phase_word),
+        ("run.profile", report.profile),
+        ("source", report.source),
+    ):
         if value:
             ET.SubElement(props, "property", name=key, value=xml_safe(value))
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -127,7 +147,7 @@ def render_junit(report: Report) -> str:
         counts = _suite(root, report, name=name, results=results)
         for key in totals:
             totals[key] += counts[key]
-    for key, value in totals.items():
-        root.set(key, str(value))
+    for key, total in totals.items():
+        root.set(key, str(total))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

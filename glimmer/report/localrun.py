@@ -145,9 +145,11 @@ def report_from_document(document: Any, *, source: str) -> Report:
     if not isinstance(counters, Mapping):
         raise ReportInputError(f"{source}: summary: expected an object")
     summary = Summary(
-        *(_count(counters.get(k), where=f"{source}: summary.{k}")
-          for k in ("passed", "failed", "errored", "skipped"))
-    )  # fmt: skip
+        *(
+            _count(counters.get(k), where=f"{source}: summary.{k}")
+            for k in ("passed", "failed", "errored", "skipped")
+        )
+    )
     missing = check_summary(summary, results, where=source)
     phase = _str(document.get("phase"), where=f"{source}: phase", optional=False)
     stopped = _str(document.get("stopped"), where=f"{source}: stopped")

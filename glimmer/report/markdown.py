@@ -44,15 +44,27 @@ def _detail(result: ResultView) -> str:
 
 
 def render_markdown(report: Report) -> str:
-    lines = [f"# Burn-in report: {cell(report.title)}" + "".join(f" `{t}`" for t in report.tags), ""]
+    lines = [
+        f"# Burn-in report: {cell(report.title)}" + "".join(f" `{t}`" for t in report.tags),
+        "",
+    ]
     lines += [f"> **{cell(line)}**" for line in flag_lines(report)]
     lines.append("")
     s = report.summary
     lines += _table(
         ["run phase", "passed", "failed", "errored", "skipped", "uid", "profile"],
-        [[phase_label(report.phase_word), str(s.passed), str(s.failed), str(s.errored),
-          str(s.skipped), report.uid or NOT_RUN, report.profile or NOT_RUN]],
-    )  # fmt: skip
+        [
+            [
+                phase_label(report.phase_word),
+                str(s.passed),
+                str(s.failed),
+                str(s.errored),
+                str(s.skipped),
+                report.uid or NOT_RUN,
+                report.profile or NOT_RUN,
+            ]
+        ],
+    )
     tests = list(dict.fromkeys(r.name for r in report.node_results))
     if report.nodes:
         lines += ["", "## Verdicts (node x test)", ""]
@@ -65,23 +77,29 @@ def render_markdown(report: Report) -> str:
     if report.link_results:
         lines += _table(
             ["test", "scope", "nodes", "verdict", "detail"],
-            [[r.name, r.scope, " + ".join(r.nodes), _verdict(r), _detail(r)]
-             for r in report.link_results],
-        )  # fmt: skip
+            [
+                [r.name, r.scope, " + ".join(r.nodes), _verdict(r), _detail(r)]
+                for r in report.link_results
+            ],
+        )
     else:
         lines.append("No Pair or Group results.")
     if report.run_results:
         lines += ["", "## Run refusals", ""]
-        lines += _table(["name", "verdict", "detail"],
-                        [[r.name, _verdict(r), _detail(r)] for r in report.run_results])  # fmt: skip
+        lines += _table(
+            ["name", "verdict", "detail"],
+            [[r.name, _verdict(r), _detail(r)] for r in report.run_results],
+        )
     details = [r for r in report.node_results if _detail(r)]
     if details:
         lines += ["", "## Details", ""]
         lines += _table(
             ["test", "node", "verdict", "detail"],
-            [[unit_label(r), " ".join(r.nodes) or NOT_RUN, _verdict(r), _detail(r)]
-             for r in details],
-        )  # fmt: skip
+            [
+                [unit_label(r), " ".join(r.nodes) or NOT_RUN, _verdict(r), _detail(r)]
+                for r in details
+            ],
+        )
     if report.checkpoints:
         lines += ["", "## Checkpoints (unjudged mid-run readings)", ""]
         lines += _table(

@@ -71,10 +71,14 @@ def overall(statuses: Sequence[str], *, missing: bool) -> str:
 def _entry(result: ResultView, *, baseline: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {"status": nvvs_status(result, baseline=baseline)}
     warnings = [
-        {"warning": v.reason or f"{v.metric}: {v.kind}", "severity": SEVERITY[v.who_acts],
-         "cause": v.cause, "metric": v.metric}
+        {
+            "warning": v.reason or f"{v.metric}: {v.kind}",
+            "severity": SEVERITY[v.who_acts],
+            "cause": v.cause,
+            "metric": v.metric,
+        }
         for v in result.violations
-    ]  # fmt: skip
+    ]
     if warnings:
         entry["warnings"] = warnings
     info = [f"glimmer phase: {result.phase_word}"]
@@ -131,12 +135,16 @@ def render_nvvs(report: Report) -> dict[str, str]:
     files: dict[str, str] = {}
     for node in report.nodes:
         results = [r for r in report.node_results if node in r.nodes]
-        files[file_name(node)] = json.dumps(
-            document(report, node=node, results=results), indent=2, ensure_ascii=False
-        ) + "\n"
+        files[file_name(node)] = (
+            json.dumps(document(report, node=node, results=results), indent=2, ensure_ascii=False)
+            + "\n"
+        )
     unassigned = [r for r in report.node_results if not r.nodes]
     unassigned += [*report.link_results, *report.run_results]
-    files[f"diag-{UNASSIGNED}.json"] = json.dumps(
-        document(report, node=UNASSIGNED, results=unassigned), indent=2, ensure_ascii=False
-    ) + "\n"
+    files[f"diag-{UNASSIGNED}.json"] = (
+        json.dumps(
+            document(report, node=UNASSIGNED, results=unassigned), indent=2, ensure_ascii=False
+        )
+        + "\n"
+    )
     return files

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- HTML markup lines; wrapping them would change the rendered whitespace
 """The HTML report's one template (jinja2, autoescaped), kept in code so the report
 is a single self-contained file with no package data to find at run time."""
 

@@ -21,19 +21,30 @@ def sink(name: str, *, type_: str = "ConfigMap", config_map: str = "verdicts-cm"
         spec["configMap"] = {"name": config_map}
     if type_ == "Webhook":
         spec["webhook"] = {"url": "https://example.invalid/hook"}
-    return {"apiVersion": "burnin.glimmer.ai/v1alpha1", "kind": "BurnInSink",
-            "metadata": {"name": name, "namespace": fleet.NAMESPACE}, "spec": spec}  # fmt: skip
+    return {
+        "apiVersion": "burnin.glimmer.ai/v1alpha1",
+        "kind": "BurnInSink",
+        "metadata": {"name": name, "namespace": fleet.NAMESPACE},
+        "spec": spec,
+    }
 
 
 def fingerprint(node: str) -> dict[str, Any]:
     return {
-        "apiVersion": "burnin.glimmer.ai/v1alpha1", "kind": "NodeFingerprint",
+        "apiVersion": "burnin.glimmer.ai/v1alpha1",
+        "kind": "NodeFingerprint",
         "metadata": {"name": node, "namespace": OPERATOR_NAMESPACE},
         "spec": {"nodeName": node},
-        "status": {"gpus": [{"index": 0, "vendor": "nvidia", "model": "H200", "arch": "hopper"}],
-                   "osImage": "Ubuntu 24.04", "kernel": "6.8.0", "digest": "g1:abc",
-                   "conditions": [{"type": "Drifted", "status": "True" if node.endswith("3") else "False"}]},
-    }  # fmt: skip
+        "status": {
+            "gpus": [{"index": 0, "vendor": "nvidia", "model": "H200", "arch": "hopper"}],
+            "osImage": "Ubuntu 24.04",
+            "kernel": "6.8.0",
+            "digest": "g1:abc",
+            "conditions": [
+                {"type": "Drifted", "status": "True" if node.endswith("3") else "False"}
+            ],
+        },
+    }
 
 
 async def cluster_with_run(
@@ -50,8 +61,9 @@ async def cluster_with_run(
     results = list(fleet.fleet_results(provenance=provenance) if results is None else results)
     run = await client.create(
         RUNS,
-        fleet.run_object(results, phase=terminal or "Running", provenance=provenance,
-                         sinks=pinned_sinks),  # fmt: skip
+        fleet.run_object(
+            results, phase=terminal or "Running", provenance=provenance, sinks=pinned_sinks
+        ),
         namespace=fleet.NAMESPACE,
     )
     uid = run["metadata"]["uid"]
@@ -61,6 +73,11 @@ async def cluster_with_run(
         await client.create(FINGERPRINTS, fingerprint(node), namespace=OPERATOR_NAMESPACE)
     delivered = fleet.envelopes(results, terminal=terminal, provenance=provenance, uid=uid)
     for envelope in [*delivered, *extra]:
-        await store(client, namespace=fleet.NAMESPACE, name="verdicts-cm",
-                    key=envelope.delivery_id, value=encode(envelope).decode())  # fmt: skip
+        await store(
+            client,
+            namespace=fleet.NAMESPACE,
+            name="verdicts-cm",
+            key=envelope.delivery_id,
+            value=encode(envelope).decode(),
+        )
     return client, delivered

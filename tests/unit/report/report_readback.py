@@ -19,8 +19,14 @@ JUNIT_OUTCOME = {
     "Cancelled": "skipped",
     "Running": "error:Running",
 }
-CTRF_STATUS = {"Passed": "passed", "Failed": "failed", "Error": "other", "Skipped": "skipped",
-               "Cancelled": "skipped", "Running": "pending"}  # fmt: skip
+CTRF_STATUS = {
+    "Passed": "passed",
+    "Failed": "failed",
+    "Error": "other",
+    "Skipped": "skipped",
+    "Cancelled": "skipped",
+    "Running": "pending",
+}
 NVVS_STATUS = {"Passed": "Pass", "Failed": "Fail", "Skipped": "Skip"}
 
 
@@ -45,8 +51,10 @@ def html_verdicts(text: str) -> Counter[str]:
 
 def markdown_words(text: str) -> Counter[str]:
     """Verdict words in the grid, links and refusal tables (details repeat them)."""
-    body = text.split("## Details")[0]
-    return Counter(re.findall(r"(?:✔ PASS|✖ FAIL|⚠ ERROR|○ SKIP|⊘ CANCELLED|◔ RUNNING|\? UNKNOWN)", body))
+    body = text.split("## Details", maxsplit=1)[0]
+    return Counter(
+        re.findall(r"(?:✔ PASS|✖ FAIL|⚠ ERROR|○ SKIP|⊘ CANCELLED|◔ RUNNING|\? UNKNOWN)", body)
+    )
 
 
 def ctrf_statuses(text: str) -> Counter[str]:
@@ -64,8 +72,14 @@ def nvvs_statuses(files: dict[str, str]) -> Counter[str]:
     return seen
 
 
-WORDS = {"Passed": "✔ PASS", "Failed": "✖ FAIL", "Error": "⚠ ERROR", "Skipped": "○ SKIP",
-         "Cancelled": "⊘ CANCELLED", "Running": "◔ RUNNING"}  # fmt: skip
+WORDS = {
+    "Passed": "✔ PASS",
+    "Failed": "✖ FAIL",
+    "Error": "⚠ ERROR",
+    "Skipped": "○ SKIP",
+    "Cancelled": "⊘ CANCELLED",
+    "Running": "◔ RUNNING",
+}
 
 
 def assert_every_format_agrees(report: Report, phases: Counter[str]) -> None:

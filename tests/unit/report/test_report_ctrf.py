@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # no stubs installed for jsonschema
 import pytest
 
 from glimmer.report import Report, assemble, render
@@ -25,8 +25,9 @@ def ctrf(report: Report) -> dict[str, Any]:
 def test_ctrf_schema_is_the_official_one() -> None:
     assert SCHEMA["title"] == "CTRF JSON Schema"
     assert SCHEMA["properties"]["reportFormat"] == {
-        "description": "Document format identifier. Must be 'CTRF'", "const": "CTRF"
-    }  # fmt: skip
+        "description": "Document format identifier. Must be 'CTRF'",
+        "const": "CTRF",
+    }
 
 
 @pytest.mark.parametrize("terminal", ["Failed", None])
@@ -58,8 +59,11 @@ def test_ctrf_running_results_of_an_incomplete_run_are_pending() -> None:
 
 def test_ctrf_flags_baseline_and_provenance() -> None:
     results = [fleet.result("gpu-burn", [fleet.NODES[0]], "Passed", provenance="sim")]
-    document = ctrf(assemble(fleet.envelopes(results, terminal="Passed", baseline=True,
-                                             provenance="sim"), source="t"))  # fmt: skip
+    document = ctrf(
+        assemble(
+            fleet.envelopes(results, terminal="Passed", baseline=True, provenance="sim"), source="t"
+        )
+    )
     extra = document["results"]["extra"]
     assert extra["baseline"] is True and extra["simulated"] is True
     assert extra["certifiesSilicon"] is False

@@ -77,14 +77,17 @@ def test_M2_pair_and_group_results_live_only_in_the_links_view() -> None:
     junit = ET.fromstring(render(report, "junit")["junit.xml"])
     suites = {s.get("name"): s for s in junit.iter("testsuite")}
     assert "links" in suites
-    links = [c.get("name") for c in suites["links"].iter("testcase")]
+    links = [c.get("name", "") for c in suites["links"].iter("testcase")]
     assert len(links) == 3 and all("(" in name for name in links)
     for node in fleet.NODES:
-        names = [c.get("name") for c in suites[node].iter("testcase")]
+        names = [c.get("name", "") for c in suites[node].iter("testcase")]
         assert not any(n.startswith(("nccl", "ib-link")) for n in names), (node, names)
     for name, content in render(report, "nvvs-json").items():
-        tests = [t["name"] for c in json.loads(content)["DCGM GPU Diagnostic"]["test_categories"]
-                 for t in c["tests"]]  # fmt: skip
+        tests = [
+            t["name"]
+            for c in json.loads(content)["DCGM GPU Diagnostic"]["test_categories"]
+            for t in c["tests"]
+        ]
         linked = [t for t in tests if t.startswith(("nccl", "ib-link"))]
         assert (len(linked) == 3) if name == "diag-unassigned.json" else not linked, name
     html = render(report, "html")["burn-in-report.html"]
@@ -143,8 +146,14 @@ def test_M2_gates_not_known_without_a_plan_are_stated() -> None:
 
 def test_M2_every_format_agrees_with_the_runs_results() -> None:
     results = fleet.fleet_results()
-    results.append(fleet.result("clockprobe-cancelled", [fleet.NODES[0]], "Cancelled",
-                                message="run cancelled: maintenance"))  # fmt: skip
+    results.append(
+        fleet.result(
+            "clockprobe-cancelled",
+            [fleet.NODES[0]],
+            "Cancelled",
+            message="run cancelled: maintenance",
+        )
+    )
     report = view(results)
     assert_every_format_agrees(report, Counter(r["phase"] for r in results))
 
@@ -163,20 +172,48 @@ def test_M3_junit_error_is_error_never_failure() -> None:
 
 def test_M3_junit_failure_carries_every_violation_and_who_acts() -> None:
     violations = [
-        {"index": 0, "metric": "miscompares", "cause": "Measurement", "kind": "Unsatisfied",
-         "reason": "miscompares: got 4, need LessThanOrEqual 0"},
-        {"index": 1, "metric": "xidEvents", "cause": "Evidence", "kind": "NotReported",
-         "reason": "xidEvents: not reported"},
-        {"index": 2, "metric": "gpuTempC", "cause": "Authoring", "kind": "ThresholdValueNonNumeric",
-         "reason": "gpuTempC: threshold value 'hot' is not a number"},
-    ]  # fmt: skip
-    results = [one("gpu-burn", "Failed", metrics={"miscompares": "4"}, violations=violations,
-                   message="miscompares: got 4, need LessThanOrEqual 0")]  # fmt: skip
+        {
+            "index": 0,
+            "metric": "miscompares",
+            "cause": "Measurement",
+            "kind": "Unsatisfied",
+            "reason": "miscompares: got 4, need LessThanOrEqual 0",
+        },
+        {
+            "index": 1,
+            "metric": "xidEvents",
+            "cause": "Evidence",
+            "kind": "NotReported",
+            "reason": "xidEvents: not reported",
+        },
+        {
+            "index": 2,
+            "metric": "gpuTempC",
+            "cause": "Authoring",
+            "kind": "ThresholdValueNonNumeric",
+            "reason": "gpuTempC: threshold value 'hot' is not a number",
+        },
+    ]
+    results = [
+        one(
+            "gpu-burn",
+            "Failed",
+            metrics={"miscompares": "4"},
+            violations=violations,
+            message="miscompares: got 4, need LessThanOrEqual 0",
+        )
+    ]
     root = ET.fromstring(render(view(results), "junit")["junit.xml"])
     failure = next(root.iter("failure"))
     text = failure.text or ""
-    for needle in ("miscompares: got 4", "xidEvents: not reported", "hot", "hardware",
-                   "nobody yet", "the profile author"):  # fmt: skip
+    for needle in (
+        "miscompares: got 4",
+        "xidEvents: not reported",
+        "hot",
+        "hardware",
+        "nobody yet",
+        "the profile author",
+    ):
         assert needle in text, needle
 
 
@@ -198,9 +235,22 @@ def test_M3_junit_suites_per_node_links_and_the_tagged_run_name() -> None:
 
 
 def test_M3_markdown_escapes_pipes_and_markup() -> None:
-    results = [one("gpu|burn", "Failed", message="a | b <script>x</script>\nsecond line",
-                   violations=[{"index": 0, "metric": "m", "cause": "Measurement",
-                                "kind": "Unsatisfied", "reason": "m: got 1|2"}])]  # fmt: skip
+    results = [
+        one(
+            "gpu|burn",
+            "Failed",
+            message="a | b <script>x</script>\nsecond line",
+            violations=[
+                {
+                    "index": 0,
+                    "metric": "m",
+                    "cause": "Measurement",
+                    "kind": "Unsatisfied",
+                    "reason": "m: got 1|2",
+                }
+            ],
+        )
+    ]
     markdown = render(view(results), "markdown")["burnin-report.md"]
     assert "gpu\\|burn" in markdown and "a \\| b &lt;script&gt;" in markdown
     assert "<script>" not in markdown
@@ -215,10 +265,14 @@ def test_M3_markdown_escapes_pipes_and_markup() -> None:
 def test_M3_nvvs_status_mapping_and_categories() -> None:
     report = view()
     files = render(report, "nvvs-json")
-    assert sorted(files) == sorted([f"diag-{n}.json" for n in fleet.NODES] + ["diag-unassigned.json"])
+    assert sorted(files) == sorted(
+        [f"diag-{n}.json" for n in fleet.NODES] + ["diag-unassigned.json"]
+    )
     node3 = json.loads(files["diag-gpu-node-03.json"])
-    cats = {c["category"]: {t["name"]: t["results"][0] for t in c["tests"]}
-            for c in node3["DCGM GPU Diagnostic"]["test_categories"]}  # fmt: skip
+    cats = {
+        c["category"]: {t["name"]: t["results"][0] for t in c["tests"]}
+        for c in node3["DCGM GPU Diagnostic"]["test_categories"]
+    }
     assert cats["Stress"]["gpu-burn"]["status"] == "Fail"
     assert cats["Stress"]["memory-bw"]["status"] == "Pass"
     assert node3["Overall Result"] == "Fail" and node3["provenance"] == "NVVS-compatible"
@@ -227,8 +281,11 @@ def test_M3_nvvs_status_mapping_and_categories() -> None:
     node5 = json.loads(files["diag-gpu-node-05.json"])
     assert node5["Overall Result"] == "Not Run"  # its gpu-burn Errored
     node6 = json.loads(files["diag-gpu-node-06.json"])
-    statuses = [t["results"][0]["status"] for c in node6["DCGM GPU Diagnostic"]["test_categories"]
-                for t in c["tests"]]  # fmt: skip
+    statuses = [
+        t["results"][0]["status"]
+        for c in node6["DCGM GPU Diagnostic"]["test_categories"]
+        for t in c["tests"]
+    ]
     assert "Skip" in statuses and node6["Overall Result"] == "Pass"
     text = "\n".join(files.values())
     for invented in ("error_id", "DCGM_FR_", "dcgm_version", '"version"'):
@@ -238,23 +295,37 @@ def test_M3_nvvs_status_mapping_and_categories() -> None:
 
 
 @pytest.mark.parametrize(
-    ("cause", "severity"), [("Measurement", "error"), ("Evidence", "warning"), ("Authoring", "info"),
-                            ("Mystery", "warning")],
-)  # fmt: skip
+    ("cause", "severity"),
+    [
+        ("Measurement", "error"),
+        ("Evidence", "warning"),
+        ("Authoring", "info"),
+        ("Mystery", "warning"),
+    ],
+)
 def test_M3_nvvs_severity_by_cause(cause: str, severity: str) -> None:
-    results = [one("gpu-burn", "Failed", violations=[{"index": 0, "metric": "m", "cause": cause,
-                                                      "kind": "Unsatisfied", "reason": "r"}])]  # fmt: skip
+    results = [
+        one(
+            "gpu-burn",
+            "Failed",
+            violations=[
+                {"index": 0, "metric": "m", "cause": cause, "kind": "Unsatisfied", "reason": "r"}
+            ],
+        )
+    ]
     node = json.loads(render(view(results), "nvvs-json")["diag-gpu-node-01.json"])
     entry = node["DCGM GPU Diagnostic"]["test_categories"][0]["tests"][0]["results"][0]
     assert entry["warnings"][0]["severity"] == severity
 
 
 def test_M3_nvvs_baseline_passed_is_skip() -> None:
-    results = [one("gpu-burn", "Passed", metrics={"miscompares": "0"}),
-               one("memory-bw", "Failed")]  # fmt: skip
+    results = [one("gpu-burn", "Passed", metrics={"miscompares": "0"}), one("memory-bw", "Failed")]
     node = json.loads(render(view(results, baseline=True), "nvvs-json")["diag-gpu-node-01.json"])
-    got = {t["name"]: t["results"][0]["status"]
-           for c in node["DCGM GPU Diagnostic"]["test_categories"] for t in c["tests"]}  # fmt: skip
+    got = {
+        t["name"]: t["results"][0]["status"]
+        for c in node["DCGM GPU Diagnostic"]["test_categories"]
+        for t in c["tests"]
+    }
     assert got == {"gpu-burn": "Skip", "memory-bw": "Fail"}
 
 
@@ -268,10 +339,15 @@ def test_M3_nvvs_overall_fail_beats_not_run() -> None:
 
 
 def test_M3_nvvs_hostile_node_names_never_escape_the_output_directory() -> None:
-    results = [fleet.result("gpu-burn", ["../../etc/passwd"], "Passed"),
-               fleet.result("memory-bw", ["unassigned"], "Passed")]  # fmt: skip
+    results = [
+        fleet.result("gpu-burn", ["../../etc/passwd"], "Passed"),
+        fleet.result("memory-bw", ["unassigned"], "Passed"),
+    ]
     files = render(view(results, terminal="Passed"), "nvvs-json")
     assert all("/" not in name for name in files)
     assert len(files) == 3 and "diag-unassigned.json" in files
     unassigned = json.loads(files["diag-unassigned.json"])
-    assert unassigned["node"] == "unassigned" and not unassigned["DCGM GPU Diagnostic"]["test_categories"]
+    assert (
+        unassigned["node"] == "unassigned"
+        and not unassigned["DCGM GPU Diagnostic"]["test_categories"]
+    )

@@ -28,18 +28,30 @@ def test_html_is_self_contained_no_script_no_network() -> None:
 
 def test_html_escapes_hostile_node_names_and_messages() -> None:
     results = [
-        fleet.result("gpu-burn", [HOSTILE], "Failed", message=HOSTILE,
-                     metrics={"miscompares": "4"},
-                     violations=[{"index": 0, "metric": "miscompares", "cause": "Measurement",
-                                  "kind": "Unsatisfied", "reason": HOSTILE}]),
+        fleet.result(
+            "gpu-burn",
+            [HOSTILE],
+            "Failed",
+            message=HOSTILE,
+            metrics={"miscompares": "4"},
+            violations=[
+                {
+                    "index": 0,
+                    "metric": "miscompares",
+                    "cause": "Measurement",
+                    "kind": "Unsatisfied",
+                    "reason": HOSTILE,
+                }
+            ],
+        ),
         fleet.result("gpu-burn", ["ok-node"], "Passed", metrics={"miscompares": "0"}),
         fleet.result(HOSTILE, ["ok-node"], "Passed", metrics={HOSTILE: "1"}),
-    ]  # fmt: skip
+    ]
     text = html(assemble(fleet.envelopes(results), source=HOSTILE))
     assert "<script" not in text.lower() and "<img" not in text.lower()
     assert "&lt;script&gt;" in text
     # The node name also reaches the chart (a violator is named on it), escaped by the SVG writer.
-    svg = text[text.index("<svg"):text.index("</svg>")]
+    svg = text[text.index("<svg") : text.index("</svg>")]
     assert "&lt;script&gt;" in svg
 
 
@@ -59,7 +71,7 @@ def test_html_error_and_fail_read_differently_without_colour() -> None:
 @pytest.mark.parametrize("provenance", ["sim", "silicon"])
 def test_html_provenance_banner_is_first_and_impossible_to_miss(provenance: str) -> None:
     text = html(assemble(fleet.envelopes(provenance=provenance), source="t"))
-    body = text[text.index("<body>"):]
+    body = text[text.index("<body>") :]
     first = re.search(r'<div class="banner (\w+)" role="alert">([^<]*)<', body)
     assert first is not None and body.index(first.group(0)) < body.index("<h1>")
     if provenance == "sim":
@@ -97,11 +109,23 @@ def test_html_charts_only_name_gates_without_a_plan() -> None:
 
 def test_html_unreadable_values_are_listed_not_plotted() -> None:
     results = [
-        fleet.result("gpu-burn", [node], "Failed", metrics={"miscompares": value},
-                     violations=[{"index": 0, "metric": "miscompares", "cause": "Evidence",
-                                  "kind": "NonFinite", "reason": "miscompares: NaN"}])
+        fleet.result(
+            "gpu-burn",
+            [node],
+            "Failed",
+            metrics={"miscompares": value},
+            violations=[
+                {
+                    "index": 0,
+                    "metric": "miscompares",
+                    "cause": "Evidence",
+                    "kind": "NonFinite",
+                    "reason": "miscompares: NaN",
+                }
+            ],
+        )
         for node, value in (("a", "NaN"), ("b", "1e400"), ("c", "3"))
-    ]  # fmt: skip
+    ]
     (chart,) = distributions(assemble(fleet.envelopes(results), source="t"))
     assert chart.values == {"c": 3.0}
     assert chart.unreadable == {"a": "NaN", "b": "1e400"}

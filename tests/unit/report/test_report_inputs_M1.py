@@ -231,8 +231,13 @@ async def test_M1_run_with_an_undecodable_sink_entry_is_refused() -> None:
     client, _ = await cluster_with_run()
     from glimmer.sinks.configmap import store
 
-    await store(client, namespace=fleet.NAMESPACE, name="verdicts-cm", key="zzz",
-                value='{"version": "burnin.glimmer.ai/v1alpha1", "surprise": 1}')  # fmt: skip
+    await store(
+        client,
+        namespace=fleet.NAMESPACE,
+        name="verdicts-cm",
+        key="zzz",
+        value='{"version": "burnin.glimmer.ai/v1alpha1", "surprise": 1}',
+    )
     with pytest.raises(ReportInputError, match="key zzz: not a delivery envelope: surprise"):
         await report_from_cluster(client, namespace=fleet.NAMESPACE, name=fleet.RUN_NAME)
 
