@@ -41,7 +41,13 @@ def fingerprint(node: str) -> dict[str, Any]:
             "kernel": "6.8.0",
             "digest": "g1:abc",
             "conditions": [
-                {"type": "Drifted", "status": "True" if node.endswith("3") else "False"}
+                {
+                    "type": "Drifted",
+                    "status": "True" if node.endswith("3") else "False",
+                    "reason": "DigestChanged" if node.endswith("3") else "DigestStable",
+                    "message": "kernel changed" if node.endswith("3") else "unchanged",
+                    "lastTransitionTime": "2026-11-29T00:00:00Z",
+                }
             ],
         },
     }

@@ -351,3 +351,12 @@ def test_M3_nvvs_hostile_node_names_never_escape_the_output_directory() -> None:
         unassigned["node"] == "unassigned"
         and not unassigned["DCGM GPU Diagnostic"]["test_categories"]
     )
+
+
+def test_M3_junit_stays_well_formed_with_control_bytes_in_runner_text() -> None:
+    message = "GPU_BURN_FAIL: \x00\x1b[31mred\x1b[0m \ufffe end"
+    results = [one("gpu-burn", "Failed", message=message, metrics={"gpuName": "H200\x07"})]
+    junit = render(view(results), "junit")["junit.xml"]
+    root = ET.fromstring(junit)  # would raise on an unescapable character
+    failure = next(root.iter("failure"))
+    assert failure.get("message", "").startswith("GPU_BURN_FAIL: \ufffd\ufffd[31mred")

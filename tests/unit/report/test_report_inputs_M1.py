@@ -111,6 +111,12 @@ def test_M1_without_a_terminal_envelope_the_latest_cumulative_one_is_shown_incom
 
 def test_M1_checkpoints_are_ordered_by_sequence_and_never_a_verdict() -> None:
     envelopes = fleet.envelopes(checkpoints=(9, 2, 5))
+    # Arrival order says nothing: the sequence (derived from the run's clock) orders them.
+    late = {2: "2026-11-30T12:00:00Z", 5: "2026-11-30T11:00:00Z", 9: "2026-11-30T10:00:00Z"}
+    envelopes = [
+        replace(e, sent_at=late[e.checkpoint_sequence]) if e.reason == "Checkpoint" else e
+        for e in envelopes
+    ]
     view = assemble(list(reversed(envelopes)), source="x")
     assert [c.sequence for c in view.checkpoints] == [2, 5, 9]
     assert view.phase_word == "Failed"
