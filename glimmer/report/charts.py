@@ -1,0 +1,185 @@
+"""Fleet distributions, drawn with pygal (SVG), one per gated metric.
+
+Each chart places every node that reported the metric on one axis (value) against
+its rank, draws the threshold as a line when the input says what it is, and names
+the nodes worth walking to: those whose result records a violation of this gate, and
+those far from the fleet (more than :data:`OUTLIER_MADS` median absolute deviations
+from the median). The chart never re-judges: which nodes violated comes from the
+delivered violations, not from comparing values here.
+
+pygal writes an inline ``<script>`` (its tooltip config) into every SVG; it is removed
+from the tree before serialising, so the report needs no JavaScript and a node name
+can never reach a script context.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import pygal  # type: ignore[import-untyped]  # pygal ships no type information
+from pygal.style import Style  # type: ignore[import-untyped]  # (same package)
+
+from glimmer.contract.numbers import parse_go_float
+from glimmer.report.model import Gate, Report
+
+OUTLIER_MADS: Final = 3.5
+#: Up to this many nodes, each row of a chart is labelled with its node.
+MAX_NAMED_ROWS: Final = 40
+_SVG: Final = "{http://www.w3.org/2000/svg}"
+
+#: Colour-blind-safe hues (Okabe-Ito); shapes and words carry the meaning too.
+_STYLE: Final = Style(
+    background="white",
+    plot_background="white",
+    foreground="#222",
+    foreground_strong="#000",
+    foreground_subtle="#555",
+    colors=("#0072B2", "#D55E00", "#CC79A7", "#000000"),
+    font_family="DejaVu Sans, Arial, sans-serif",
+    label_font_size=11,
+    major_label_font_size=11,
+    value_label_font_size=10,
+    title_font_size=14,
+    legend_font_size=11,
+)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """One gated metric over the fleet, with everything the chart and caption say."""
+
+    gate: Gate
+    values: dict[str, float] = field(default_factory=dict)
+    violators: tuple[str, ...] = ()
+    outliers: tuple[str, ...] = ()
+    unreadable: dict[str, str] = field(default_factory=dict)
+    unreported: tuple[str, ...] = ()
+    unmeasurable: tuple[str, ...] = ()
+    threshold: float | None = None
+    svg: str = ""
+
+
+def _robust_outliers(values: dict[str, float]) -> tuple[str, ...]:
+    if len(values) < 4:
+        return ()
+    median = statistics.median(values.values())
+    mad = statistics.median(abs(v - median) for v in values.values())
+    if mad == 0:
+        return tuple(n for n, v in values.items() if v != median)
+    return tuple(n for n, v in values.items() if abs(v - median) / mad > OUTLIER_MADS)
+
+
+def distribution(report: Report, gate: Gate) -> Distribution:
+    values: dict[str, float] = {}
+    unreadable: dict[str, str] = {}
+    unreported: list[str] = []
+    unmeasurable: list[str] = []
+    violators: list[str] = []
+    for result in report.node_results:
+        if result.name != gate.test or not result.nodes:
+            continue
+        node = result.nodes[0]
+        if any(v.metric == gate.metric for v in result.violations):
+            violators.append(node)
+        raw = result.metrics.get(gate.metric)
+        if raw is None:
+            (unmeasurable if gate.metric in result.unmeasurable else unreported).append(node)
+            continue
+        number = parse_go_float(raw)
+        if number is None or not math.isfinite(number):
+            unreadable[node] = raw
+        else:
+            values[node] = number
+    threshold = parse_go_float(gate.value) if gate.known else None
+    if threshold is not None and not math.isfinite(threshold):
+        threshold = None
+    outliers = tuple(n for n in _robust_outliers(values) if n not in violators)
+    found = Distribution(
+        gate=gate,
+        values=values,
+        violators=tuple(violators),
+        outliers=outliers,
+        unreadable=unreadable,
+        unreported=tuple(unreported),
+        unmeasurable=tuple(unmeasurable),
+        threshold=threshold,
+    )
+    return Distribution(**{**found.__dict__, "svg": _svg(found)})
+
+
+def _title(gate: Gate) -> str:
+    rule = f" (gate: {gate.comparison} {gate.value})" if gate.known else " (threshold not in input)"
+    return f"{gate.test}: {gate.metric}{rule}"
+
+
+def _svg(found: Distribution) -> str:
+    if not found.values:
+        return ""
+    chart = pygal.XY(
+        style=_STYLE,
+        js=[],
+        disable_xml_declaration=True,
+        explicit_size=True,
+        width=720,
+        height=max(240, min(560, 110 + 22 * len(found.values))),
+        print_labels=True,
+        show_y_labels=False,
+        show_y_guides=False,
+        stroke=False,
+        dots_size=5,
+        legend_at_bottom=True,
+        title=_title(found.gate),
+        x_title=found.gate.metric,
+        truncate_legend=-1,
+    )
+    ordered = sorted(found.values.items(), key=lambda item: (item[1], item[0]))
+    span = [v for _, v in ordered] + ([found.threshold] if found.threshold is not None else [])
+    pad = (max(span) - min(span)) * 0.15 or abs(max(span)) * 0.1 or 1.0
+    chart.xrange = (min(span) - pad, max(span) + pad)  # room for the names beside the dots
+    named = set(found.violators) | set(found.outliers)
+    rows = {node: rank + 1 for rank, (node, _) in enumerate(ordered)}
+    if len(ordered) <= MAX_NAMED_ROWS:  # small fleets: every row names its node
+        chart.y_labels = [{"label": node, "value": rows[node]} for node, _ in ordered]
+        chart.show_y_labels = True
+    series = (
+        ("node", [(v, rows[n]) for n, v in ordered if n not in named], 5),
+        (
+            "VIOLATES this gate",
+            [{"value": (v, rows[n]), "label": n} for n, v in ordered if n in found.violators],
+            8,
+        ),
+        (
+            "far from the fleet median",
+            [{"value": (v, rows[n]), "label": n} for n, v in ordered if n in found.outliers],
+            8,
+        ),
+    )
+    for title, points, size in series:  # all three, always: the order fixes the hues
+        chart.add(title, points, dots_size=size)
+    if found.threshold is not None:
+        chart.add(
+            f"threshold: {found.gate.comparison} {found.gate.value}",
+            [(found.threshold, 0.5), (found.threshold, len(ordered) + 0.5)],
+            stroke=True,
+            show_dots=False,
+            stroke_style={"width": 3, "dasharray": "8, 4"},
+        )
+    tree = chart.render_tree()
+    for parent in list(tree.iter()):
+        for child in list(parent):
+            if child.tag in (f"{_SVG}script", "script"):
+                parent.remove(child)
+    ET.register_namespace("", "http://www.w3.org/2000/svg")
+    ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
+    return ET.tostring(tree, encoding="unicode")
+
+
+def distributions(report: Report) -> Sequence[Distribution]:
+    """One per gate of a Node-scope test (a link's value belongs to no one node)."""
+    node_tests = {r.name for r in report.node_results}
+    return [distribution(report, gate) for gate in report.gates if gate.test in node_tests]

@@ -1,0 +1,109 @@
+"""The HTML report (``burn-in-report.html``, M3): one self-contained file.
+
+No JavaScript, no network: styles are inline, charts are inline SVG from pygal with
+its script removed (:mod:`glimmer.report.charts`), and a Content-Security-Policy
+forbids any fetch, so the file reads the same from a laptop, an air-gapped lab or an
+email attachment. The template is autoescaped; the only markup inserted unescaped
+is the SVG that pygal serialised itself (its text nodes escaped by the XML writer).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import jinja2
+
+from glimmer.report.charts import Distribution, distributions
+from glimmer.report.facts import detail_lines, flag_lines, unit_label, violation_line
+from glimmer.report.model import Report, ResultView
+from glimmer.report.template import TEMPLATE
+from glimmer.report.words import LOOKS, NOT_RUN, look, phase_label, result_look
+from glimmer.verdict import Phase
+
+FILE_NAME: Final = "burn-in-report.html"
+
+_ENV: Final = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+_TEMPLATE: Final = _ENV.from_string(TEMPLATE)
+_LEGEND: Final = (Phase.PASSED, Phase.FAILED, Phase.ERROR, Phase.SKIPPED, Phase.CANCELLED)
+
+
+def _detail(result: ResultView) -> list[str]:
+    lines = [result.message] if result.message else []
+    lines += [violation_line(v) for v in result.violations]
+    return lines + detail_lines(result)
+
+
+def _row(result: ResultView) -> dict[str, Any]:
+    return {
+        "name": unit_label(result),
+        "scope": result.scope,
+        "nodes": " + ".join(result.nodes) if result.link else ", ".join(result.nodes) or NOT_RUN,
+        "look": result_look(result),
+        "phase": result.phase_word,
+        "detail": _detail(result),
+        "provenance": str(result.provenance) + (" (suspect)" if result.suspect else ""),
+        "metrics": sorted(result.metrics.items()),
+    }
+
+
+def _grid(report: Report) -> dict[str, Any]:
+    tests = list(dict.fromkeys(r.name for r in report.node_results))
+    rows = []
+    for node in report.nodes:
+        by_test = {r.name: r for r in report.node_results if node in r.nodes}
+        cells = []
+        for test in tests:
+            result = by_test.get(test)
+            cell = result_look(result)
+            title = result.message if result is not None else "not run on this node"
+            cells.append(
+                {
+                    "css": cell.css,
+                    "shape": cell.shape,
+                    "word": cell.word,
+                    "title": title,
+                    "phase": result.phase_word if result is not None else None,
+                }
+            )
+        rows.append({"node": node, "cells": cells})
+    return {"nodes": report.nodes, "tests": tests, "rows": rows}
+
+
+def _chart(found: Distribution) -> dict[str, Any]:
+    gate = found.gate
+    return {
+        "svg": found.svg,
+        "title": f"{gate.test}: {gate.metric}",
+        "known": gate.known,
+        "violators": ", ".join(found.violators),
+        "outliers": ", ".join(found.outliers),
+        "unreadable": ", ".join(f"{n} ({v!r})" for n, v in found.unreadable.items()),
+        "unreported": ", ".join(found.unreported),
+        "unmeasurable": ", ".join(found.unmeasurable),
+    }
+
+
+def render_html(report: Report) -> str:
+    flags = flag_lines(report)
+    if report.simulated:
+        banner = "sim"
+    elif report.certifies_silicon:
+        banner = "silicon"
+    else:
+        banner = "unknown"
+    return _TEMPLATE.render(
+        report=report,
+        flags=flags,
+        banner_class=banner,
+        run_look=look(report.phase),
+        run_word=phase_label(report.phase_word),
+        legend=[LOOKS[p] for p in _LEGEND],
+        not_run=NOT_RUN,
+        grid=_grid(report),
+        links=[_row(r) for r in report.link_results],
+        refusals=[_row(r) for r in report.run_results],
+        charts=[_chart(d) for d in distributions(report)],
+        details=[_row(r) for r in report.node_results],
+        identities=report.identities,
+        fingerprint=sorted(report.fingerprint.items()),
+    )
