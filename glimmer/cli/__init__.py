@@ -21,6 +21,7 @@ _COMMANDS: dict[str, str] = {
     "manager": "glimmer.cli.manager:manager",
     "merge": "glimmer.cli.merge:merge",
     "plan": "glimmer.cli.plan:plan",
+    "report": "glimmer.cli.report:report",
 }
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from glimmer.cli._common import OUTPUT_FORMAT, fail, no_traceback
+from glimmer.cli.sinkflags import deliver, sink_flags, sink_options
 from glimmer.local.merge import TurnoutError, merge_group, read_turnout
 from glimmer.local.results import exit_status, run_document, write_document
 
@@ -35,9 +36,32 @@ NOT_JUDGED = 3
     "--nranks", required=True, type=click.IntRange(min=2), help="How many ranks the group has."
 )
 @click.option("-o", "--output", "output", type=OUTPUT_FORMAT, default="text", show_default=True)
+@sink_options
 @no_traceback(code=NOT_JUDGED)
-def merge(results_dir: Path, nranks: int, output: str) -> None:
-    """Judge a Group test from every rank's record, as the operator would."""
+def merge(
+    results_dir: Path,
+    nranks: int,
+    output: str,
+    sink_url: str | None,
+    sink_token_file: Path | None,
+    sink_insecure_skip_tls_verify: bool,
+    sink_timeout: float,
+    sink_ca_file: Path | None,
+    sink_signing_key_file: Path | None,
+) -> None:
+    """Judge a Group test from every rank's record, as the operator would.
+
+    The merge decides, so it writes envelopes/001-RunPhaseChanged.json and, with
+    ``--sink-url``, delivers it (N3).
+    """
+    sinks = sink_flags(
+        sink_url=sink_url,
+        sink_token_file=sink_token_file,
+        sink_insecure_skip_tls_verify=sink_insecure_skip_tls_verify,
+        sink_timeout=sink_timeout,
+        sink_ca_file=sink_ca_file,
+        sink_signing_key_file=sink_signing_key_file,
+    )
     try:
         # A previous merge's verdict must not be read as this one's if this one refuses.
         (results_dir / "run.json").unlink(missing_ok=True)
@@ -60,6 +84,7 @@ def merge(results_dir: Path, nranks: int, output: str) -> None:
         stopped=merged.stopped,
     )
     path = write_document(document, results_dir)
+    deliver(document, results_dir=results_dir, flags=sinks, baseline=False)
     if output == "json":
         click.echo(json.dumps(document, indent=2))
     else:

@@ -31,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from glimmer.cli._common import BAD_INPUT, OUTPUT_FORMAT, PHASE_COLOURS, fail, no_traceback
+from glimmer.cli.sinkflags import deliver, sink_flags, sink_options
 from glimmer.local.dispatcher import (
     LocalOptions,
     LocalResult,
@@ -320,6 +321,7 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
     show_default=True,
     help="json: print the run document (or, with --dry-run, the plan) on stdout.",
 )
+@sink_options
 @no_traceback(code=NOT_RUN)
 def run(
     profile_file: Path | None,
@@ -340,6 +342,12 @@ def run(
     root: str | None,
     root_node: str | None,
     output: str,
+    sink_url: str | None,
+    sink_token_file: Path | None,
+    sink_insecure_skip_tls_verify: bool,
+    sink_timeout: float,
+    sink_ca_file: Path | None,
+    sink_signing_key_file: Path | None,
 ) -> None:
     """Run a BurnInProfile on this host and print the verdict.
 
@@ -351,11 +359,20 @@ def run(
     server writes sidecar/server-record.json and exits 2, the client decides (give it
     ``--server-record FILE`` to fold the server's side in). Group tests: ``--rank R
     --nranks N --root HOST`` on every rank (each writes ranks/rank-NN.json and exits
-    2), then ``glimmer merge --results-dir DIR --nranks N``.
+    2), then ``glimmer merge --results-dir DIR --nranks N``. The deciding side writes
+    envelopes/001-RunPhaseChanged.json and, with ``--sink-url``, delivers it.
     """
     started = time.time()
     if sim is not None:
         _check_sim(sim)
+    sinks = sink_flags(
+        sink_url=sink_url,
+        sink_token_file=sink_token_file,
+        sink_insecure_skip_tls_verify=sink_insecure_skip_tls_verify,
+        sink_timeout=sink_timeout,
+        sink_ca_file=sink_ca_file,
+        sink_signing_key_file=sink_signing_key_file,
+    )
     host = node or node_name()
     try:
         flags = link_flags(
@@ -458,6 +475,8 @@ def run(
                 baseline=plan.baseline,
             )
             path = write_document(document, report_dir)
+    if recorder is None:  # servers and ranks decide nothing, so they deliver nothing (N3)
+        deliver(document, results_dir=report_dir, flags=sinks, baseline=plan.baseline)
     if as_json:
         click.echo(json.dumps(document, indent=2))
     else:

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-import pygal  # type: ignore[import-untyped]  # pygal ships no type information
-from pygal.style import Style  # type: ignore[import-untyped]  # (same package)
+import pygal
+from pygal.style import Style
 
 from glimmer.contract.numbers import parse_go_float
 from glimmer.report.model import Gate, Report
