@@ -29,8 +29,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_python:
         for dist in python_dists.installed():
             judgements.append(
-                judge(policy, ecosystem="python", name=dist.name, version=dist.version,
-                      read=dist.declared)  # fmt: skip
+                judge(
+                    policy,
+                    ecosystem="python",
+                    name=dist.name,
+                    version=dist.version,
+                    read=dist.declared,
+                )
             )
         stale += policy.unused("python")
     if args.go_binary:

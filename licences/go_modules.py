@@ -36,10 +36,8 @@ def parse_build_info(text: str) -> list[tuple[str, str]]:
     resolved; the main module counts too unless it was built from a local tree."""
     modules: list[tuple[str, str]] = []
     for line in text.splitlines():
-        fields = line.strip().split("\t")
-        if not fields or fields[0] not in ("mod", "dep", "=>"):
-            continue
-        if len(fields) < 3:
+        fields = [*line.strip(" \n").lstrip("\t").split("\t"), "", ""]
+        if fields[0] not in ("mod", "dep", "=>"):
             continue
         path, version = fields[1], fields[2]
         if fields[0] == "=>":

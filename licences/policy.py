@@ -86,11 +86,15 @@ def load(path: Path) -> Policy:
         if unknown:
             raise ValueError(f"{path}: override {entry.get('name')!r}: unknown keys {unknown}")
         if entry.get("ecosystem") not in ECOSYSTEMS:
-            raise ValueError(f"{path}: override {entry.get('name')!r}: ecosystem must be one of {ECOSYSTEMS}")
+            raise ValueError(
+                f"{path}: override {entry.get('name')!r}: ecosystem must be one of {ECOSYSTEMS}"
+            )
         if not str(entry.get("reason", "")).strip():
             raise ValueError(f"{path}: override {entry.get('name')!r} has no reason")
         if bool(entry.get("accept")) == ("licence" in entry):
-            raise ValueError(f"{path}: override {entry.get('name')!r}: give exactly one of licence, accept")
+            raise ValueError(
+                f"{path}: override {entry.get('name')!r}: give exactly one of licence, accept"
+            )
         overrides.append(
             Override(
                 ecosystem=entry["ecosystem"],

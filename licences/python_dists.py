@@ -87,6 +87,11 @@ def declared_licence(
     return Declared(None, "no usable licence metadata")
 
 
+def _first(meta: importlib.metadata.PackageMetadata, key: str) -> str | None:
+    values = meta.get_all(key)
+    return str(values[0]) if values else None
+
+
 def _licence_texts(dist: importlib.metadata.Distribution) -> list[str]:
     names = dist.metadata.get_all("License-File") or []
     texts: list[str] = []
@@ -109,8 +114,8 @@ def installed() -> list[PythonDist]:
         if not name or name.lower() in found:
             continue
         declared = declared_licence(
-            expression=meta.get("License-Expression"),
-            licence=meta.get("License"),
+            expression=_first(meta, "License-Expression"),
+            licence=_first(meta, "License"),
             classifiers=meta.get_all("Classifier") or [],
             licence_texts=_licence_texts(dist),
         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TypeAlias
 
 #: Lower-cased spellings seen in License fields and trove classifiers -> SPDX id.
 _ALIASES: dict[str, str] = {
@@ -110,7 +111,8 @@ def _is_expression(text: str) -> bool:
     )
 
 
-Node = tuple[str, ...] | str
+#: A licence id, or (operator, left, right).
+Node: TypeAlias = "str | tuple[str, Node, Node]"
 
 
 def parse(expression: str) -> Node:

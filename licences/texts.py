@@ -13,8 +13,23 @@ from __future__ import annotations
 
 import re
 
-#: (SPDX id, every pattern that must match the normalised text). Order matters only
-#: for the "more specific first" pairs noted below.
+_BSD_GRANT = (
+    r"redistribution and use in source and binary forms, with or without modification, "
+    r"are permitted"
+)
+_BSD_NO_ENDORSEMENT = (
+    r"neither the name"
+    r"|the names? of (?:its|the) (?:contributors|copyright holders?|authors?) may not be used"
+    r"|may (?:not )?be used to endorse or promote products derived from this software"
+)
+_ISC_GRANT = (
+    r"permission to use, copy, modify, and(?:/or)? distribute this software for any purpose "
+    r"with or without fee is hereby granted"
+)
+
+#: (id, every pattern that must match the normalised text). Ids are SPDX where one
+#: exists; a family name ("GPL", "CC-BY-SA") where the text does not say which version,
+#: which no allowlist names, so it is refused.
 _SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Strong and network copyleft: the title line with its version and date.
     ("AGPL-3.0", (r"gnu affero general public license version 3, 19 november 2007",)),
@@ -25,7 +40,10 @@ _SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("LGPL-2.0", (r"gnu library general public license version 2, june 1991",)),
     # A short "licensed under the GPL" notice without the full text.
     ("GPL", (r"under the terms of the gnu general public license as published by",)),
-    ("LGPL", (r"under the terms of the gnu (?:lesser|library) general public license as published by",)),
+    (
+        "LGPL",
+        (r"under the terms of the gnu (?:lesser|library) general public license as published by",),
+    ),
     ("AGPL", (r"under the terms of the gnu affero general public license as published by",)),
     ("EUPL", (r"european union public licen[cs]e",)),
     ("SSPL", (r"server side public license",)),
@@ -34,32 +52,45 @@ _SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("MPL-1.1", (r"mozilla public license,? (?:version|v\.) 1\.1",)),
     ("EPL", (r"eclipse public license",)),
     ("Apache-2.0", (r"apache license,? version 2\.0",)),
-    ("BSD-4-Clause", (
-        r"redistribution and use in source and binary forms, with or without modification, are permitted",
-        r"all advertising materials mentioning features or use of this software",
-    )),
-    ("BSD-3-Clause", (
-        r"redistribution and use in source and binary forms, with or without modification, are permitted",
-        r"(?:neither the name|the names? of (?:its|the) (?:contributors|copyright holders?|authors?) may not be used)"
-        r"|(?:may (?:not )?be used to endorse or promote products derived from this software)",
-    )),
-    ("BSD-2-Clause", (
-        r"redistribution and use in source and binary forms, with or without modification, are permitted",
-    )),
-    ("MIT", (
-        r"permission is hereby granted, free of charge, to any person obtaining a copy",
-        r"the above copyright notice and this permission notice shall be included",
-    )),
+    (
+        "BSD-4-Clause",
+        (
+            _BSD_GRANT,
+            r"all advertising materials mentioning features or use of this software",
+        ),
+    ),
+    (
+        "BSD-3-Clause",
+        (
+            _BSD_GRANT,
+            _BSD_NO_ENDORSEMENT,
+        ),
+    ),
+    (
+        "BSD-2-Clause",
+        (_BSD_GRANT,),
+    ),
+    (
+        "MIT",
+        (
+            r"permission is hereby granted, free of charge, to any person obtaining a copy",
+            r"the above copyright notice and this permission notice shall be included",
+        ),
+    ),
     ("MIT-0", (r"permission is hereby granted, free of charge, to any person obtaining a copy",)),
-    ("ISC", (
-        r"permission to use, copy, modify, and(?:/or)? distribute this software for any purpose with or without fee is hereby granted",
-    )),
+    (
+        "ISC",
+        (_ISC_GRANT,),
+    ),
     ("Unlicense", (r"this is free and unencumbered software released into the public domain",)),
     ("CC0-1.0", (r"cc0 1\.0 universal",)),
-    ("Zlib", (
-        r"this software is provided 'as-is', without any express or implied warranty",
-        r"altered source versions must be plainly marked as such",
-    )),
+    (
+        "Zlib",
+        (
+            r"this software is provided 'as-is', without any express or implied warranty",
+            r"altered source versions must be plainly marked as such",
+        ),
+    ),
     ("PSF-2.0", (r"python software foundation license",)),
 )
 
@@ -93,9 +124,5 @@ def classify_text(text: str) -> tuple[str, ...]:
         for spdx, patterns in _SIGNATURES
         if all(re.search(pattern, flat) for pattern in patterns)
     }
-    kept = {
-        spdx
-        for spdx in found
-        if not any(wider in found for wider in _SUBSUMED.get(spdx, ()))
-    }
+    kept = {spdx for spdx in found if not any(wider in found for wider in _SUBSUMED.get(spdx, ()))}
     return tuple(sorted(kept))
