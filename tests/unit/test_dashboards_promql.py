@@ -280,3 +280,15 @@ def test_checker_catches_unknown_names_and_labels(expr: str, problem: str | None
 def test_unknown_function_is_refused() -> None:
     with pytest.raises(AssertionError, match="unknown function"):
         list(selectors("frobnicate(burnin_run_phase)"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [REPO / "manifests" / "prometheus" / "servicemonitor.yaml",
+     REPO / "charts" / "glimmer" / "templates" / "servicemonitor.yaml"],
+    ids=["kustomize", "chart"],
+)  # fmt: skip
+def test_servicemonitors_keep_the_run_namespace_label(path: Path) -> None:
+    """burnin_* series carry the run's ``namespace``; without honorLabels Prometheus
+    renames it exported_namespace and every dashboard filter on it finds nothing."""
+    assert re.search(r"^\s+honorLabels: true$", path.read_text(), flags=re.MULTILINE)

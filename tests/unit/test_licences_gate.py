@@ -235,7 +235,9 @@ def test_unused_override_is_reported_as_stale() -> None:
 def test_allowlist_loads_and_every_override_has_a_reason() -> None:
     policy = load(ALLOWLIST)
     assert "GPL-3.0-only" not in policy.everywhere | policy.per_ecosystem["python"]
-    assert not any(spdx.startswith("LGPL") for spdx in policy.per_ecosystem["go"])
+    copyleft = ("GPL", "LGPL", "AGPL")
+    assert not any(spdx.startswith(copyleft) for spdx in policy.everywhere)
+    assert not any(spdx.startswith(copyleft) for spdx in policy.per_ecosystem["go"])
     assert all(o.reason.strip() for o in policy.overrides)
 
 
@@ -404,3 +406,19 @@ def test_gate_passes_this_venv_and_fails_on_a_planted_gpl_distribution(tmp_path:
     ) in refused.stdout
     assert "FAIL python planted-mystery 1.0: licence unknown" in refused.stdout
     assert "2 refused" in refused.stdout
+
+
+def test_gate_fails_on_a_stale_override(tmp_path: Path) -> None:
+    allowlist = tmp_path / "allowlist.toml"
+    allowlist.write_text(
+        ALLOWLIST.read_text()
+        + '\n[[override]]\necosystem = "python"\nname = "long-gone"\ndeclared = "GPL-2.0-only"'
+        '\naccept = true\nreason = "was a dev tool"\n'
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        [sys.executable, "-m", "licences", "--allowlist", str(allowlist)],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout
+    assert "the override for python long-gone matches no package" in result.stdout
