@@ -422,3 +422,15 @@ def test_gate_fails_on_a_stale_override(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 1, result.stdout
     assert "the override for python long-gone matches no package" in result.stdout
+
+
+def test_python_an_unknown_classifier_beside_a_known_one_is_not_dropped() -> None:
+    """MIT plus a proprietary classifier is not MIT: the unknown one may be the one that
+    binds, so the classifiers are set aside and the licence files decide."""
+    classifiers = ["License :: OSI Approved :: MIT License", "License :: Other/Proprietary License"]
+    read = python_declared(expression=None, licence=None, classifiers=classifiers, licence_texts=[])
+    assert read.expression is None
+    read = python_declared(
+        expression=None, licence=None, classifiers=classifiers, licence_texts=[GPL3]
+    )
+    assert read == Declared("GPL-3.0", "licence files")
