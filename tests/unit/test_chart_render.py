@@ -1,0 +1,344 @@
+"""The Helm chart (charts/glimmer) renders the kustomize install (manifests/default):
+the same RBAC rules and bindings, the same manager pod, the same CRDs, and values that
+cannot work are refused at render time.
+
+Renders with the helm that hack/helm builds (hack/prereqs runs it); a missing helm fails
+with that instruction, never skips.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from glimmer.cli.manager import manager as manager_command
+from glimmer.engine import ManagerOptions
+from glimmer.testing.assets import AssetsMissingError, find_assets
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "charts" / "glimmer"
+RELEASE, RELEASE_NAMESPACE = "glimmer", "glimmer-system"
+RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+
+
+def helm_binary() -> str:
+    """hack/helm's cached binary; fails (with the fix) when it was never built."""
+    result = subprocess.run(
+        [str(REPO / "hack" / "helm")],
+        env={**os.environ, "GLIMMER_HELM_NO_BUILD": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"helm is not built: run hack/helm\n{result.stderr}", pytrace=False)
+    return result.stdout.strip().splitlines()[-1]
+
+
+def helm(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [helm_binary(), *args], capture_output=True, text=True, check=check, cwd=REPO
+    )
+
+
+def render(*extra: str, crds: bool = False) -> list[dict[str, Any]]:
+    """``helm template`` of the chart as release glimmer in glimmer-system."""
+    args = ["template", RELEASE, str(CHART), "-n", RELEASE_NAMESPACE, *extra]
+    if crds:
+        args.append("--include-crds")
+    result = helm(*args)
+    return [d for d in yaml.safe_load_all(result.stdout) if d]
+
+
+def render_error(*extra: str) -> str:
+    result = helm("template", RELEASE, str(CHART), "-n", RELEASE_NAMESPACE, *extra, check=False)
+    assert result.returncode != 0, result.stdout
+    return result.stderr
+
+
+@functools.cache
+def kustomize_default() -> tuple[dict[str, Any], ...]:
+    """``kubectl kustomize manifests/default``: the kustomize install as users apply it."""
+    try:
+        kubectl = find_assets().kubectl
+    except AssetsMissingError as error:
+        pytest.fail(str(error), pytrace=False)
+    rendered = subprocess.run(
+        [str(kubectl), "kustomize", str(REPO / "manifests" / "default")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return tuple(d for d in yaml.safe_load_all(rendered) if d)
+
+
+def _kustomize_deployment() -> dict[str, Any]:
+    return _one(kustomize_default(), "Deployment")
+
+
+def _key(document: dict[str, Any]) -> tuple[str, str, str]:
+    meta = document["metadata"]
+    return document["kind"], meta["name"], meta.get("namespace", "")
+
+
+def _rbac(documents: Sequence[dict[str, Any]]) -> dict[tuple[str, str, str], Any]:
+    """Each role's rules and aggregation labels, each binding's roleRef and subjects."""
+    out: dict[tuple[str, str, str], Any] = {}
+    for document in documents:
+        if document["kind"] not in RBAC_KINDS:
+            continue
+        labels = document["metadata"].get("labels", {})
+        aggregation = {k: v for k, v in labels.items() if k.startswith("rbac.authorization")}
+        if document["kind"].endswith("Binding"):
+            out[_key(document)] = (document["roleRef"], document["subjects"])
+        else:
+            out[_key(document)] = (document["rules"], aggregation)
+    return out
+
+
+def _one(documents: Sequence[dict[str, Any]], kind: str) -> dict[str, Any]:
+    (found,) = [d for d in documents if d["kind"] == kind]
+    return found
+
+
+def _container(deployment: dict[str, Any]) -> dict[str, Any]:
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return dict(container)
+
+
+# -- equivalence with manifests/default --------------------------------------------------
+
+
+def test_chart_rbac_equals_the_kustomize_rbac() -> None:
+    """Same names (for release glimmer), same rules, same bindings: they cannot drift."""
+    chart = _rbac(render())
+    kustomize = _rbac(kustomize_default())
+    assert sorted(chart) == sorted(kustomize)
+    for key, value in kustomize.items():
+        assert chart[key] == value, key
+
+
+def test_chart_crds_are_the_generated_crds() -> None:
+    """charts/glimmer/crds is a copy of manifests/crd (which `glimmer crds` writes)."""
+    generated = sorted(p.name for p in (REPO / "manifests" / "crd").glob("burnin.*.yaml"))
+    copied = sorted(p.name for p in (CHART / "crds").iterdir())
+    assert copied == generated
+    for name in generated:
+        assert (CHART / "crds" / name).read_bytes() == (
+            REPO / "manifests" / "crd" / name
+        ).read_bytes(), f"cp manifests/crd/{name} charts/glimmer/crds/"
+    rendered = [d for d in render(crds=True) if d["kind"] == "CustomResourceDefinition"]
+    assert len(rendered) == len(generated)
+
+
+def _flags(args: Sequence[str]) -> dict[str, str]:
+    flags: dict[str, str] = {}
+    for arg in args[1:]:
+        name, _, value = arg.partition("=")
+        flags[name] = value
+    return flags
+
+
+def _cli_default(flag: str) -> str:
+    """The manager CLI's default for ``--flag``, as the string a Deployment would pass."""
+    for param in manager_command.params:
+        if flag in getattr(param, "opts", []):
+            return str(param.default) if param.default is not None else ""
+        if flag in getattr(param, "secondary_opts", []):
+            return ""
+    raise AssertionError(f"glimmer manager has no flag {flag}")
+
+
+def _same(value: str, default: str) -> bool:
+    """Equal as numbers when both are numbers ("30" and 30.0), else as text."""
+    try:
+        return float(value) == float(default)
+    except ValueError:
+        return value == default
+
+
+def test_chart_manager_pod_equals_the_kustomize_manager_pod() -> None:
+    chart = _one(render(), "Deployment")
+    kustomize = _kustomize_deployment()
+    chart_pod, kustomize_pod = (
+        chart["spec"]["template"]["spec"],
+        kustomize["spec"]["template"]["spec"],
+    )
+    chart_container, kustomize_container = _container(chart), _container(kustomize)
+    for field in ("args", "env"):
+        chart_container.pop(field)
+        kustomize_container.pop(field)
+    assert {**chart_pod, "containers": [chart_container]} == {
+        **kustomize_pod,
+        "containers": [kustomize_container],
+    }
+    # Arguments: kustomize's (its env expanded as the kubelet would) plus only the CLI's
+    # defaults, spelled out.
+    env = {e["name"]: e.get("value") for e in _container(kustomize)["env"]}
+    expanded = [a.replace("$(GLIMMER_SERVE_NAMESPACES)", env["GLIMMER_SERVE_NAMESPACES"] or "")
+                for a in _container(kustomize)["args"]]  # fmt: skip
+    chart_flags, kustomize_flags = _flags(_container(chart)["args"]), _flags(expanded)
+    assert _container(chart)["args"][0] == expanded[0] == "manager"
+    for flag, value in kustomize_flags.items():
+        assert chart_flags[flag] == value, flag
+    for flag in set(chart_flags) - set(kustomize_flags):
+        assert _same(chart_flags[flag], _cli_default(flag)), (flag, chart_flags[flag])
+    assert [e for e in _container(chart)["env"] if e["name"] == "POD_NAMESPACE"] == [
+        e for e in _container(kustomize)["env"] if e["name"] == "POD_NAMESPACE"
+    ]
+
+
+def test_chart_served_namespace_equals_the_kustomize_one() -> None:
+    (chart,) = [d for d in render() if d["kind"] == "Namespace"]
+    (kustomize,) = [
+        d
+        for d in kustomize_default()
+        if d["kind"] == "Namespace" and d["metadata"]["name"] == "glimmer-runs"
+    ]
+    psa = "pod-security.kubernetes.io/"
+
+    def levels(document: dict[str, Any]) -> dict[str, str]:
+        return {k: v for k, v in document["metadata"]["labels"].items() if k.startswith(psa)}
+
+    assert chart["metadata"]["name"] == "glimmer-runs"
+    assert levels(chart) == levels(kustomize)
+
+
+# -- the fixes both installs carry -------------------------------------------------------
+
+
+def _grace_exceeds_shutdown(deployment: dict[str, Any]) -> None:
+    flags = _flags(_container(deployment)["args"])
+    shutdown = float(
+        flags.get("--graceful-shutdown-timeout", ManagerOptions().graceful_shutdown_timeout)
+    )
+    grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+    assert grace > shutdown, (grace, shutdown)
+
+
+def _tolerates_cordoned_and_control_plane(deployment: dict[str, Any]) -> None:
+    tolerations = deployment["spec"]["template"]["spec"]["tolerations"]
+    keys = {(t["key"], t["operator"], t["effect"]) for t in tolerations}
+    assert ("node.kubernetes.io/unschedulable", "Exists", "NoSchedule") in keys
+    assert ("node-role.kubernetes.io/control-plane", "Exists", "NoSchedule") in keys
+
+
+def _requests_without_cpu_limit(deployment: dict[str, Any]) -> None:
+    resources = _container(deployment)["resources"]
+    assert set(resources["requests"]) == {"cpu", "memory"}
+    assert "cpu" not in resources.get("limits", {})
+
+
+@pytest.mark.parametrize(
+    "check",
+    [_grace_exceeds_shutdown, _tolerates_cordoned_and_control_plane, _requests_without_cpu_limit],
+    ids=["grace-above-shutdown", "tolerations", "no-cpu-limit"],
+)
+@pytest.mark.parametrize("install", ["kustomize", "chart"])
+def test_manager_deployment_is_hardened(install: str, check: Any) -> None:
+    deployment = _one(render(), "Deployment") if install == "chart" else _kustomize_deployment()
+    check(deployment)
+
+
+# -- values ------------------------------------------------------------------------------
+
+
+def test_chart_lints_strictly() -> None:
+    result = helm("lint", "--strict", str(CHART), check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_values_reach_the_manager() -> None:
+    documents = render(
+        "--set", "clusterName=prod-east",
+        "--set", "replicas=2",
+        "--set", "image.tag=9.9.9",
+        "--set", "extraArgs={--kube-api-qps=100}",
+        "--set", "podLabels.team=gpu",
+        "--set", "nodeSelector.pool=infra",
+        "--set", "serviceAccount.name=burnin",
+        "--set", "metrics.serviceMonitor.enabled=true",
+        "--set", "dashboards.enabled=true",
+    )  # fmt: skip
+    deployment = _one(documents, "Deployment")
+    container = _container(deployment)
+    assert "--cluster-name=prod-east" in container["args"]
+    assert container["args"][-1] == "--kube-api-qps=100"
+    assert container["image"] == "ghcr.io/glimmer-ai/glimmer:9.9.9"
+    assert deployment["spec"]["replicas"] == 2
+    pod = deployment["spec"]["template"]
+    assert pod["metadata"]["labels"]["team"] == "gpu"
+    assert pod["spec"]["nodeSelector"] == {"pool": "infra"}
+    assert pod["spec"]["serviceAccountName"] == "burnin"
+    subjects = [d["subjects"] for d in documents if d["kind"].endswith("Binding")]
+    assert all(s == [{"kind": "ServiceAccount", "name": "burnin",
+                      "namespace": RELEASE_NAMESPACE}] for s in subjects)  # fmt: skip
+    monitor = _one(documents, "ServiceMonitor")
+    assert monitor["spec"]["endpoints"][0]["honorLabels"] is True
+    dashboard = _one(documents, "ConfigMap")
+    assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert dashboard["data"]["glimmer.json"] == (
+        CHART / "dashboards" / "glimmer.json"
+    ).read_text().rstrip("\n")
+
+
+def test_no_cluster_name_flag_unless_a_name_is_given() -> None:
+    assert not [a for a in _container(_one(render(), "Deployment"))["args"]
+                if a.startswith("--cluster-name")]  # fmt: skip
+
+
+def test_serving_every_namespace_binds_cluster_wide_and_creates_no_namespace() -> None:
+    documents = render("--set", "servedNamespaces.names={*}")
+    assert not [d for d in documents if d["kind"] == "Namespace"]
+    assert "--serve-namespaces=*" in _container(_one(documents, "Deployment"))["args"]
+    bound = sorted(d["metadata"]["name"] for d in documents if d["kind"] == "ClusterRoleBinding")
+    assert bound == [
+        "glimmer-manager",
+        "glimmer-manager-sink-secrets",
+        "glimmer-manager-workloads",
+    ]
+    assert not [d for d in documents if d["kind"] == "RoleBinding"
+                and d["roleRef"]["name"] != "glimmer-leader-election"]  # fmt: skip
+
+
+def test_several_served_namespaces_each_get_both_bindings() -> None:
+    documents = render("--set", "servedNamespaces.names={team-a,team-b}")
+    bindings = sorted(
+        (d["metadata"]["namespace"], d["metadata"]["name"])
+        for d in documents
+        if d["kind"] == "RoleBinding" and d["roleRef"]["name"] != "glimmer-leader-election"
+    )
+    assert bindings == [
+        (ns, f"glimmer-manager-{role}")
+        for ns in ("team-a", "team-b")
+        for role in ("sink-secrets", "workloads")
+    ]
+    assert "--serve-namespaces=team-a,team-b" in _container(_one(documents, "Deployment"))["args"]
+
+
+def test_rbac_create_false_renders_no_rbac() -> None:
+    assert not [d for d in render("--set", "rbac.create=false") if d["kind"] in RBAC_KINDS]
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (["replicas=2", "leaderElection.enabled=false"], "replicas > 1 needs leaderElection"),
+        (["terminationGracePeriodSeconds=30"], "terminationGracePeriodSeconds must be above"),
+        (["servedNamespaces.names={*,team-a}"], "cannot be mixed with names"),
+        (["servedNamespaces.names={glimmer-system}"], "must not include the manager's own"),
+        (["metrics.service.enabled=false", "metrics.serviceMonitor.enabled=true"],
+         "needs metrics.service.enabled"),
+    ],
+    ids=["two-writers", "grace-too-short", "star-and-names", "own-namespace", "monitor-no-service"],
+)  # fmt: skip
+def test_values_that_cannot_work_are_refused(values: list[str], message: str) -> None:
+    args = [item for value in values for item in ("--set", value)]
+    assert message in render_error(*args)
