@@ -347,7 +347,8 @@ class BurnInRunStatus:
         description="Per target, whether it was unschedulable when the run started.",
     )
     sink_status: dict[str, str] | None = field(
-        json="sinkStatus", description="Declared for compatibility; not written."
+        json="sinkStatus",
+        description="Per sink, the outcome of the terminal delivery: `Delivered <time>` or `Failed <time>: <error>` (re-sent every 5 minutes until delivered).",
     )
     observed_generation: int | None = field(
         json="observedGeneration",

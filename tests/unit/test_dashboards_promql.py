@@ -3,8 +3,8 @@ exports: every PromQL expression is tokenised, each metric name must be a series
 manager serves, and each label it matches or groups by must be one of that series'.
 
 The engine's and the run controller's families are read from their registries; the
-Prometheus sink's ``burnin_*`` families (semantics L8) from :data:`BURNIN_FAMILIES`
-until the sink lands, when this constant gives way to the exporter module's own list.
+Prometheus sink's ``burnin_*`` families (semantics L8) from :data:`BURNIN_FAMILIES`,
+which a test holds equal to what the exporter (glimmer.sinks.prometheus) serves.
 """
 
 from __future__ import annotations
@@ -292,3 +292,44 @@ def test_servicemonitors_keep_the_run_namespace_label(path: Path) -> None:
     """burnin_* series carry the run's ``namespace``; without honorLabels Prometheus
     renames it exported_namespace and every dashboard filter on it finds nothing."""
     assert re.search(r"^\s+honorLabels: true$", path.read_text(), flags=re.MULTILINE)
+
+
+def test_burnin_families_are_what_the_exporter_serves() -> None:
+    """The list the dashboard is checked against is the exporter's own output, so a
+    renamed family or label in the Prometheus sink fails here, not on a blank panel."""
+    from datetime import UTC, datetime
+
+    from glimmer.sinks import build_envelope
+    from glimmer.sinks.prometheus import RunExporter
+
+    run = {
+        "metadata": {"namespace": "ns", "name": "r", "uid": "uid-1"},
+        "spec": {"profileRef": "prof"},
+        "status": {
+            "phase": "Passed",
+            "results": [
+                {
+                    "name": "burn", "kind": "gpu-burn", "scope": "Node", "phase": "Passed",
+                    "nodes": ["n1"], "startedAt": "2026-12-01T11:00:00Z",
+                    "finishedAt": "2026-12-01T11:10:00Z", "metrics": {"gpuTempC": "71"},
+                }
+            ],
+        },
+    }  # fmt: skip
+    exporter = RunExporter()
+    exporter.observe(
+        build_envelope(
+            run,
+            reason="RunPhaseChanged",
+            event_key="Passed",
+            sent_at=datetime(2026, 12, 1, 12, tzinfo=UTC),
+            baseline=False,
+        )
+    )
+    served: dict[str, frozenset[str]] = {}
+    for family in exporter.collect():
+        for sample in family.samples:
+            if sample.name.endswith("_created"):
+                continue
+            served.setdefault(sample.name, frozenset(sample.labels))
+    assert served == BURNIN_FAMILIES
