@@ -98,6 +98,11 @@ class RunnerReport:
     declared_provenance: str | None = None
     #: Accepted and dropped fences interleaved, in document order (I19.21).
     artifacts_in_order: tuple[Artifact | DroppedArtifact, ...] = ()
+    #: Group folds only (F7): keys the election dropped as unmeasurable although some
+    #: rank measured them, with each measuring side's own reading ``(side, value)``. A
+    #: gate on such a key is still checked against those readings, so a dropped fold
+    #: can never hide one rank's measured violation behind another rank's ``n/a``.
+    dropped_readings: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     @property
     def undeclared_skip(self) -> bool:

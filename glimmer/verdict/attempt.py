@@ -140,10 +140,11 @@ def judge_attempt(
         )
     if not gate:
         return verdict(Phase.PASSED, report.message)
-    evaluation: Evaluation = evaluate(thresholds, report.metrics, report.unmeasurable)
+    metrics, unmeasurable_names, exposed = _expose_violating_readings(report, thresholds)
+    evaluation: Evaluation = evaluate(thresholds, metrics, unmeasurable_names)
     gated = verdict(
         Phase.PASSED if evaluation.passed else Phase.FAILED,
-        gated_message(evaluation, runner_line=report.message),
+        join_clauses(gated_message(evaluation, runner_line=report.message), *exposed),
     )
     return replace(
         gated,
@@ -151,6 +152,37 @@ def judge_attempt(
         not_evaluated=evaluation.not_evaluated,
         gated=True,
     )
+
+
+def _expose_violating_readings(
+    report: RunnerReport, thresholds: Sequence[Threshold]
+) -> tuple[dict[str, str], frozenset[str], list[str]]:
+    """The metrics the gates judge: the report's, plus, for a key a Group fold dropped
+    (F7), the first rank reading that violates a gate on it.
+
+    F7 drops a key whose readings conflict (one rank's ``n/a`` beside another's value,
+    unclassified readings that differ) and marks it unmeasurable; a ``RequiredIfMeasurable``
+    gate would then not be evaluated, and a rank that *measured* 7 ECC errors would pass
+    behind its neighbour's ``n/a``. A reading that alone violates a gate is a provable
+    violation, so it is judged; readings that satisfy every gate change nothing.
+    """
+    metrics = dict(report.metrics)
+    unmeasurable = set(report.unmeasurable)
+    notes: list[str] = []
+    for name, readings in report.dropped_readings:
+        gates = [t for t in thresholds if t.metric == name]
+        if not gates:
+            continue
+        for side, value in readings:
+            if not evaluate(gates, {name: value}, frozenset()).passed:
+                metrics[name] = value
+                unmeasurable.discard(name)
+                notes.append(
+                    f"[{name}={value} is {side}'s own reading: the group value was dropped "
+                    "because the ranks disagreed, but this reading alone violates the gate]"
+                )
+                break
+    return metrics, frozenset(unmeasurable), notes
 
 
 def _gated_metric_absent(report: RunnerReport, thresholds: Sequence[Threshold]) -> bool:

@@ -36,7 +36,7 @@ from glimmer.contract.report import (
     RunnerReport,
 )
 from glimmer.verdict.dissent import DID_NOT_REPORT, disagreed_notes, pair_summary, rank_summary
-from glimmer.verdict.group import elect, group_outcome, outcome_of
+from glimmer.verdict.group import NA_READING, Election, elect, group_outcome, outcome_of
 from glimmer.verdict.termination import NO_TERMINATED_RUNNER
 
 #: Pair precedence when both sides reported (F3): the first level present decides.
@@ -210,9 +210,28 @@ def combine_group(
         unmeasurable=election.unmeasurable,
         message=message,
     )
+    combined = replace(combined, dropped_readings=_dropped_readings(ranks, election))
     if workers_created:
         return combined
     return replace(combined, artifacts=(), dropped_artifacts=(), artifacts_in_order=())
+
+
+def _dropped_readings(
+    ranks: Sequence[SideReport], election: Election
+) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """The measured readings of every key F7 dropped, named by side (see RunnerReport)."""
+    out: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+    for elected in election.contested:
+        if elected.value is not None:
+            continue
+        measured = tuple(
+            (f"{ranks[i].label} ({ranks[i].node})", reading)
+            for i, reading in elected.readings
+            if reading != NA_READING
+        )
+        if measured:
+            out.append((elected.name, measured))
+    return tuple(out)
 
 
 def _overdue(message: str) -> RunnerReport:
