@@ -8,6 +8,7 @@ import attrs
 
 from glimmer.contract import SIM_GPU_ENV
 from glimmer.sim.images import ImageMap
+from glimmer.sim.names import CLUSTER_DOMAIN, find_nss_wrapper
 
 #: Label every node of this simulator carries, valued with its instance id.
 INSTANCE_LABEL = "sim.glimmer.dev/instance"
@@ -67,6 +68,12 @@ class SimConfig:
     node_sim_gpu: tuple[tuple[str, str], ...] = ()
     #: Extra environment for every container (a pod's own env wins).
     container_env: tuple[tuple[str, str], ...] = ()
+    #: ``libnss_wrapper.so``, through which pods resolve Service names (docs/
+    #: simulated-kubelet.md); None: not installed, so a pod that sets ``spec.subdomain``
+    #: is refused (CreateContainerError naming the package) instead of resolving wrongly.
+    nss_wrapper: Path | None = attrs.field(factory=find_nss_wrapper)
+    #: Cluster domain of the ``<host>.<svc>.<ns>.svc.<domain>`` names.
+    cluster_domain: str = CLUSTER_DOMAIN
 
     def node_env(self, node: str) -> dict[str, str]:
         """The environment a container on ``node`` starts from, before the pod's own."""

@@ -27,7 +27,7 @@ import aiohttp
 from aiohttp import web
 from kubernetes_asyncio.config import new_client_from_config
 
-from glimmer.sim import _tls, nodes, placement
+from glimmer.sim import _tls, names, nodes, placement
 from glimmer.sim._kube import ApiError, Kube
 from glimmer.sim.config import INSTANCE_LABEL, SimConfig
 from glimmer.sim.log_server import LogSource, make_app
@@ -91,6 +91,11 @@ async def list_watch(
             await asyncio.sleep(1)
 
 
+def _key(document: JSON) -> tuple[str, str]:
+    meta = document["metadata"]
+    return str(meta.get("namespace", "")), str(meta["name"])
+
+
 class SimKubelet:
     def __init__(self, config: SimConfig) -> None:
         self.config = config
@@ -101,6 +106,10 @@ class SimKubelet:
         self.workers: dict[str, PodWorker] = {}
         self.pods: dict[str, JSON] = {}
         self.schedulable: dict[str, JSON] = {}
+        #: Services by (namespace, name), for the pods' cluster names (``names``).
+        self.services: dict[tuple[str, str], JSON] = {}
+        self._records: dict[str, str] = {}
+        self._hosts_written: dict[str, str] = {}
         self._changed = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self.port = 0
@@ -121,15 +130,21 @@ class SimKubelet:
         seen = {pod["metadata"]["uid"] for pod in items}
         for uid in list(self.pods):
             if uid not in seen:
-                self._on_pod("DELETED", self.pods[uid])
+                self._handle_pod("DELETED", self.pods[uid])
         for pod in items:
-            self._on_pod("MODIFIED", pod)
+            self._handle_pod("MODIFIED", pod)
+        self._refresh_names()
 
     def _on_pod(self, kind: str, pod: JSON) -> None:
+        self._handle_pod(kind, pod)
+        self._refresh_names()
+
+    def _handle_pod(self, kind: str, pod: JSON) -> None:
         uid = pod["metadata"]["uid"]
         self._changed.set()
         if kind == "DELETED":
             self.pods.pop(uid, None)
+            self._hosts_written.pop(uid, None)
             worker = self.workers.pop(uid, None)
             if worker is not None:
                 self._spawn(worker.kill())
@@ -149,6 +164,12 @@ class SimKubelet:
                 # Started by an earlier simulator whose processes are gone: fail closed.
                 self._spawn(self._fail_orphan(pod))
                 return
+            library = self.config.nss_wrapper
+            refusal = (
+                names.missing_wrapper_message(pod)
+                if library is None and names.needs_cluster_names(pod)
+                else None
+            )
             worker = PodWorker(
                 kube=self.kube,
                 pod=pod,
@@ -156,8 +177,12 @@ class SimKubelet:
                 images=self.config.images,
                 sandbox=self.state_dir / "pods" / uid,
                 node_env=self.config.node_env(pod["spec"]["nodeName"]),
+                nss_wrapper=library,
+                start_refusal=refusal,
             )
             self.workers[uid] = worker
+            # Its names are on disk before its first process can look one up.
+            self._refresh_names(force=True)
             worker.start()
         else:
             worker.update(pod)
@@ -185,6 +210,55 @@ class SimKubelet:
                 f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status",
                 {"status": status},
             )
+
+    def _on_services_listed(self, items: list[JSON]) -> None:
+        self.services = {_key(s): s for s in items}
+        self._refresh_names()
+
+    def _on_service(self, kind: str, service: JSON) -> None:
+        if kind == "DELETED":
+            self.services.pop(_key(service), None)
+        else:
+            self.services[_key(service)] = service
+        self._refresh_names()
+
+    def _pod_address(self, uid: str, pod: JSON) -> str | None:
+        """Our own allocation for our pods (known before the watch echoes it), else the
+        address the pod's kubelet published."""
+        worker = self.workers.get(uid)
+        if worker is not None:
+            return worker.pod_ip
+        address = (pod.get("status") or {}).get("podIP")
+        return str(address) if address else None
+
+    def _refresh_names(self, *, force: bool = False) -> None:
+        """Recompute the Service records; rewrite the hosts file of each local pod whose
+        content changed (every one, with ``force``, e.g. for a pod just created)."""
+        if self.config.nss_wrapper is None:
+            return
+        records = names.service_records(
+            ((pod, self._pod_address(uid, pod)) for uid, pod in self.pods.items()),
+            services=self.services,
+            cluster_domain=self.config.cluster_domain,
+        )
+        if records == self._records and not force:
+            return
+        self._records = records
+        for uid, worker in self.workers.items():
+            text = names.hosts_file_text(
+                pod=worker.pod,
+                address=worker.pod_ip,
+                records=records,
+                cluster_domain=self.config.cluster_domain,
+            )
+            if self._hosts_written.get(uid) == text:
+                continue
+            try:
+                names.write_atomically(worker.hosts_file, text)
+            except OSError as error:
+                _log.warning("hosts file of %s/%s: %r", worker.namespace, worker.name, error)
+                continue
+            self._hosts_written[uid] = text
 
     def _on_nodes_listed(self, items: list[JSON]) -> None:
         self.schedulable = {node["metadata"]["name"]: node for node in items}
@@ -318,7 +392,21 @@ class SimKubelet:
 
     async def _serve(self) -> None:
         pods_synced, nodes_synced = asyncio.Event(), asyncio.Event()
+        services_synced = asyncio.Event()
         selector = self.config.schedule_selector or f"{INSTANCE_LABEL}={self.instance}"
+        # Services before pods: a pod's names are written before it starts (readiness
+        # gating means a peer's Service exists before the pod that looks it up).
+        self._spawn(
+            list_watch(
+                self.kube,
+                "/api/v1/services",
+                query={},
+                on_list=self._on_services_listed,
+                on_event=self._on_service,
+                synced=services_synced,
+            )
+        )
+        await services_synced.wait()
         self._spawn(
             list_watch(
                 self.kube,

@@ -29,6 +29,7 @@ from glimmer.sim.config import EVICT_ANNOTATION
 from glimmer.sim.environment import ContainerConfigError, build_env
 from glimmer.sim.images import ImageMap, ImagePullError
 from glimmer.sim.log_server import LogSource
+from glimmer.sim.names import pod_hostname, resolver_env
 from glimmer.sim.nodes import now_rfc3339
 from glimmer.sim.probes import probe_once
 
@@ -98,15 +99,23 @@ class PodWorker:
         images: ImageMap,
         sandbox: Path,
         node_env: dict[str, str] | None = None,
+        nss_wrapper: Path | None = None,
+        start_refusal: str | None = None,
     ) -> None:
         """``node_env``: environment every container on this node starts from (the
-        node's simulated GPU, ``GLIMMER_SIM_GPU``); the pod's env overrides it."""
+        node's simulated GPU, ``GLIMMER_SIM_GPU``); the pod's env overrides it.
+        ``nss_wrapper``: the library that makes the pod's processes resolve names from
+        ``hosts_file`` (see ``glimmer.sim.names``). ``start_refusal``: why the kubelet
+        cannot start this pod at all (its containers stay Waiting with
+        ``CreateContainerError`` and this message, nothing runs)."""
         self.kube = kube
         self.pod = pod
         self.pod_ip = pod_ip
         self.images = images
         self.sandbox = sandbox
         self.node_env = dict(node_env or {})
+        self.nss_wrapper = nss_wrapper
+        self.start_refusal = start_refusal
         sandbox.mkdir(parents=True, exist_ok=True)
         spec = pod["spec"]
         self.init = [ContainerRun(spec=c, log_dir=sandbox) for c in spec.get("initContainers", [])]
@@ -153,6 +162,11 @@ class PodWorker:
                     return None
                 return LogSource(path=run.log_path(previous=previous), running=run.running)
         return None
+
+    @property
+    def hosts_file(self) -> Path:
+        """The file this pod's name lookups read (kept current by the kubelet)."""
+        return self.sandbox / "hosts"
 
     @property
     def terminal(self) -> bool:
@@ -257,6 +271,14 @@ class PodWorker:
 
     async def _lifecycle(self) -> None:
         await self.publish()
+        if self.start_refusal is not None:
+            # Nothing of the pod runs: resolving its names wrongly is worse than not at all.
+            for run in self.init + self.main:
+                run.state = {
+                    "waiting": {"reason": "CreateContainerError", "message": self.start_refusal}
+                }
+            await self.publish()
+            return
         argvs: dict[str, list[str]] = {}
         pull_errors: dict[str, str] = {}
         for run in self.init + self.main:
@@ -301,7 +323,7 @@ class PodWorker:
         base = {
             "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
             "HOME": str(self.sandbox),
-            "HOSTNAME": self.name,
+            "HOSTNAME": pod_hostname(self.pod),
             "LANG": os.environ.get("LANG", "C.UTF-8"),
             **self.node_env,
         }
@@ -310,10 +332,20 @@ class PodWorker:
         pod = {**self.pod, "status": status}
         while not self._stopping:
             try:
-                return {
+                envs = {
                     run.name: await build_env(pod, run.spec, fetch=self._fetch, base=base)
                     for run in self.init + self.main
                 }
+                if self.nss_wrapper is not None:
+                    for env in envs.values():
+                        env.update(
+                            resolver_env(
+                                library=self.nss_wrapper,
+                                hosts_file=self.hosts_file,
+                                inherited=env.get("LD_PRELOAD"),
+                            )
+                        )
+                return envs
             except ContainerConfigError as error:
                 for run in self.init + self.main:
                     run.state = {

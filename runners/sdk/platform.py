@@ -47,6 +47,22 @@ def injected_crash_requested(environ: Mapping[str, str]) -> bool:
     return parse_spec(spec).has(CRASH_FAULT)
 
 
+def simulated_link_faults(environ: Mapping[str, str]) -> frozenset[str]:
+    """The simulated network faults ``GLIMMER_SIM_GPU`` names for this node (empty on
+    silicon): the link runners read them; real traffic still crosses the sockets."""
+    spec = _sim_spec_text(environ)
+    if not spec:
+        return frozenset()
+    from runners.sdk.simgpu.spec import LINK_FAULTS, parse_spec
+
+    return parse_spec(spec).faults & LINK_FAULTS
+
+
+def is_simulated(environ: Mapping[str, str]) -> bool:
+    """Whether this node's hardware is the simulator's (``GLIMMER_SIM_GPU`` set)."""
+    return bool(_sim_spec_text(environ))
+
+
 def simulated_faults() -> tuple[str, ...]:
     """The simulated GPU's named faults (plus the ``xid:<code>`` form), for usage messages:
     the one table is the simulator's own."""

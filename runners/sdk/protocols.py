@@ -49,6 +49,14 @@ class ClockKind(enum.Enum):
 
 
 #: NVML clock-event reason bits (external-formats.md) and our names for them.
+#: Simulated faults of a node's network, named once for the simulator (which parses
+#: them from ``GLIMMER_SIM_GPU``) and the link runners (which act on them over real
+#: sockets): pace this side's traffic, never take part in the rendezvous, corrupt the
+#: data this side sends.
+SLOW_LINK_FAULT = "slow-link"
+NO_RENDEZVOUS_FAULT = "no-rendezvous"
+CORRUPT_DATA_FAULT = "corrupt-data"
+
 CLOCK_EVENT_REASONS: Mapping[int, str] = {
     0x1: "gpuIdle",
     0x2: "applicationsClocksSetting",

@@ -11,12 +11,15 @@ import re
 from dataclasses import dataclass
 
 from runners.sdk.outcome import RunnerError
+from runners.sdk.protocols import CORRUPT_DATA_FAULT, NO_RENDEZVOUS_FAULT, SLOW_LINK_FAULT
 from runners.sdk.simgpu.profiles import PROFILES, GpuProfile
 
 #: Makes the SDK raise an unexpected exception inside the guarded body, so the
 #: conformance suite can prove a crash exits 3 for every runner.
 CRASH_FAULT = "crash"
-FAULTS: frozenset[str] = frozenset(
+#: Faults of the node's simulated network (docs/simulated-kubelet.md).
+LINK_FAULTS: frozenset[str] = frozenset({SLOW_LINK_FAULT, NO_RENDEZVOUS_FAULT, CORRUPT_DATA_FAULT})
+FAULTS: frozenset[str] = LINK_FAULTS | frozenset(
     {
         "low-clock",
         "ecc-uncorrectable",

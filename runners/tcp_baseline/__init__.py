@@ -1,0 +1,1 @@
+"""tcp-baseline: real TCP traffic between the two sides of a Pair."""
