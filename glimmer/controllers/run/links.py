@@ -32,6 +32,7 @@ it runs on to its own kubelet deadline, even while a retry's new pods start.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -244,6 +245,20 @@ class Links:
             return self.manifest(work, att, member, image=image)
 
         return build
+
+    async def delete_service(self, work: Pass, name: str) -> None:
+        """Delete one of this run's rendezvous Services (after the status write that
+        settled its attempt): only one this run controls, by UID precondition, so a
+        Service someone else put under the name is never touched. Gone is fine."""
+        namespace = work.view.namespace
+        found = await self.sweeper.reads.live_get(kube.SERVICES, name, namespace=namespace)
+        if found is None or not podstate.owned_by(found, work.view.uid):
+            return
+        with contextlib.suppress(ApiError):
+            await self.sweeper.client.delete(
+                kube.SERVICES, name, namespace=namespace,
+                precondition_uid=str(kube.meta(found).get("uid") or "") or None,
+            )  # fmt: skip
 
     def every_service(self, work: Pass) -> list[str]:
         """Every rendezvous Service name this run may have made (terminal clean-up):

@@ -154,8 +154,7 @@ class Sweeper(Part):
         if terminal is not None:
             work.services_after_write.extend(self.links.every_service(work))
         for name in dict.fromkeys(work.services_after_write):
-            with contextlib.suppress(ApiError):  # gone already is fine (404)
-                await self.client.delete(kube.SERVICES, name, namespace=namespace)
+            await self.links.delete_service(work, name)
         for delivery in work.deliveries:
             await self.deliverer.deliver(
                 Delivery(delivery.reason, delivery.event_key, run, work.plan.sinks)
