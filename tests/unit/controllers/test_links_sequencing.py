@@ -71,7 +71,7 @@ def env_of(pod: dict[str, Any]) -> dict[str, str]:
 
 def result_of(run: dict[str, Any]) -> dict[str, Any]:
     [result] = run["status"]["results"]
-    return result
+    return dict(result)
 
 
 def nothing_cordoned(cluster: Cluster) -> bool:
@@ -103,7 +103,7 @@ def is_pod_create(role: str) -> Any:
 
 
 def is_status_write(r: Any) -> bool:
-    return r.verb == "replace" and r.subresource == "status"
+    return bool(r.verb == "replace" and r.subresource == "status")
 
 
 def is_pod_delete(name: str) -> Any:
