@@ -32,6 +32,17 @@ class RunnerSpec:
     missing_dependency_env: dict[str, str] = field(default_factory=dict)
     #: Environment under which the runner must declare a skip (exit 2), if it can skip.
     declared_skip_env: dict[str, str] | None = None
+    #: ``Node``, or ``Pair``/``Group`` for a runner that needs its peers: conformance then
+    #: runs two or three processes on loopback (``runners.conformance.link_cases_for``).
+    scope: str = "Node"
+    #: Metrics the Pair server prints on a healthy run (the client prints ``healthy_metrics``).
+    server_metrics: frozenset[str] = frozenset()
+
+    @property
+    def conformance_provenance(self) -> str:
+        """What conformance runs must declare: ``sim`` on the simulated GPU, and for a link
+        runner whose conformance traffic is loopback (never a link); else ``silicon``."""
+        return "sim" if self.reads_gpu or self.scope != "Node" else "silicon"
 
     @property
     def command(self) -> tuple[str, ...]:
@@ -210,6 +221,69 @@ RUNNERS: dict[str, RunnerSpec] = {
             ),
             missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
             declared_skip_env={SIM_GPU_ENV: "", "BURNIN_SYSFS_ROOT": "/nonexistent/sys"},
+        ),
+        RunnerSpec(
+            kind="tcp-baseline",
+            module="runners.tcp_baseline",
+            prefix="TCP_BASELINE",
+            pass_line="TCP_BASELINE_PASS",
+            fail_prefix="TCP_BASELINE_FAIL:",
+            error_prefix="TCP_BASELINE_ERROR:",
+            healthy_metrics=frozenset(
+                {
+                    "provenance",
+                    "tcpThroughputGbps",
+                    "tcpRetransmits",
+                    "tcpRttUs",
+                    "elapsedS",
+                    "tcpTestInterface",
+                    "tcpMgmtInterface",
+                }
+            ),
+            server_metrics=frozenset(
+                {
+                    "provenance",
+                    "tcpThroughputGbps",
+                    "elapsedS",
+                    "tcpTestInterface",
+                    "tcpMgmtInterface",
+                }
+            ),
+            reads_gpu=False,
+            scope="Pair",
+            test_env={
+                "BURNIN_TCP_BASELINE_SECONDS": "0.5",
+                "BURNIN_TCP_BASELINE_CONNECT_SECONDS": "3",
+                "BURNIN_DURATION_SECONDS": "10",
+            },
+        ),
+        RunnerSpec(
+            # Not an API kind: run as ``kind: custom`` with the image
+            # ghcr.io/baldwinspc/glimmer-burnin-ring-allreduce:<tag>.
+            kind="ring-allreduce",
+            module="runners.ring_allreduce",
+            prefix="RING_ALLREDUCE",
+            pass_line="RING_ALLREDUCE_PASS",
+            fail_prefix="RING_ALLREDUCE_FAIL:",
+            error_prefix="RING_ALLREDUCE_ERROR:",
+            healthy_metrics=frozenset(
+                {
+                    "provenance",
+                    "busBandwidthGBs",
+                    "algBandwidthGBs",
+                    "latencyUs",
+                    "miscompares",
+                    "elapsedS",
+                }
+            ),
+            reads_gpu=False,
+            scope="Group",
+            test_env={
+                "BURNIN_RING_ALLREDUCE_ELEMENTS": "8192",
+                "BURNIN_RING_ALLREDUCE_ITERATIONS": "2",
+                "BURNIN_RING_ALLREDUCE_RENDEZVOUS_SECONDS": "3",
+                "BURNIN_DURATION_SECONDS": "20",
+            },
         ),
     )
 }

@@ -15,14 +15,23 @@ What it checks (phase judgment with thresholds is the verdict layer's job):
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from glimmer.contract import SIM_GPU_ENV, RunnerReport, read_report
 from runners.catalog import RUNNERS, RunnerSpec
-from runners.fault_matrix import EXIT_CODES, FAULT_MATRIX, MATRIX_PROFILE, NOT_READ, PROFILE_MATRIX
+from runners.fault_matrix import (
+    EXIT_CODES,
+    FAULT_MATRIX,
+    LINK_FAULT_MATRIX,
+    MATRIX_PROFILE,
+    NOT_READ,
+    PROFILE_MATRIX,
+)
 from runners.sdk.simgpu.spec import parse_spec
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -52,13 +61,17 @@ class Case:
         return f"{self.kind}[{self.label}]"
 
 
+def _argv_env(command: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("BURNIN_", "GLIMMER_"))}
+    full.update(env)
+    return [sys.executable if command[0] == "python" else command[0], *command[1:]], full
+
+
 def execute(
     command: Sequence[str], *, kind: str, env: Mapping[str, str], timeout_s: float
 ) -> Execution:
     """Run a runner command with ``env`` layered on a clean copy of this environment."""
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("BURNIN_", "GLIMMER_"))}
-    full.update(env)
-    argv = [sys.executable if command[0] == "python" else command[0], *command[1:]]
+    argv, full = _argv_env(command, env)
     done = subprocess.run(argv, capture_output=True, env=full, timeout=timeout_s, check=False)
     report = read_report(done.stdout, kind=kind, exit_code=done.returncode)
     return Execution(
@@ -86,7 +99,7 @@ def contract_problems(spec: RunnerSpec, run: Execution) -> list[str]:
     if run.exit_code == 0 and spec.pass_line is not None and report.message != spec.pass_line:
         problems.append(f"exit 0 but last line is {report.message!r}")
     if run.exit_code in (0, 1):
-        expected = "sim" if spec.reads_gpu else "silicon"
+        expected = spec.conformance_provenance
         if report.provenance != expected:
             problems.append(f"provenance {report.provenance!r}, expected {expected!r}")
     for name, value in report.metrics.items():
@@ -165,3 +178,262 @@ def cases_for(kind: str) -> list[Case]:
         )
     )
     return cases
+
+
+# -- link runners: two or three processes on loopback, real bytes between them ----------
+
+
+@dataclass(frozen=True)
+class Side:
+    """One process of a link case and what it must conclude."""
+
+    name: str
+    env: Mapping[str, str]
+    expected_exit: int
+    #: Metrics it must print (value or n/a).
+    metrics: frozenset[str] = frozenset()
+    #: Metric -> bound the printed value must stay under (a simulated slow link).
+    below: Mapping[str, float] = field(default_factory=dict)
+    #: Words its last line must contain (an Error names the missing peer).
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LinkCase:
+    kind: str
+    label: str
+    sides: tuple[Side, ...]
+
+    def __str__(self) -> str:
+        return f"{self.kind}[{self.label}]"
+
+
+def execute_together(
+    command: Sequence[str], *, kind: str, envs: Sequence[Mapping[str, str]], timeout_s: float
+) -> list[Execution]:
+    """Start every process at once (they rendezvous with each other) and wait for all."""
+    processes = []
+    for env in envs:
+        argv, full = _argv_env(command, env)
+        processes.append(
+            subprocess.Popen(argv, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        )
+    runs = []
+    try:
+        for process in processes:
+            stdout, stderr = process.communicate(timeout=timeout_s)
+            runs.append(
+                Execution(
+                    exit_code=process.returncode,
+                    stdout=stdout.decode(errors="replace"),
+                    stderr=stderr.decode(errors="replace"),
+                    report=read_report(stdout, kind=kind, exit_code=process.returncode),
+                )
+            )
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    return runs
+
+
+def check_link(
+    spec: RunnerSpec, case: LinkCase, *, command: Sequence[str] | None = None
+) -> list[str]:
+    """Run every side of a link case together; every problem found, per side."""
+    runs = execute_together(
+        command or spec.command,
+        kind=spec.kind,
+        envs=[{**spec.test_env, **side.env} for side in case.sides],
+        timeout_s=DEFAULT_TIMEOUT_S,
+    )
+    problems = []
+    for side, run in zip(case.sides, runs, strict=True):
+        found = contract_problems(spec, run)
+        if run.exit_code != side.expected_exit:
+            found.append(f"exit {run.exit_code}, expected {side.expected_exit}")
+        printed = set(run.report.metrics) | set(run.report.unmeasurable)
+        missing = sorted(side.metrics - printed)
+        if missing:
+            found.append(f"did not print {missing}")
+        for name, bound in side.below.items():
+            value = run.report.metrics.get(name)
+            if value is None or not float(value) < bound:
+                found.append(f"{name}={value}, expected below {bound:g}")
+        for word in side.names:
+            if word not in run.report.message:
+                found.append(f"last line {run.report.message!r} does not name {word!r}")
+        if found:
+            found.append(f"stdout tail: {run.stdout[-600:]!r}")
+            problems += [f"{side.name}: {problem}" for problem in found]
+    return problems
+
+
+def loopback_addresses(count: int) -> list[str]:
+    """``count`` distinct loopback addresses in a random block (cases never share ports)."""
+    block = random.Random().randint(1, 250)
+    third = random.Random().randint(1, 250)
+    return [f"127.{block}.{third}.{index + 1}" for index in range(count)]
+
+
+def _pair_env(role: str, *, own: str, peer: str, peer_node: str, **extra: str) -> dict[str, str]:
+    return {
+        "BURNIN_ROLE": role,
+        "BURNIN_PEER_HOST": peer,
+        "BURNIN_PEER_NODE": peer_node,
+        "BURNIN_LISTEN_ADDRESS": own,
+        **extra,
+    }
+
+
+def _pair_cases(spec: RunnerSpec) -> list[LinkCase]:
+    kind, matrix = spec.kind, LINK_FAULT_MATRIX[spec.kind]
+    server_ip, client_ip = loopback_addresses(2)
+
+    def server(expected: int, **extra: str) -> Side:
+        env = _pair_env("server", own=server_ip, peer=client_ip, peer_node="node-c", **extra)
+        metrics = spec.server_metrics if expected == 0 else frozenset()
+        return Side("server", env, expected, metrics=metrics)
+
+    def client(expected: int, *, names: tuple[str, ...] = (), **extra: Any) -> Side:
+        env = _pair_env("client", own=client_ip, peer=server_ip, peer_node="node-s")
+        metrics = spec.healthy_metrics if expected == 0 else frozenset()
+        return Side("client", env, expected, metrics=metrics, names=names, **extra)
+
+    slow = {SIM_GPU_ENV: "h200:slow-link"}
+    cases = [
+        LinkCase(kind, "healthy", (server(0), client(EXIT_CODES[matrix["healthy"]]))),
+        LinkCase(
+            kind,
+            "slow-link",
+            (
+                server(0, **slow),
+                client(EXIT_CODES[matrix["slow-link"]], below={"tcpThroughputGbps": 0.2}),
+            ),
+        ),
+        LinkCase(
+            kind,
+            "no-rendezvous",
+            (
+                server(3, **{SIM_GPU_ENV: "h200:no-rendezvous"}),
+                client(EXIT_CODES[matrix["no-rendezvous"]], names=(server_ip, "node-s")),
+            ),
+        ),
+        LinkCase(
+            kind,
+            "dead-peer",
+            (client(EXIT_CODES[matrix["dead-peer"]], names=(server_ip, "node-s")),),
+        ),
+    ]
+    refused = {
+        **_pair_env("client", own=client_ip, peer=server_ip, peer_node="n"),
+        "BURNIN_RANK": "0",
+    }
+    crash = {
+        **_pair_env("client", own=client_ip, peer=server_ip, peer_node="n"),
+        SIM_GPU_ENV: "h200:crash",
+    }
+    for label, env in (
+        ("group-scope-refused", refused),
+        ("crash", crash),
+        ("bad-role", {**_pair_env("peer", own=client_ip, peer=server_ip, peer_node="n")}),
+        ("unknown-fault", {**crash, SIM_GPU_ENV: "h200:no-such-fault"}),
+    ):
+        cases.append(LinkCase(kind, label, (Side("client", env, 3),)))
+    return cases
+
+
+def _group_cases(spec: RunnerSpec, nranks: int = 3) -> list[LinkCase]:
+    kind, matrix = spec.kind, LINK_FAULT_MATRIX[spec.kind]
+    addresses = loopback_addresses(nranks)
+
+    def rank(
+        index: int,
+        expected: int,
+        *,
+        names: tuple[str, ...] = (),
+        fault: str | None = None,
+        **extra: Any,
+    ) -> Side:
+        env = {
+            "BURNIN_RANK": str(index),
+            "BURNIN_NRANKS": str(nranks),
+            "BURNIN_ROOT_HOST": addresses[0],
+            "BURNIN_ROOT_NODE": "node-0",
+            "BURNIN_LISTEN_ADDRESS": addresses[index],
+        }
+        if fault is not None:
+            env[SIM_GPU_ENV] = f"h200:{fault}"
+        metrics = spec.healthy_metrics if expected in (0, 1) else frozenset()
+        return Side(f"rank {index}", env, expected, metrics=metrics, names=names, **extra)
+
+    def code(fault: str) -> int:
+        return EXIT_CODES[matrix[fault]]
+
+    last = nranks - 1
+    cases = [
+        LinkCase(kind, "healthy", tuple(rank(i, code("healthy")) for i in range(nranks))),
+        LinkCase(
+            kind,
+            "slow-link",
+            tuple(
+                rank(
+                    i,
+                    code("slow-link"),
+                    fault="slow-link" if i == 1 else None,
+                    below={"busBandwidthGBs": 0.0135},
+                )
+                for i in range(nranks)
+            ),
+        ),
+        LinkCase(
+            kind,
+            "corrupt-data",
+            tuple(
+                rank(i, code("corrupt-data"), fault="corrupt-data" if i == 1 else None)
+                for i in range(nranks)
+            ),
+        ),
+        LinkCase(
+            kind,
+            "no-rendezvous",
+            tuple(
+                rank(
+                    i,
+                    code("no-rendezvous"),
+                    names=() if i == last else (f"rank(s) {last}",),
+                    fault="no-rendezvous" if i == last else None,
+                )
+                for i in range(nranks)
+            ),
+        ),
+        LinkCase(
+            kind,
+            "dead-peer",
+            tuple(rank(i, code("dead-peer"), names=(f"rank(s) {last}",)) for i in range(last)),
+        ),
+        LinkCase(
+            kind,
+            "dead-root",
+            tuple(rank(i, 3, names=("rank 0", addresses[0])) for i in range(1, nranks)),
+        ),
+    ]
+    base = rank(0, 3).env
+    for label, env in (
+        ("pair-scope-refused", {**base, "BURNIN_ROLE": "client"}),
+        ("rank-out-of-range", {**base, "BURNIN_RANK": str(nranks)}),
+        ("crash", {**base, SIM_GPU_ENV: "h200:crash"}),
+    ):
+        cases.append(LinkCase(kind, label, (Side("rank 0", env, 3),)))
+    return cases
+
+
+def link_cases_for(kind: str) -> list[LinkCase]:
+    """Every conformance case of a Pair or Group runner (LINK_FAULT_MATRIX, refusals)."""
+    spec = RUNNERS[kind]
+    if spec.scope == "Pair":
+        return _pair_cases(spec)
+    if spec.scope == "Group":
+        return _group_cases(spec)
+    raise ValueError(f"{kind} is a {spec.scope} runner: use cases_for")

@@ -54,6 +54,27 @@ FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
     kind: dict(zip(FAULTS, row, strict=True)) for kind, row in _ROWS.items()
 }
 
+#: Faults of the link runners (Pair/Group over real sockets; docs/simulated-kubelet.md).
+#: ``slow-link``/``corrupt-data``/``no-rendezvous`` are ``GLIMMER_SIM_GPU`` faults on one
+#: node (the server's, or one rank's); ``dead-peer`` is real: the other side is never
+#: started. Phases are those of the *faulty-free* side (the client, or every healthy
+#: rank); the faulty side itself ends Error under ``no-rendezvous``. A slow link is a
+#: Pass with a low measurement: its Fail comes from thresholds, never the runner.
+LINK_FAULTS: Final[tuple[str, ...]] = (
+    "healthy",
+    "slow-link",
+    "corrupt-data",
+    "no-rendezvous",
+    "dead-peer",
+)
+_LINK_ROWS: Final[dict[str, tuple[str, ...]]] = {
+    "tcp-baseline": (_P, _P, _N, _E, _E),
+    "ring-allreduce": (_P, _P, _F, _E, _E),
+}
+LINK_FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
+    kind: dict(zip(LINK_FAULTS, row, strict=True)) for kind, row in _LINK_ROWS.items()
+}
+
 
 def _healthy_phase(kind: str, profile: str) -> str:
     if kind == "compute-smoke" and profile == "t4":
@@ -65,9 +86,11 @@ def _healthy_phase(kind: str, profile: str) -> str:
     return PASSED
 
 
-#: Healthy runs per profile.
+#: Healthy runs per profile (Node runners; the link runners' table is LINK_FAULT_MATRIX).
 PROFILE_MATRIX: Final[dict[str, dict[str, str]]] = {
-    kind: {profile: _healthy_phase(kind, profile) for profile in PROFILES} for kind in RUNNERS
+    kind: {profile: _healthy_phase(kind, profile) for profile in PROFILES}
+    for kind, spec in RUNNERS.items()
+    if spec.scope == "Node"
 }
 
 
@@ -88,4 +111,17 @@ def render_markdown() -> str:
     for profile in profiles:
         cells = [PROFILE_MATRIX[kind][profile] for kind in kinds]
         lines.append(f"| `{profile}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def render_link_markdown() -> str:
+    """The link runners' fault table, as docs/simulated-kubelet.md carries it."""
+    kinds = list(LINK_FAULT_MATRIX)
+    lines = [
+        "| fault | " + " | ".join(kinds) + " |",
+        "|---|" + "---|" * len(kinds),
+    ]
+    for fault in LINK_FAULTS:
+        cells = [LINK_FAULT_MATRIX[kind][fault] for kind in kinds]
+        lines.append(f"| `{fault}` | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -41,15 +41,21 @@ def link_faults(environ: Mapping[str, str]) -> frozenset[str]:
 
 
 class Pacer:
-    """Holds this side's traffic to ``rate`` bytes per second (None: unpaced)."""
+    """Holds this side's traffic to ``rate`` bytes per second (None: unpaced).
+
+    No burst credit: each piece costs ``len / rate`` seconds after the later of now and
+    the previous piece's slot, so idle time (waiting on a peer) never lets a later piece
+    through faster, and any window's rate stays at or below ``rate``.
+    """
 
     def __init__(self, rate: float | None) -> None:
         self.rate = rate
-        self._start = time.monotonic()
+        self._next = 0.0
 
-    def wait(self, moved: int) -> None:
+    def moved(self, count: int) -> None:
+        """``count`` more bytes went through: sleep until the rate allows them."""
         if self.rate is None:
             return
-        ahead = moved / self.rate - (time.monotonic() - self._start)
-        if ahead > 0:
-            time.sleep(ahead)
+        now = time.monotonic()
+        self._next = max(now, self._next) + count / self.rate
+        time.sleep(self._next - now)

@@ -1,0 +1,14 @@
+"""The link runners' fault table in docs/simulated-kubelet.md is the one the suite runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runners.fault_matrix import render_link_markdown
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_docs_link_fault_matrix_is_the_one_the_suite_runs() -> None:
+    doc = (ROOT / "docs" / "simulated-kubelet.md").read_text()
+    assert render_link_markdown() in doc
