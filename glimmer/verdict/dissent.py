@@ -55,11 +55,8 @@ def verdict_word(side: SideReport) -> str:
 
 def side_clause(side: SideReport, *, group: bool) -> str:
     """``server n0 Pass (exit 0): line`` (Pair) or ``rank 1 (n1) Fail (exit 1): line`` (Group)."""
-    who = (
-        f"{_field(side.label)} ({_field(side.node)})"
-        if group
-        else (f"{_field(side.label)} {_field(side.node)}")
-    )
+    label, node = _field(side.label), _field(side.node)
+    who = f"{label} ({node})" if group else f"{label} {node}"
     report = side.report
     if report is None:
         return f"{who} {verdict_word(side)}"

@@ -141,16 +141,19 @@ def _early_server(server: SideReport) -> RunnerReport:
                 outcome=Outcome.ERROR,
                 sides=(server, None),
                 decider=None,
-                why="it ended before the client existed: no verdict",
+                why=f"the {server.label} ended before the client existed: no verdict",
             ),
         )
     own = outcome_of(report)
     if own is Outcome.PASS:
         outcome = Outcome.ERROR
-        why = "it ended before the client existed, so no traffic crossed: its Pass is no verdict"
+        why = (
+            f"the {server.label} ended before the client existed, so no traffic crossed: "
+            "its Pass is no verdict"
+        )
     else:
         outcome = own
-        why = "it ended before the client existed; its verdict stands"
+        why = f"the {server.label} ended before the client existed; its verdict stands"
     return _combined(
         sides=(server,),
         outcome=outcome,

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from glimmer.contract import Outcome
-from glimmer.verdict import Applicability, Phase, SideReport, combine_group, judge_attempt
+from glimmer.verdict import (
+    Applicability,
+    Phase,
+    SideReport,
+    combine_group,
+    group_outcome,
+    judge_attempt,
+)
 from glimmer.verdict.dissent import (
     MAX_LINE_CHARS,
     MAX_SUMMARY_BYTES,
@@ -56,6 +65,7 @@ def test_F6_pass_never_from_a_subset_rank_0_code_or_minus_one() -> None:
     assert verdict.phase is Phase.ERROR
     missing_root = combine_group(ranks(None, report("Pass")))
     assert missing_root.outcome is Outcome.ERROR and missing_root.exit_code == -1
+    assert group_outcome([None, report("Pass")]).decider is None
 
 
 def test_F6_skip_when_every_rank_reported_lowest_skipping_rank() -> None:
@@ -117,13 +127,16 @@ def test_F9_artifacts_from_every_reporting_rank_in_rank_order() -> None:
 def test_F7_one_ranks_na_makes_the_key_unmeasurable_never_hidden_by_others_zero() -> None:
     combined = combine_group(
         ranks(
-            report(metrics={"eccErrors": "0"}),
-            report(na={"eccErrors"}),
+            report(metrics={"eccErrors": "0", "busBandwidthGBs": "180"}),
+            report(na={"eccErrors", "busBandwidthGBs"}),
             report(metrics={"eccErrors": "0"}),
         )
     )
     assert "eccErrors" not in combined.metrics
     assert "eccErrors" in combined.unmeasurable
+    # Collective too: the lowest rank's value does not outvote another rank's n/a.
+    assert "busBandwidthGBs" not in combined.metrics
+    assert "busBandwidthGBs" in combined.unmeasurable
     verdict = judge_attempt(combined, kind="custom", thresholds=[lte("eccErrors", "0")])
     assert verdict.phase is Phase.FAILED  # UnmeasurableRequired, never a Pass on others' 0
 
@@ -156,6 +169,10 @@ def test_F7_ranks_silent_on_a_key_do_not_vote() -> None:
         ("elapsedS", ["1e21", "3"], "1000000000000000000000"),  # Max, never an exponent
         ("bandwidthGbps", ["400", "0x1p3", "395.5"], "8"),  # Min, hex-float readings parse
         ("miscompares", ["Inf", "1"], "+Inf"),
+        ("latencyUs", ["-0", "0"], "0"),  # Max prefers +0 whatever the rank order
+        ("latencyUs", ["0", "-0"], "0"),
+        ("bandwidthGbps", ["0", "-0"], "-0"),  # Min prefers -0
+        ("bandwidthGbps", ["-0", "0"], "-0"),
         ("miscompares", ["inf", "-inf"], "NaN"),
     ],
 )
@@ -328,3 +345,11 @@ def test_F8_rank_summary_clamped_to_4096_bytes_and_the_disagreed_note_after_the_
     assert summary.endswith(SUMMARY_SUFFIX)
     assert len(summary.encode()) <= MAX_SUMMARY_BYTES + len(SUMMARY_SUFFIX.encode())
     assert combined.message.startswith(summary + " [ranks DISAGREED on customX")
+
+
+def test_F6_an_outcome_outside_the_four_words_is_error_never_pass_by_elimination() -> None:
+    # A word outside Outcome, as a damaged rank record could decode to.
+    damaged = replace(report("Pass"), outcome="Passed")  # type: ignore[arg-type]  # on purpose
+    combined = combine_group(ranks(report("Pass"), damaged))
+    assert combined.outcome is Outcome.ERROR
+    assert "rank 1 (node-1) Error" in combined.message
