@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from glimmer.controllers.run import kube as kube_
 from glimmer.controllers.run import labels
+from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
 from glimmer.engine import NODES, PODS, ApiServerClient
 from tests.integration.run.conftest import Operator, apply_profile, create_run, terminal_run
 
@@ -286,3 +288,30 @@ async def test_F7_one_ranks_na_makes_the_key_unmeasurable(
     assert "bw" in result["unmeasurable"], result
     assert "bw" not in (result.get("metrics") or {})
     assert result["phase"] != "Passed"
+
+
+DEV_SAMPLES = REPO_ROOT / "manifests" / "samples" / "dev-links"
+
+
+async def test_the_dev_links_samples_run_to_verdict_on_simulated_nodes(
+    operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
+) -> None:
+    """manifests/samples/dev-links as ``glimmer dev up --sim-nodes 5`` runs it (sim-i is
+    the i-th simulated node here)."""
+    nodes = link_nodes(sim_nodes, 5)
+    rename = {f"sim-{i}": name for i, name in enumerate(nodes.names)}
+    kinds = {"BurnInTest": TESTS, "BurnInProfile": PROFILES, "BurnInRun": RUNS}
+    listed = yaml.safe_load((DEV_SAMPLES / "kustomization.yaml").read_text())["resources"]
+    runs: list[str] = []
+    for file in listed:
+        for doc in yaml.safe_load_all((DEV_SAMPLES / file).read_text()):
+            if doc["kind"] == "BurnInRun":
+                target = doc["spec"]["target"]
+                target["nodeNames"] = [rename[n] for n in target["nodeNames"]]
+                runs.append(doc["metadata"]["name"])
+            await kube.create(kinds[doc["kind"]], doc, namespace=namespace)
+    assert sorted(runs) == ["group-ring", "pair-tcp"]
+    for name in runs:
+        run = await terminal_run(kube, namespace, name, timeout=180)
+        assert run["status"]["phase"] == "Passed", run["status"]
+    await assert_nothing_left(kube, namespace, nodes.names)
