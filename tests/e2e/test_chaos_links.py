@@ -33,6 +33,8 @@ from tests.integration.run.test_links_cluster import link_nodes, ring_group, tcp
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(900)]
 
 KILLS = int(os.environ.get("GLIMMER_CHAOS_LINK_KILLS", "30"))
+#: At most this many kills land on one run (so both scopes take several).
+KILLS_PER_RUN = 6
 TCP_GATE = [{"metric": "tcpThroughputGbps", "comparison": "GreaterThanOrEqual", "value": "0.001"}]
 RING_GATE = [{"metric": "miscompares", "comparison": "Equal", "value": "0"}]
 #: (profile, its one test, target count, pods per attempt)
@@ -132,16 +134,21 @@ async def test_H_F_pair_and_group_runs_survive_a_manager_sigkilled_at_random_ins
             kind = "pair" if runs % 2 else "group"
             name = f"chaos-{kind}-{runs}"
             await create_run(kube, namespace, name, targets[kind], profileRef=kind)
+            landed = 0
             while True:
                 manager.start()
-                if kills >= KILLS:
+                # Spread the kills over Pair and Group runs alike: a run that took its
+                # share is left to finish under a live manager.
+                if kills >= KILLS or landed >= KILLS_PER_RUN:
                     await terminal_run(kube, namespace, name, timeout=180)
+                    manager.stop()
                     break
                 await asyncio.sleep(rng.uniform(0.2, 2.5))
                 crashed = manager.exited()
                 assert crashed is None, f"manager exited by itself ({crashed})" + manager.log_tail()
                 manager.kill()
                 kills += 1
+                landed += 1
                 audit.check_alive()
                 if await is_terminal(kube, namespace, name):
                     break
@@ -165,6 +172,7 @@ async def test_H_F_pair_and_group_runs_survive_a_manager_sigkilled_at_random_ins
         assert audit.duplicate_names == {}
         assert audit.pods_created == pods_expected
         assert kills == KILLS
+        assert runs >= 4  # kills landed on Pair and Group runs alike
     finally:
         manager.stop()
         await audit.stop()
