@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from glimmer.controllers.run import kube, labels
 from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.run.services import build_service
 from glimmer.engine import NODES, PODS
-from glimmer.plan import pod_name, service_name
+from glimmer.plan import PinnedPlan, pod_name, service_name
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 
 GATE = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "10"}]
@@ -221,7 +225,12 @@ async def test_F3_a_low_client_measurement_fails_the_pair() -> None:
 
 async def test_F2_the_client_settles_a_live_server_did_not_report_deleted_after_the_write() -> None:
     cluster = Cluster(nodes=2)
-    await start(cluster, pair_test(thresholds=GATE))
+    # A second test keeps the run going: what is unloaded here is the attempt's doing,
+    # not the terminal unload's.
+    await cluster.setup(tests={"t": pair_test(thresholds=GATE), "later": pair_test()})
+    await cluster.create_run(maxConcurrentNodes=2)
+    await cluster.reconcile()
+    first_service = services(cluster)
     await running(cluster, "server")
     await cluster.reconcile()
     await ends(cluster, "client", exit_code=0, log="bw=12\n")
@@ -229,7 +238,8 @@ async def test_F2_the_client_settles_a_live_server_did_not_report_deleted_after_
     before = len(cluster.client.requests)
     await cluster.reconcile()
     run = await cluster.run()
-    result = result_of(run)
+    assert run["status"]["phase"] == "Running"
+    result = next(r for r in run["status"]["results"] if r["name"] == "t")
     assert result["phase"] == "Passed", result
     assert "did not report" in result["message"]
     tail = cluster.client.requests[before:]
@@ -239,6 +249,28 @@ async def test_F2_the_client_settles_a_live_server_did_not_report_deleted_after_
     kill = next(i for i, r in enumerate(tail) if is_pod_delete(server)(r))
     assert write < kill
     assert not any(r.verb == "log" and r.name == server for r in tail)
+    assert first_service[0] not in services(cluster)  # the settled attempt's Service went
+
+
+async def test_F2_a_client_missing_from_a_lagging_cache_is_confirmed_before_an_early_settle() -> (
+    None
+):
+    cluster = Cluster(nodes=2)
+    await start(cluster, pair_test())
+    await running(cluster, "server")
+    await cluster.reconcile()
+    client = name_of(cluster, "client")
+    await running(cluster, "client")
+    await ends(cluster, "server", exit_code=0, log="bw=1\n")
+    run = await cluster.run()
+    plan = PinnedPlan.from_annotation(run["metadata"]["annotations"][labels.PLAN_ANNOTATION])
+    sweeper = cluster.reconciler.sweeper
+    work = await sweeper.new_pass(run, plan)
+    work.pods.pop(client)  # the cache has not seen the client yet
+    await sweeper.sweep(work, launch=True)
+    result = work.result("t", ("n0", "n1"))
+    assert result is not None and result["phase"] == "Running", result  # not settled early
+    assert client in work.pods
 
 
 async def test_F2_a_crashed_client_is_error_never_failed() -> None:
@@ -299,16 +331,24 @@ async def test_F2_E16_a_server_overdue_before_ready_is_error_and_killed_after_th
 
 async def test_F2_a_client_overdue_kills_both() -> None:
     cluster = Cluster(nodes=2)
-    await start(cluster, pair_test())
+    await cluster.setup(tests={"t": pair_test(), "later": pair_test()})  # the run goes on
+    await cluster.create_run(maxConcurrentNodes=2)
+    await cluster.reconcile()
     await running(cluster, "server")
     await cluster.reconcile()
     await running(cluster, "client")
+    pair = [name_of(cluster, "server"), name_of(cluster, "client")]
     cluster.advance(5 + 120 + 300 + 1)
+    before = len(cluster.client.requests)
     await cluster.reconcile()
     run = await cluster.run()
-    assert result_of(run)["phase"] == "Error"
-    assert cluster.live_pods() == []
-    assert nothing_cordoned(cluster)
+    assert run["status"]["phase"] == "Running"
+    result = next(r for r in run["status"]["results"] if r["name"] == "t")
+    assert result["phase"] == "Error"
+    tail = cluster.client.requests[before:]
+    write = next(i for i, r in enumerate(tail) if is_status_write(r))
+    for name in pair:
+        assert write < next(i for i, r in enumerate(tail) if is_pod_delete(name)(r)), name
 
 
 async def test_E14_an_unresolvable_server_image_is_error_with_nothing_cordoned() -> None:
@@ -440,23 +480,29 @@ def _client_name(run: dict[str, Any]) -> str:
     )  # fmt: skip
 
 
-async def test_F1_a_foreign_service_under_our_name_is_error_and_left_alone() -> None:
+@pytest.mark.parametrize("who", ["another-selector", "no-owner"])
+async def test_F1_a_foreign_service_under_our_name_is_error_and_left_alone(who: str) -> None:
     cluster = Cluster(nodes=2)
     await cluster.setup(tests={"t": pair_test()})
     run = await cluster.create_run(maxConcurrentNodes=2, suspend=True)
     await cluster.reconcile()
+    run = await cluster.run()
     name = service_name(run_name="r1", run_uid=run["metadata"]["uid"], test_index=0, attempt=1)
-    await cluster.client.create(
-        kube.SERVICES,
-        {"metadata": {"name": name}, "spec": {"clusterIP": "None", "selector": {"app": "evil"}}},
-        namespace=NS,
-    )
+    ours = build_service(run=RunRef.of(run), name=name, test="t", attempt=1)
+    if who == "another-selector":
+        ours["spec"]["selector"] = {"app": "evil"}
+    else:
+        del ours["metadata"]["ownerReferences"]
+    await cluster.client.create(kube.SERVICES, ours, namespace=NS)
     await cluster.client.patch(RUNS, "r1", {"spec": {"suspend": False}}, namespace=NS)
     await cluster.reconcile()
     result = result_of(await cluster.run())
     assert result["phase"] == "Error"
     assert "cannot be used" in result["message"]
-    assert services(cluster) == [name]  # never deleted: it is not ours
+    if who == "no-owner":
+        assert services(cluster) == [name]  # never deleted: it is not the run's
+    # (One that names this run as its controller goes with the run, as a foreign pod
+    # that claims it does; it was never used.)
     assert pod_by_role(cluster, "server") is None
     assert nothing_cordoned(cluster)
 
