@@ -334,13 +334,13 @@ def _pair_cases(spec: RunnerSpec) -> list[LinkCase]:
         **_pair_env("client", own=client_ip, peer=server_ip, peer_node="n"),
         SIM_GPU_ENV: "h200:crash",
     }
-    for label, env in (
-        ("group-scope-refused", refused),
-        ("crash", crash),
-        ("bad-role", {**_pair_env("peer", own=client_ip, peer=server_ip, peer_node="n")}),
-        ("unknown-fault", {**crash, SIM_GPU_ENV: "h200:no-such-fault"}),
+    for label, env, says in (
+        ("group-scope-refused", refused, "Group scope"),
+        ("crash", crash, "injected crash"),
+        ("bad-role", _pair_env("peer", own=client_ip, peer=server_ip, peer_node="n"), "'peer'"),
+        ("unknown-fault", {**crash, SIM_GPU_ENV: "h200:no-such-fault"}, "no-such-fault"),
     ):
-        cases.append(LinkCase(kind, label, (Side("client", env, 3),)))
+        cases.append(LinkCase(kind, label, (Side("client", env, 3, names=(says,)),)))
     return cases
 
 
@@ -354,6 +354,7 @@ def _group_cases(spec: RunnerSpec, nranks: int = 3) -> list[LinkCase]:
         *,
         names: tuple[str, ...] = (),
         fault: str | None = None,
+        elements: str | None = None,
         **extra: Any,
     ) -> Side:
         env = {
@@ -365,6 +366,8 @@ def _group_cases(spec: RunnerSpec, nranks: int = 3) -> list[LinkCase]:
         }
         if fault is not None:
             env[SIM_GPU_ENV] = f"h200:{fault}"
+        if elements is not None:
+            env["BURNIN_RING_ALLREDUCE_ELEMENTS"] = elements
         metrics = spec.healthy_metrics if expected in (0, 1) else frozenset()
         return Side(f"rank {index}", env, expected, metrics=metrics, names=names, **extra)
 
@@ -382,7 +385,11 @@ def _group_cases(spec: RunnerSpec, nranks: int = 3) -> list[LinkCase]:
                     i,
                     code("slow-link"),
                     fault="slow-link" if i == 1 else None,
+                    # Pacing one rank's sends to 12.5 MB/s bounds every rank's busbw by
+                    # it (each rank sends 2(n-1)/n of the vector per all-reduce); 2 MiB
+                    # keeps an unpaced loopback ring well above the bound.
                     below={"busBandwidthGBs": 0.0135},
+                    elements="262144",
                 )
                 for i in range(nranks)
             ),
@@ -420,12 +427,12 @@ def _group_cases(spec: RunnerSpec, nranks: int = 3) -> list[LinkCase]:
         ),
     ]
     base = rank(0, 3).env
-    for label, env in (
-        ("pair-scope-refused", {**base, "BURNIN_ROLE": "client"}),
-        ("rank-out-of-range", {**base, "BURNIN_RANK": str(nranks)}),
-        ("crash", {**base, SIM_GPU_ENV: "h200:crash"}),
+    for label, env, says in (
+        ("pair-scope-refused", {**base, "BURNIN_ROLE": "client"}, "Pair scope"),
+        ("rank-out-of-range", {**base, "BURNIN_RANK": str(nranks)}, "outside"),
+        ("crash", {**base, SIM_GPU_ENV: "h200:crash"}, "injected crash"),
     ):
-        cases.append(LinkCase(kind, label, (Side("rank 0", env, 3),)))
+        cases.append(LinkCase(kind, label, (Side("rank 0", env, 3, names=(says,)),)))
     return cases
 
 

@@ -295,3 +295,23 @@ async def test_names_without_nss_wrapper_a_pod_needing_names_never_runs_and_says
     assert not marker.exists()
     assert worker.phase == "Pending"
     assert json.dumps(kube.statuses).count('"Succeeded"') == 0
+
+
+async def test_names_a_pods_own_names_are_on_disk_before_it_starts_even_with_no_service(
+    tmp_path: Path,
+) -> None:
+    library = names.find_nss_wrapper()
+    assert library is not None, "libnss-wrapper is not installed: run hack/setup"
+    sim = kubelet(tmp_path, nss_wrapper=library)
+    lonely = pod("server", command=["python", "-c", "pass"])
+    lonely["status"] = {}
+    sim._on_pod("ADDED", lonely)
+    worker = sim.workers["uid-server"]
+    try:
+        # Synchronously after the pod was taken on: before its first process can run.
+        text = worker.hosts_file.read_text()
+    finally:
+        await worker.kill()
+    assert (
+        f"{worker.pod_ip}\tserver.{SVC}.{NS}.svc.cluster.local server.{SVC}.{NS}.svc server" in text
+    )
