@@ -22,6 +22,11 @@ The rules that require a live read, and why a cached one would be wrong:
   status write's answer is the read-back; the pods of a run are listed live after a
   create, so a pod we just created never looks vanished (and is never created twice).
 
+- F1/F4 (rendezvous Services): read live by name, never cached (no Service informer:
+  a run reads only its own attempt's Service, once at launch and once at delete), since
+  one found under its deterministic name is used only when it is provably the run's.
+  The manager's verbs on ``services``: get, create, delete (namespaced).
+
 - E18 (Graceful cancel): the run's pods are listed live, since a cache lagging a pod's
   start would have it killed as never started.
 

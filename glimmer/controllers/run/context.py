@@ -38,6 +38,9 @@ class RunOptions:
     image_pull_grace_seconds: float = 120.0
     #: Requeue backstop while a pod has not started (30 s); pod events usually come first.
     requeue_unstarted_seconds: float = 30.0
+    #: Requeue backstop while a Pair server or Group rank 0 is not Ready yet (5 s, E22):
+    #: its Ready transition is a pod event and usually comes first.
+    requeue_rendezvous_seconds: float = 5.0
     #: Requeue backstop otherwise (5 min), shortened to checkpoints and deadlines.
     requeue_idle_seconds: float = 300.0
     #: E19: how often a terminal envelope a sink refused is re-sent (5 min).

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from glimmer.api import format_time, parse_time
 from glimmer.contract import SIM_GPU_ENV, RunnerReport
-from glimmer.contract.report import MAX_LINE_BYTES, ReportReader
+from glimmer.contract.report import MAX_LINE_BYTES, Outcome, ReportReader
 from glimmer.controllers.run import kube, labels, podstate, wire
 from glimmer.controllers.run.artifacts import configmap_name, plan_store, store_failed
 from glimmer.controllers.run.context import Part
@@ -38,6 +38,7 @@ from glimmer.verdict import (
     AttemptVerdict,
     Phase,
     Provenance,
+    Termination,
     apply_termination,
     judge_attempt,
 )
@@ -173,8 +174,81 @@ def sim_node(node: Mapping[str, Any] | None) -> bool:
     return any(label in node_labels for label in SIM_NODE_LABELS)
 
 
+_PHASE_OF: Final = {
+    Outcome.PASS: Phase.PASSED,
+    Outcome.FAIL: Phase.FAILED,
+    Outcome.SKIP: Phase.SKIPPED,
+    Outcome.ERROR: Phase.ERROR,
+}
+
+
+def side_report(read: LogRead, termination: Termination, *, kind: str) -> RunnerReport:
+    """One side of a Pair or one Group rank, as the link combination reads it: what the
+    runner declared, with the pod's end folded in by the same A14/I19.7 rule a Node
+    attempt gets (:func:`~glimmer.verdict.apply_termination`), so an evicted,
+    deadline-killed or OOM-killed side is an Error side, whatever it printed.
+
+    A read that stopped short (I19.1) is never judged: the side keeps only its exit
+    code's word when that is the runner's own Fail (exit 1), else it is an Error side
+    naming what cut the read."""
+    report = read.report
+    if read.cut:
+        nothing = ReportReader(kind=kind).finish(exit_code=report.exit_code)
+        note = f"{read.cut}; nothing it printed was judged (no verdict)"
+        outcome = Outcome.FAIL if nothing.outcome is Outcome.FAIL else Outcome.ERROR
+        report = replace(nothing, outcome=outcome, message=note)
+    phase = _PHASE_OF[report.outcome]
+    probe = AttemptVerdict(
+        phase=phase, message=report.message, exit_code=report.exit_code, metrics={},
+        unmeasurable=(), undeclared_skip=report.undeclared_skip,
+    )  # fmt: skip
+    folded = apply_termination(probe, termination, runner_line=report.message)
+    if folded.phase is phase and folded.message == probe.message:
+        return report
+    outcome = Outcome.ERROR if folded.phase is Phase.ERROR else report.outcome
+    return replace(report, outcome=outcome, message=folded.message)
+
+
+@dataclass(frozen=True, slots=True)
+class SideRead:
+    """What one terminated pod of a Pair or Group attempt left."""
+
+    #: The side's report, its pod's end folded in (:func:`side_report`).
+    report: RunnerReport
+    #: The pod ran against the simulated GPU (I19.4): the link is sim if any side is.
+    simulated: bool
+    #: Nothing of its log could be read (A13, applied once to the combined result).
+    unavailable: bool
+    #: The log was read to its end, so its artifacts may be stored (I19.1).
+    whole: bool
+
+
 class Evidence(Part):
     """Reads a runner pod's evidence; never decides a verdict itself."""
+
+    async def read_side(self, work: Pass, test: PlannedTest, pod: JSON) -> SideRead:
+        """A terminated Pair/Group pod's log and kubelet account, not judged: the link
+        is judged once, over every side (F3, F6)."""
+        exit_code = podstate.exit_code(pod)
+        read = await read_runner_log(
+            self.client, pod=str(kube.meta(pod)["name"]),
+            namespace=str(kube.meta(work.run)["namespace"]), kind=test.kind,
+            exit_code=exit_code,
+        )  # fmt: skip
+        return SideRead(
+            report=side_report(read, podstate.termination(pod), kind=test.kind),
+            simulated=await self.simulated(pod),
+            unavailable=read.unavailable,
+            whole=not read.cut,
+        )
+
+    async def store_side_artifacts(
+        self, work: Pass, test: PlannedTest, pod: str, side: SideRead
+    ) -> list[JSON]:
+        """F9: a reporting side's artifacts, stored under its own pod's key."""
+        if not side.whole or not side.report.artifacts_in_order:
+            return []
+        return await self._store_artifacts(work, test, pod, side.report)
 
     async def judge(
         self, work: Pass, test: PlannedTest, pod: JSON

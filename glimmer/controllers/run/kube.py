@@ -69,6 +69,8 @@ RUNS: Final = api_resource("BurnInRun")
 PROFILES: Final = api_resource("BurnInProfile")
 TESTS: Final = api_resource("BurnInTest")
 FINGERPRINTS: Final = api_resource("NodeFingerprint")
+#: The rendezvous Services of Pair and Group attempts (F1, F4; api §9.4).
+SERVICES: Final = Resource("", "v1", "services", True, "Service")
 
 #: What a failed log fetch can raise; any of them means "logs unavailable" (A13).
 LOG_ERRORS: Final = (ApiError, OSError, TimeoutError, aiohttp.ClientError)

@@ -6,9 +6,10 @@ stays linear in the size of the run, which may hold thousands of node results.
 
 from __future__ import annotations
 
+import enum
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -55,15 +56,43 @@ class Execution:
         return self.result is None or self.result.get("phase") == str(Phase.RUNNING)
 
 
+class Step(enum.Enum):
+    """What one attempt step did to a unit, so the caller never infers it."""
+
+    #: The unit's result is settled.
+    SETTLED = "settled"
+    #: A pod is live or planned, or launching is held back: nothing more this pass.
+    WAITING = "waiting"
+    #: An attempt was just settled as Error and the budget allows another: step again.
+    AGAIN = "again"
+
+
+def live_pod_settled(step: Step) -> Step:
+    """An Error settled on a pod that is still live: its retry waits for the next pass,
+    after the status write has let the old pod be deleted (never two on one node)."""
+    return Step.SETTLED if step is Step.SETTLED else Step.WAITING
+
+
 @dataclass(frozen=True)
 class Launch:
     """A pod the sweep decided to create this pass, after its node was cordoned.
 
     Creation waits for the pass's first status write, so the cordon is recorded in
-    ``status.cordonedNodes`` before any pod that needs it exists (E10)."""
+    ``status.cordonedNodes`` before any pod that needs it exists (E10).
+
+    A Pair or Group member (F1, F4) also says how a twin found under its name is
+    proven ours (``build``: the builder's manifest for a given image), which pod its
+    attempt is recorded against (the server or rank 0, F9), and which other pods of
+    its attempt go when it cannot be created (a half-made link measures nothing)."""
 
     execution: Execution
     manifest: JSON
+    #: The manifest the builder makes for this pod with a given image (None: Node scope).
+    build: Callable[[str], JSON] | None = None
+    #: The pod the attempt is recorded against (None: this launch's own pod).
+    lead_pod: str | None = None
+    #: The attempt's other pods, deleted after the status write if this one fails.
+    siblings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -76,6 +105,8 @@ class Pass:
     now: datetime
     results: list[JSON]
     delete_after_write: list[str] = field(default_factory=list)
+    #: Rendezvous Services of settled Pair/Group attempts, deleted after the status write.
+    services_after_write: list[str] = field(default_factory=list)
     deliveries: list[Delivery] = field(default_factory=list)
     events: list[tuple[str, str, str]] = field(default_factory=list)
     launched: set[str] = field(default_factory=set)

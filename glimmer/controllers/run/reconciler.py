@@ -1,4 +1,4 @@
-"""The BurnInRun reconciler, Node scope (semantics E, H).
+"""The BurnInRun reconciler (semantics E, F, H).
 
 Nothing is remembered between passes: every pass re-derives what to do from the pinned
 plan, the run's status and the run's pods (E1), so a manager restarted at any point
@@ -10,8 +10,8 @@ requeue, never a blind overwrite.
 This module holds the E1 dispatch and the E7 step gate (cancel, deadline, sweep); the
 rule groups live beside it: ``start`` (E2-E6), ``sweep`` (E8-E16), ``evidence``
 (A12-A14, H), ``finish`` (E19-E20). Every Pass/Fail/Error decision is made by
-``glimmer.verdict`` (the one choke point). Pair and Group units are not run yet: they
-are recorded as Error results that say so, never Failed and never silently skipped.
+``glimmer.verdict`` (the one choke point). Pair and Group units (F1-F9) are stepped
+by ``links`` with the same records, cordons and pod checks.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import RunContext, RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.finish import Finisher
+from glimmer.controllers.run.links import lead_alone
 from glimmer.controllers.run.reads import RunReads, StaleViewError, uncached
 from glimmer.controllers.run.start import Pinned, Refused, Starter
 from glimmer.controllers.run.sweep import Sweeper
@@ -239,7 +240,14 @@ class RunReconciler:
         work = await self.sweeper.new_pass(run, plan, live_pods=True)
         await self.sweeper.sweep(work, launch=False)  # harvest what already terminated
         # Graceful waits for what is running; a pod that never started is not running.
-        running = [p for p in work.pods.values() if podstate.live(p) and podstate.started_at(p)]
+        # E18: a Pair server / Group rank 0 whose client / workers do not exist yet is
+        # not running a measurement: it is cancelled and killed, not waited for.
+        pods = list(work.pods.values())
+        running = [
+            p
+            for p in pods
+            if podstate.live(p) and podstate.started_at(p) and not lead_alone(p, pods)
+        ]
         if view.cancel_policy != CancelPolicy.IMMEDIATE and running:
             run = await self.sweeper.commit(work)
             return Result(requeue_after=min(work.requeue, 30.0))

@@ -27,9 +27,8 @@ state, attempt number, trigger and pod name, each computed once; the step return
 from __future__ import annotations
 
 import contextlib
-import enum
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -43,7 +42,16 @@ from glimmer.controllers.run.cordon import cordon_patches, heat_until
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.finish import Finisher
-from glimmer.controllers.run.passes import Execution, Launch, Pass, error_verdict, new_result
+from glimmer.controllers.run.links import LINK_SCOPES, Links
+from glimmer.controllers.run.passes import (
+    Execution,
+    Launch,
+    Pass,
+    Step,
+    error_verdict,
+    live_pod_settled,
+    new_result,
+)
 from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
 from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.view import RunView
@@ -72,23 +80,6 @@ from glimmer.verdict import (
 JSON = dict[str, Any]
 
 
-class Step(enum.Enum):
-    """What one attempt step did to a unit, so the caller never infers it."""
-
-    #: The unit's result is settled.
-    SETTLED = "settled"
-    #: A pod is live or planned, or launching is held back: nothing more this pass.
-    WAITING = "waiting"
-    #: An attempt was just settled as Error and the budget allows another: step again.
-    AGAIN = "again"
-
-
-def _live_pod_settled(step: Step) -> Step:
-    """An Error settled on a pod that is still live: its retry waits for the next pass,
-    after the status write has let the old pod be deleted (never two on one node)."""
-    return Step.SETTLED if step is Step.SETTLED else Step.WAITING
-
-
 def _uid(pod: Mapping[str, Any]) -> str:
     """The pod's UID: kept on its attempt once settled (the audit trail, 19.8)."""
     return str(kube.meta(pod).get("uid") or "")
@@ -107,6 +98,8 @@ class Sweeper(Part):
         super().__init__(ctx)
         self.evidence = Evidence(ctx)
         self.finisher = finisher if finisher is not None else Finisher(ctx)
+        #: Pair and Group units (F1-F9), stepped with this sweeper's records and cordons.
+        self.links = Links(self)
 
     async def new_pass(self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False) -> Pass:
         """A pass over ``run``. Its pods come from the cache (``live_pods``: a live list,
@@ -154,9 +147,14 @@ class Sweeper(Part):
         elif work.changed:
             await self._write(work)
         run = work.run
+        namespace = str(kube.meta(run)["namespace"])
         for name in work.delete_after_write:
             with contextlib.suppress(ApiError):
-                await self.client.delete(PODS, name, namespace=str(kube.meta(run)["namespace"]))
+                await self.client.delete(PODS, name, namespace=namespace)
+        if terminal is not None:
+            work.services_after_write.extend(self.links.every_service(work))
+        for name in dict.fromkeys(work.services_after_write):
+            await self.links.delete_service(work, name)
         for delivery in work.deliveries:
             await self.deliverer.deliver(
                 Delivery(delivery.reason, delivery.event_key, run, work.plan.sinks)
@@ -240,6 +238,8 @@ class Sweeper(Part):
         for launch in planned:
             if work.fail_fast_stops():
                 break  # D7: no new load once a required result has failed
+            if self._current(work, launch.execution).attempt != launch.execution.attempt:
+                continue  # its attempt was settled by an earlier launch of this pass
             with _unit_log_context(launch.execution):
                 try:
                     created = await self.client.create(PODS, launch.manifest, namespace=namespace)
@@ -257,26 +257,44 @@ class Sweeper(Part):
     async def _existing_twin(self, work: Pass, launch: Launch) -> None:
         """Our create met a pod of the same name: adopt it only if it is provably ours."""
         ex = launch.execution
-        pod = await self._get_pod(work, ex.pod_name)
+        pod = await self.get_pod(work, ex.pod_name)
         if pod is None:
             work.wait(1.0)  # it went away again: the next pass plans afresh
             return
-        problem = self._foreign(work, ex, pod)
+        if launch.build is None:
+            problem = self._foreign(work, ex, pod)
+        else:
+            problem = self.foreign_pod(work, pod, test=ex.test, recorded_uid=None,
+                                        build=launch.build)  # fmt: skip
         if problem is None:
             work.add_pod(pod)
             return
-        self._record_foreign(work, self._current(work, ex), pod, problem=problem)
+        self.record_foreign(work, self._current(work, ex), pod, problem=problem,
+                             record_as=launch.lead_pod)  # fmt: skip
+        self._unload_siblings(work, launch)
         work.abandon(ex.node)
         work.wait(1.0)
+
+    @staticmethod
+    def _unload_siblings(work: Pass, launch: Launch) -> None:
+        """A link member that could not be made: the attempt's other live pods go after
+        the status write (a half-made link measures nothing, F1/F4)."""
+        for name in launch.siblings:
+            pod = work.pods.get(name)
+            if pod is not None and podstate.live(pod) and name not in work.delete_after_write:
+                work.delete_after_write.append(name)
 
     def _refused(self, work: Pass, launch: Launch, err: ApiError) -> None:
         ex = launch.execution
         message = (
             f"the apiserver refused runner pod {ex.pod_name}: {kube.api_message(err)}; no verdict"
         )
-        self._record(work, self._current(work, ex), error_verdict(message), pod=ex.pod_name,
-                     started=None)  # fmt: skip
+        current = self._current(work, ex)
+        started = (current.flight or {}).get("startedAt")
+        self.record(work, current, error_verdict(message), pod=launch.lead_pod or ex.pod_name,
+                    started=started, base=current.result)  # fmt: skip
         work.events.append(("Warning", "PodRefused", message))
+        self._unload_siblings(work, launch)
         work.abandon(ex.node)
         work.wait(1.0)
 
@@ -316,11 +334,6 @@ class Sweeper(Part):
         return run_phase(work.states())
 
     def _unsupported(self, test: PlannedTest) -> str | None:
-        if test.scope != "Node":
-            return (
-                f"{test.scope} scope is not supported by this controller yet; "
-                "the test was not run (no verdict)"
-            )
         if specs.soak(test.spec) is not None:
             return (
                 "segmented soaks (spec.soak) are not supported by this controller yet; "
@@ -341,8 +354,12 @@ class Sweeper(Part):
             settled.update(phase=str(Phase.ERROR), message=reason, finishedAt=format_time(work.now))
             work.put(settled)
             return Step.SETTLED
+        linked = test.scope in LINK_SCOPES
         for _ in range(3):  # an attempt settled as Error may launch the retry at once
-            step = await self._step(work, ex, launch=launch)
+            if linked:
+                step = await self.links.step(work, ex, launch=launch)
+            else:
+                step = await self._step(work, ex, launch=launch)
             if step is not Step.AGAIN:
                 return step
             ex = work.execution(index, test, unit)  # the next attempt: its own names
@@ -354,19 +371,19 @@ class Sweeper(Part):
         launched; the outcome says what happened."""
         pod = work.pods.get(ex.pod_name)
         if pod is None and ex.flight is not None:
-            pod = await self._get_pod(work, ex.pod_name)
+            pod = await self.get_pod(work, ex.pod_name)
             if pod is None:
                 # 19.13: what a checkpoint already read stays on the Error (never judged).
                 verdict = error_verdict(
                     f"runner pod {ex.pod_name} was deleted before it terminated; no verdict",
                     exit_code=-1, metrics=ex.flight.get("metrics"),
                 )  # fmt: skip
-                return self._record(work, ex, verdict, pod=ex.pod_name,
+                return self.record(work, ex, verdict, pod=ex.pod_name,
                                     started=ex.flight.get("startedAt"))  # fmt: skip
         if pod is not None:
             problem = self._foreign(work, ex, pod)
             if problem is not None:
-                return self._record_foreign(work, ex, pod, problem=problem)
+                return self.record_foreign(work, ex, pod, problem=problem)
             work.add_pod(pod)
             if podstate.terminated(pod):
                 return await self._harvest(work, ex, pod)
@@ -378,7 +395,7 @@ class Sweeper(Part):
             return Step.WAITING
         return await self._launch(work, ex)
 
-    def _manifest(self, work: Pass, ex: Execution, *, image: str) -> JSON:
+    def manifest(self, work: Pass, ex: Execution, *, image: str) -> JSON:
         """What the one builder (E13) makes for this attempt: created, or compared with."""
         return build_pod(
             run=RunRef.of(work.run),
@@ -395,26 +412,45 @@ class Sweeper(Part):
         A UID pinned in the attempt entry decides; before one is pinned (the pod has not
         started yet, or a crash came between its creation and that write) the pod must
         be exactly what :func:`build_pod` makes for this attempt, node included."""
+        return self.foreign_pod(
+            work, pod, test=ex.test, recorded_uid=(ex.flight or {}).get("podUID"),
+            build=lambda image: self.manifest(work, ex, image=image),
+        )  # fmt: skip
+
+    def foreign_pod(
+        self,
+        work: Pass,
+        pod: JSON,
+        *,
+        test: PlannedTest,
+        recorded_uid: str | None,
+        build: Callable[[str], JSON],
+    ) -> str | None:
+        """:meth:`_foreign` for any pod of an attempt: ``recorded_uid`` is the UID its
+        attempt entry pinned (None: none pinned for this pod), ``build`` what the
+        builder makes for it with a given image."""
         uid = str(kube.meta(pod).get("uid") or "")
-        recorded = (ex.flight or {}).get("podUID")
-        if recorded:
-            if uid == recorded:
+        if recorded_uid:
+            if uid == recorded_uid:
                 return None
-            return f"its UID {uid} is not {recorded}, the one this run recorded for it"
+            return f"its UID {uid} is not {recorded_uid}, the one this run recorded for it"
         if not podstate.owned_by(pod, work.view.uid):
             return "it does not name this run as its controller"
         containers = (pod.get("spec") or {}).get("containers") or [{}]
         image = str(containers[0].get("image", "")) if isinstance(containers[0], Mapping) else ""
-        if image not in allowed_images(ex.test.kind, specs.runner(ex.test.spec)):
+        if image not in allowed_images(test.kind, specs.runner(test.spec)):
             return f"its image {image!r} is not one this test runs"
-        field = foreign_reason(pod, expected=self._manifest(work, ex, image=image))
+        field = foreign_reason(pod, expected=build(image))
         if field is None:
             return None
         return f"its {field} is not what the operator builds for this attempt"
 
-    def _record_foreign(self, work: Pass, ex: Execution, pod: JSON, *, problem: str) -> Step:
+    def record_foreign(
+        self, work: Pass, ex: Execution, pod: JSON, *, problem: str, record_as: str | None = None
+    ) -> Step:
         """19.8: an Error attempt naming the pod; nothing it printed is read, and it is
-        left where it is (the next attempt has another name)."""
+        left where it is (the next attempt has another name). ``record_as``: the pod
+        the attempt is recorded against (a link's server or rank 0, F9)."""
         name = str(kube.meta(pod)["name"])
         work.forget_pod(name)
         message = (
@@ -422,15 +458,19 @@ class Sweeper(Part):
             f"run: {problem}; its output was not read; no verdict"
         )
         work.events.append(("Warning", "ForeignPod", message))
-        return self._record(work, ex, error_verdict(message), pod=name, started=None)
+        if record_as is None:
+            return self.record(work, ex, error_verdict(message), pod=name, started=None)
+        # A link member: the attempt stays the server's (or rank 0's), started when it did.
+        return self.record(work, ex, error_verdict(message), pod=record_as,
+                            started=(ex.flight or {}).get("startedAt"))  # fmt: skip
 
-    async def _get_pod(self, work: Pass, name: str) -> JSON | None:
+    async def get_pod(self, work: Pass, name: str) -> JSON | None:
         """Live by name (H: the pod the status expects, or the twin our create met, may
         be missing from a cache that lags its creation); whether it is ours is decided
         by the caller."""
         return await self.reads.live_get(PODS, name, namespace=work.view.namespace)
 
-    def _record(
+    def record(
         self,
         work: Pass,
         ex: Execution,
@@ -489,7 +529,7 @@ class Sweeper(Part):
         """A terminated pod: its evidence, judged, becomes one attempt (D1-D4)."""
         verdict, refs = await self.evidence.judge(work, ex.test, pod)
         started = podstate.started_at(pod) or (ex.flight or {}).get("startedAt")
-        return self._record(
+        return self.record(
             work, ex, verdict, pod=ex.pod_name, started=started,
             finished=podstate.finished_at(pod) or format_time(work.now), artifacts=refs,
             pod_uid=_uid(pod),
@@ -528,7 +568,7 @@ class Sweeper(Part):
                     f"(overdue after {overdue}s); no verdict"
                 )
                 work.delete_after_write.append(name)
-                return _live_pod_settled(self._record(
+                return live_pod_settled(self.record(
                     work, ex, error_verdict(message, metrics=flight.get("metrics")), pod=name,
                     started=started, base=base, pod_uid=_uid(pod)))  # fmt: skip
             interval = specs.checkpoint_interval_seconds(ex.test.spec)
@@ -549,8 +589,8 @@ class Sweeper(Part):
                 f"{account or 'no scheduler or kubelet account'}; no verdict"
             )
             work.delete_after_write.append(name)
-            return _live_pod_settled(
-                self._record(
+            return live_pod_settled(
+                self.record(
                     work, ex, error_verdict(message), pod=name, started=None, pod_uid=_uid(pod)
                 )
             )
@@ -559,7 +599,7 @@ class Sweeper(Part):
             work.wait(grace - age)
         return Step.WAITING
 
-    async def _node_vendor(self, node: str) -> str | None:
+    async def node_vendor(self, node: str) -> str | None:
         fingerprint = await self.reads.get(
             kube.FINGERPRINTS, node, namespace=self.options.operator_namespace
         )
@@ -578,24 +618,28 @@ class Sweeper(Part):
         image = resolve_image(
             kind=ex.test.kind,
             runner=specs.runner(ex.test.spec),
-            node_vendor=await self._node_vendor(ex.node),
+            node_vendor=await self.node_vendor(ex.node),
         )
         if isinstance(image, ImageError):
             # E14: that execution is an Error (no cordon placed), retried under the budget.
             message = f"no runner image for node {ex.node}: {image.message}"
-            return self._record(work, ex, error_verdict(message), pod=None, started=None)
-        await self._cordon(work, ex.test, ex.node)
-        work.planned.append(Launch(execution=ex, manifest=self._manifest(work, ex, image=image)))
+            return self.record(work, ex, error_verdict(message), pod=None, started=None)
+        await self.cordon(work, ex.test, ex.node)
+        work.planned.append(Launch(execution=ex, manifest=self.manifest(work, ex, image=image)))
         work.launch(ex.node)
         return Step.WAITING
 
-    async def _cordon(self, work: Pass, test: PlannedTest, node: str) -> None:
-        """E10/E11: live read, stamp first, cordon second, with a precondition."""
+    async def confirm(self, work: Pass) -> None:
+        """The run view is what the apiserver holds, before a write that precedes the
+        pass's status write (a cordon, a rendezvous Service): never from a stale view (a
+        run that already ended would cordon a node nothing then releases)."""
         if not work.confirmed:
-            # The one write before the pass's status write: never from a stale run view
-            # (a run that already ended would cordon a node nothing then releases).
             await self.reads.confirm(kube.RUNS, work.run)
             work.confirmed = True
+
+    async def cordon(self, work: Pass, test: PlannedTest, node: str) -> None:
+        """E10/E11: live read, stamp first, cordon second, with a precondition."""
+        await self.confirm(work)
         # E10/E11: live, since a cache lagging our own writes would make our fresh
         # cordon look pre-existing, or another owner's stamp look absent.
         current = await self.reads.live_get(NODES, node)

@@ -227,16 +227,6 @@ async def test_E16_the_run_deadline_turns_unreached_work_into_error() -> None:
     assert not cluster.live_pods()
 
 
-async def test_scope_a_pair_test_is_recorded_as_not_supported_error_never_failed() -> None:
-    cluster = Cluster(nodes=2)
-    await cluster.setup(tests={"p": custom_test("echo", scope="Pair")})
-    await cluster.create_run(maxConcurrentNodes=2)
-    await cluster.reconcile()
-    run = await cluster.run()
-    assert run["status"]["phase"] == "Error"
-    assert "not supported" in run["status"]["results"][0]["message"]
-
-
 async def test_H1_a_checkpoint_refreshes_metrics_without_changing_the_phase() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(

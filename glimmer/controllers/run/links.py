@@ -1,0 +1,691 @@
+"""Pair and Group units: one execution over several pods, one result (F1-F9).
+
+Per attempt a Pair is a headless rendezvous Service, both nodes cordoned, the server
+pod, and, only once the server pod is Ready, the client; a Group is the same with rank
+0 first and every worker together once rank 0 is Ready. The order is the point: a
+client that connects before its server listens gets "connection refused", and that
+reads as a bad link. Readiness is the server's ``readinessProbe`` as the kubelet judges
+it (the PodReady condition); a server without a probe is Ready once it runs.
+
+Settlement. A Pair settles when its client terminates (a server still running then
+did not report, and is deleted after the status write); a Group waits for every rank.
+A server (rank 0) that ends before its client (workers) exist settles the attempt on
+its own report alone, and a pod overdue (E16) or whose image will not arrive settles it
+Error, every live pod of the attempt deleted after the write. The verdict is never
+decided here: each side's log is read into a report (its pod's end folded in, see
+:func:`~glimmer.controllers.run.evidence.side_report`), the reports are combined by
+``glimmer.verdict.links`` (F3, F6-F8) and the combination is judged by
+:func:`~glimmer.verdict.judge_attempt`, the one choke point every scope goes through.
+
+Names are deterministic (run UID, test index, node, attempt, role), so a manager
+restarted at any instant finds the Service and pods it already made; each is used only
+when it is provably ours (the lead's UID once its attempt entry pins it, else equality
+with what the builder makes), exactly as a Node pod (19.8). The attempt is recorded
+against the server (rank 0) node and pod (F9); the checkpoint reads the client (Pair) or
+rank 0 (Group). Nothing is deleted before the status write that justifies it, and every
+settled attempt's Service is deleted after that write.
+
+One upstream quirk is kept (F2): when the client's (a worker's) image cannot be
+resolved, the attempt is Error but the already running server (rank 0) is not killed;
+it runs on to its own kubelet deadline, even while a retry's new pods start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from glimmer.api import format_time, parse_time
+from glimmer.controllers.run import kube, labels, podstate, wire
+from glimmer.controllers.run.evidence import SideRead
+from glimmer.controllers.run.passes import (
+    Execution,
+    Launch,
+    Pass,
+    Step,
+    error_verdict,
+    live_pod_settled,
+    new_result,
+)
+from glimmer.controllers.run.pods import PodRequest, build_pod
+from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.run.services import build_service, foreign_service_reason
+from glimmer.engine import ApiError, is_already_exists
+from glimmer.plan import (
+    ImageError,
+    can_launch,
+    group_rendezvous,
+    overdue_after_seconds,
+    pair_rendezvous,
+    pod_name,
+    resolve_image,
+    service_name,
+    units_of_test,
+)
+from glimmer.plan import spec as specs
+from glimmer.plan.gates import threshold_from_wire
+from glimmer.plan.units import CLIENT, SERVER, rank_hostname
+from glimmer.verdict import AttemptVerdict, Phase, Provenance, judge_attempt
+from glimmer.verdict.dissent import DID_NOT_REPORT
+from glimmer.verdict.links import SideReport, combine_group, combine_pair
+from glimmer.verdict.messages import bracket, join_clauses
+
+if TYPE_CHECKING:
+    from glimmer.controllers.run.sweep import Sweeper
+
+JSON = dict[str, Any]
+
+#: How an overdue message names a member that never ran / was still running (F5).
+NEVER_STARTED: Final = "never started"
+NEVER_FINISHED: Final = "never finished"
+
+#: The scopes whose unit is one execution over several pods.
+LINK_SCOPES: Final = frozenset({"Pair", "Group"})
+
+
+@dataclass(frozen=True)
+class Member:
+    """One pod of a link attempt: its hostname (``server``, ``client``, ``rank-<i>``),
+    node, position (0 = the server / rank 0) and deterministic pod name."""
+
+    role: str
+    node: str
+    position: int
+    pod: str
+
+    @property
+    def label(self) -> str:
+        """How messages name it: ``server``/``client``, or ``rank <i>``."""
+        return self.role if self.role in (SERVER, CLIENT) else f"rank {self.position}"
+
+
+@dataclass(frozen=True)
+class LinkAttempt:
+    """The names of one attempt of a Pair or Group unit."""
+
+    ex: Execution
+    service: str
+    members: tuple[Member, ...]
+
+    @property
+    def lead(self) -> Member:
+        return self.members[0]
+
+    @property
+    def followers(self) -> tuple[Member, ...]:
+        return self.members[1:]
+
+    @property
+    def pair(self) -> bool:
+        return self.ex.test.scope == "Pair"
+
+    @property
+    def what(self) -> str:
+        """The lead clause of a controller-written message (F3: about the link)."""
+        nodes = "+".join(self.ex.unit.nodes)
+        if self.pair:
+            return f"the link {nodes} (server {self.lead.node}, client {self.members[1].node})"
+        return f"the group of {len(self.members)} over {nodes}"
+
+
+def link_attempt(work: Pass, ex: Execution) -> LinkAttempt:
+    """Every name of ``ex``'s attempt, computed once (E13: deterministic)."""
+    view = work.view
+    nodes = ex.unit.nodes
+    if ex.test.scope == "Pair":
+        roles = [SERVER, CLIENT]
+    else:
+        roles = [rank_hostname(i) for i in range(len(nodes))]
+    members = tuple(
+        Member(
+            role=role,
+            node=node,
+            position=i,
+            pod=pod_name(
+                run_name=view.name,
+                run_uid=view.uid,
+                test_index=ex.test_index,
+                node=node,
+                attempt=ex.attempt,
+                role=role,
+            ),
+        )
+        for i, (role, node) in enumerate(zip(roles, nodes, strict=True))
+    )
+    service = service_name(
+        run_name=view.name, run_uid=view.uid, test_index=ex.test_index, attempt=ex.attempt
+    )
+    # The attempt is the server's (rank 0's): its entry names that pod (F9).
+    return LinkAttempt(ex=dataclasses.replace(ex, pod_name=members[0].pod), service=service,
+                       members=members)  # fmt: skip
+
+
+def _age(work: Pass, pod: Mapping[str, Any]) -> float:
+    created = kube.meta(pod).get("creationTimestamp")
+    return (work.now - parse_time(str(created))).total_seconds() if created else 0.0
+
+
+def ready(pod: Mapping[str, Any]) -> bool:
+    """The kubelet's PodReady condition (F1): what gates the client and the workers."""
+    if not podstate.live(pod) or not podstate.started_at(pod):
+        return False
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return bool(condition.get("status") == "True")
+    return False
+
+
+def lead_alone(pod: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> bool:
+    """E18: a Pair server or Group rank 0 whose client or workers were not created yet
+    is not running a measurement (a Graceful cancel does not wait for it)."""
+    meta = pod.get("metadata") or {}
+    pod_labels = meta.get("labels") or {}
+    if pod_labels.get(labels.PAIR_ROLE_LABEL) == SERVER:
+        partner = {labels.PAIR_ROLE_LABEL: CLIENT}
+    elif pod_labels.get(labels.RANK_LABEL) == "0":
+        partner = {}
+    else:
+        return False
+    keys = (labels.RUN_LABEL, labels.TEST_LABEL, labels.ATTEMPT_LABEL)
+    for other in pods:
+        other_labels = (other.get("metadata") or {}).get("labels") or {}
+        if other is pod or any(other_labels.get(k) != pod_labels.get(k) for k in keys):
+            continue
+        if partner and all(other_labels.get(k) == v for k, v in partner.items()):
+            return False
+        if not partner and other_labels.get(labels.RANK_LABEL) not in (None, "0"):
+            return False
+    return True
+
+
+class Links:
+    """Steps Pair and Group units with the sweeper's records, cordons and pod checks."""
+
+    def __init__(self, sweeper: Sweeper) -> None:
+        self.sweeper = sweeper
+        self.options = sweeper.options
+
+    # --- names and manifests -----------------------------------------------------------
+
+    def _request(self, work: Pass, att: LinkAttempt, member: Member, *, image: str) -> PodRequest:
+        namespace = work.view.namespace
+        ex = att.ex
+        rendezvous: Any
+        if att.pair:
+            peer = att.members[1 - member.position].node
+            rendezvous = pair_rendezvous(
+                role=member.role, peer_node=peer, service=att.service, namespace=namespace
+            )
+            rank = None
+        else:
+            rendezvous = group_rendezvous(
+                rank=member.position, nranks=len(att.members), root_node=att.lead.node,
+                service=att.service, namespace=namespace,
+            )  # fmt: skip
+            rank = member.position
+        return PodRequest(
+            test_index=ex.test_index, test=ex.test, node=member.node, attempt=ex.attempt,
+            image=image, role=member.role, rank=rank, service=att.service,
+            rendezvous=rendezvous,
+        )  # fmt: skip
+
+    def manifest(self, work: Pass, att: LinkAttempt, member: Member, *, image: str) -> JSON:
+        """What the one builder (E13) makes for ``member``: created, or compared with."""
+        return build_pod(
+            run=RunRef.of(work.run),
+            request=self._request(work, att, member, image=image),
+            tolerations=work.view.tolerations,
+        )
+
+    def _builder(self, work: Pass, att: LinkAttempt, member: Member) -> Callable[[str], JSON]:
+        def build(image: str) -> JSON:
+            return self.manifest(work, att, member, image=image)
+
+        return build
+
+    async def delete_service(self, work: Pass, name: str) -> None:
+        """Delete one of this run's rendezvous Services (after the status write that
+        settled its attempt): only one this run controls, by UID precondition, so a
+        Service someone else put under the name is never touched. Gone is fine."""
+        namespace = work.view.namespace
+        found = await self.sweeper.reads.live_get(kube.SERVICES, name, namespace=namespace)
+        if found is None or not podstate.owned_by(found, work.view.uid):
+            return
+        with contextlib.suppress(ApiError):
+            await self.sweeper.client.delete(
+                kube.SERVICES, name, namespace=namespace,
+                precondition_uid=str(kube.meta(found).get("uid") or "") or None,
+            )  # fmt: skip
+
+    def every_service(self, work: Pass) -> list[str]:
+        """Every rendezvous Service name this run may have made (terminal clean-up):
+        each link test's attempts so far, and the next one's (a crash may have come
+        between its Service and its first status write)."""
+        view = work.view
+        names: list[str] = []
+        for index, test in enumerate(work.plan.tests):
+            if test.scope not in LINK_SCOPES:
+                continue
+            for unit in units_of_test(work.plan, index):
+                last = wire.next_attempt_number(work.result(test.name, unit.nodes))
+                names += [
+                    service_name(
+                        run_name=view.name, run_uid=view.uid, test_index=index, attempt=attempt
+                    )
+                    for attempt in range(1, last + 1)
+                ]
+        return names
+
+    # --- the step ---------------------------------------------------------------------
+
+    async def step(self, work: Pass, ex: Execution, *, launch: bool) -> Step:
+        """The one step of a link unit's current attempt."""
+        att = link_attempt(work, ex)
+        ex = att.ex
+        lead = await self._find(work, att.lead, confirm=ex.flight is not None)
+        if lead is None:
+            if ex.flight is not None:
+                return await self._lead_vanished(work, att)
+            if not launch:
+                return Step.WAITING
+            return await self._launch_lead(work, att)
+        problem = self._foreign(work, att, att.lead, lead)
+        if problem is not None:
+            return await self._foreign_member(work, att, att.lead, lead, problem=problem)
+        work.add_pod(lead)
+        att = self._note_start(work, att, lead)
+        ex = att.ex
+        lead_done = podstate.terminated(lead)
+        pods: dict[Member, JSON] = {att.lead: lead}
+        for member in att.followers:
+            # A missing follower decides something only once the lead has ended (an early
+            # server); elsewhere a create that meets a twin adopts it.
+            pod = await self._find(work, member, confirm=lead_done)
+            if pod is None:
+                continue
+            problem = self._foreign(work, att, member, pod)
+            if problem is not None:
+                return await self._foreign_member(work, att, member, pod, problem=problem)
+            work.add_pod(pod)
+            pods[member] = pod
+        missing = [m for m in att.followers if m not in pods]
+        if len(pods) == 1:
+            if lead_done:
+                return await self._settle(work, att, pods, early=True)
+            stuck = self._stuck(work, att, pods)
+            if stuck is not None:
+                return stuck
+            if ready(lead) and launch:
+                return await self._launch_followers(work, att, missing)
+            work.wait(self.options.requeue_rendezvous_seconds)
+            return Step.WAITING
+        if att.pair:
+            if podstate.terminated(pods[att.members[1]]):
+                return await self._settle(work, att, pods, early=False)
+        elif all(podstate.terminated(p) for p in pods.values()):
+            return await self._settle(work, att, pods, early=False)
+        stuck = self._stuck(work, att, pods)
+        if stuck is not None:
+            return stuck
+        if missing and not lead_done and ready(lead) and launch:
+            # A restart came between two worker creates: the rest are made now.
+            await self._launch_followers(work, att, missing)
+        watched = pods.get(att.members[1]) if att.pair else lead
+        if watched is not None and podstate.live(watched) and podstate.started_at(watched):
+            await self.sweeper.evidence.checkpoint(work, ex.test, ex.unit, watched)
+        return Step.WAITING
+
+    async def _find(self, work: Pass, member: Member, *, confirm: bool) -> JSON | None:
+        """The member's pod from the pass; a miss read live when ``confirm`` (H: the
+        cache may lag a pod created a moment ago)."""
+        if member.pod in work.foreign:
+            return None
+        pod = work.pods.get(member.pod)
+        if pod is None and confirm:
+            pod = await self.sweeper.get_pod(work, member.pod)
+        return pod
+
+    def _foreign(self, work: Pass, att: LinkAttempt, member: Member, pod: JSON) -> str | None:
+        """19.8 for a link pod: the lead's UID once pinned, else the builder's manifest."""
+        recorded = (att.ex.flight or {}).get("podUID") if member.position == 0 else None
+        return self.sweeper.foreign_pod(
+            work, pod, test=att.ex.test, recorded_uid=recorded,
+            build=lambda image: self.manifest(work, att, member, image=image),
+        )  # fmt: skip
+
+    def _note_start(self, work: Pass, att: LinkAttempt, lead: JSON) -> LinkAttempt:
+        """E15: the result opens when the server (rank 0) has started; its attempt entry
+        pins that pod's UID (19.8) and names its node and pod (F9)."""
+        ex = att.ex
+        started = podstate.started_at(lead)
+        if not started or ex.flight is not None:
+            return att
+        base = dict(ex.result) if ex.result is not None else new_result(ex.test, ex.unit)
+        base.setdefault("startedAt", started)
+        flight = {
+            "attempt": ex.attempt,
+            "trigger": str(ex.trigger),
+            "phase": str(Phase.RUNNING),
+            "node": att.lead.node,
+            "podName": att.lead.pod,
+            "podUID": str(kube.meta(lead).get("uid") or ""),
+            "startedAt": started,
+        }
+        base["attempts"] = [*(base.get("attempts") or []), flight]
+        work.put(base, ex.state)  # the in-flight entry is not the verdict's
+        fresh = work.execution(ex.test_index, ex.test, ex.unit)
+        return dataclasses.replace(att, ex=dataclasses.replace(fresh, pod_name=att.lead.pod))
+
+    def _record(
+        self,
+        work: Pass,
+        att: LinkAttempt,
+        verdict: AttemptVerdict,
+        *,
+        lead: JSON | None,
+        finished: str | None = None,
+        artifacts: Sequence[Mapping[str, Any]] = (),
+        unload: Sequence[JSON] = (),
+        ours_service: bool = True,
+    ) -> Step:
+        """Apply one attempt (D2-D4) against the server (rank 0), its Service deleted
+        after the status write (unless it is not ``ours_service``), and ``unload`` (the
+        attempt's live pods) too."""
+        ex = att.ex
+        killed = False
+        for pod in unload:
+            name = str(kube.meta(pod)["name"])
+            if podstate.live(pod) and name not in work.delete_after_write:
+                work.delete_after_write.append(name)
+                killed = True
+        if ours_service:
+            work.services_after_write.append(att.service)
+        started = (ex.flight or {}).get("startedAt")
+        if not started and lead is not None:
+            started = podstate.started_at(lead)
+        step = self.sweeper.record(
+            work, ex, verdict, pod=att.lead.pod, started=started, finished=finished,
+            artifacts=artifacts,
+            pod_uid=str(kube.meta(lead).get("uid") or "") if lead is not None else "",
+        )  # fmt: skip
+        return live_pod_settled(step) if killed else step
+
+    # --- launching ---------------------------------------------------------------------
+
+    async def _ensure_service(self, work: Pass, att: LinkAttempt) -> str | None:
+        """The attempt's rendezvous Service, created if absent; why one found under its
+        name is not ours, or None."""
+        expected = build_service(
+            run=RunRef.of(work.run), name=att.service, test=att.ex.test.name,
+            attempt=att.ex.attempt,
+        )  # fmt: skip
+        await self.sweeper.confirm(work)
+        found = await self.sweeper.reads.live_get(
+            kube.SERVICES, att.service, namespace=work.view.namespace
+        )
+        if found is None:
+            try:
+                await self.sweeper.client.create(
+                    kube.SERVICES, expected, namespace=work.view.namespace
+                )
+                return None
+            except ApiError as err:
+                if not is_already_exists(err):
+                    if kube.refusal(err):
+                        return f"the apiserver refused it: {kube.api_message(err)}"
+                    raise
+            found = await self.sweeper.reads.live_get(
+                kube.SERVICES, att.service, namespace=work.view.namespace
+            )
+            if found is None:
+                return "it was deleted while being created"
+        return foreign_service_reason(found, expected=expected)
+
+    def _service_problem(
+        self, work: Pass, att: LinkAttempt, problem: str, *, lead: JSON | None = None
+    ) -> Step:
+        """A Service under the attempt's name that is not ours: Error, and the
+        attempt's own pods (the running server or rank 0, if any) go after the write;
+        the Service itself is never deleted (it is not ours)."""
+        message = (
+            f"{att.what}: rendezvous Service {att.service} cannot be used: {problem}; no verdict"
+        )
+        work.events.append(("Warning", "ForeignService", message))
+        return self._record(work, att, error_verdict(message), lead=lead,
+                            unload=[lead] if lead is not None else [],
+                            ours_service=False)  # fmt: skip
+
+    async def _launch_lead(self, work: Pass, att: LinkAttempt) -> Step:
+        """F1/F4: Service, every node cordoned, then the server (rank 0), created after
+        the status write that records the cordons (E10)."""
+        ex = att.ex
+        if not can_launch(
+            ex.unit.nodes, busy=frozenset(work.busy()), cap=work.view.max_concurrent_nodes
+        ):
+            return Step.WAITING  # E9: every node of the unit admitted at once, or none
+        image = await self._image(att.lead, ex)
+        if isinstance(image, ImageError):
+            # E14: that execution is an Error (no cordon placed), retried under the budget.
+            message = (
+                f"no runner image for node {att.lead.node} ({att.lead.label}): {image.message}"
+            )
+            return self._record(work, att, error_verdict(message), lead=None, ours_service=False)
+        problem = await self._ensure_service(work, att)
+        if problem is not None:
+            return self._service_problem(work, att, problem)
+        for node in ex.unit.nodes:
+            await self.sweeper.cordon(work, ex.test, node)
+        if ex.attempt > 1:
+            # A crash between an attempt's status write and its Service's delete.
+            work.services_after_write.append(
+                service_name(
+                    run_name=work.view.name,
+                    run_uid=work.view.uid,
+                    test_index=ex.test_index,
+                    attempt=ex.attempt - 1,
+                )
+            )
+        work.planned.append(
+            Launch(
+                execution=ex,
+                manifest=self.manifest(work, att, att.lead, image=image),
+                build=self._builder(work, att, att.lead),
+                lead_pod=att.lead.pod,
+            )
+        )
+        for node in ex.unit.nodes:
+            work.launch(node)
+        return Step.WAITING
+
+    async def _image(self, member: Member, ex: Execution) -> str | ImageError:
+        return resolve_image(
+            kind=ex.test.kind,
+            runner=specs.runner(ex.test.spec),
+            node_vendor=await self.sweeper.node_vendor(member.node),
+        )
+
+    async def _launch_followers(
+        self, work: Pass, att: LinkAttempt, missing: Sequence[Member]
+    ) -> Step:
+        """F1/F4: the server (rank 0) is Ready: the client (every worker) together."""
+        images: dict[Member, str] = {}
+        for member in missing:
+            image = await self._image(member, att.ex)
+            if isinstance(image, ImageError):
+                # F2's quirk: Error, but the running server (rank 0) is left to run on.
+                message = (
+                    f"{att.what}: no runner image for node {member.node} ({member.label}): "
+                    f"{image.message}; the {att.lead.label} pod {att.lead.pod} is left to run "
+                    "to its own deadline; no verdict"
+                )
+                lead = work.pods.get(att.lead.pod)
+                return self._record(work, att, error_verdict(message), lead=lead)
+            images[member] = image
+        problem = await self._ensure_service(work, att)
+        if problem is not None:
+            return self._service_problem(work, att, problem, lead=work.pods.get(att.lead.pod))
+        siblings = tuple(m.pod for m in att.members)
+        for member in missing:
+            work.planned.append(
+                Launch(
+                    execution=dataclasses.replace(att.ex, pod_name=member.pod),
+                    manifest=self.manifest(work, att, member, image=images[member]),
+                    build=self._builder(work, att, member),
+                    lead_pod=att.lead.pod,
+                    siblings=tuple(s for s in siblings if s != member.pod),
+                )
+            )
+        return Step.WAITING
+
+    # --- settling ----------------------------------------------------------------------
+
+    async def _lead_vanished(self, work: Pass, att: LinkAttempt) -> Step:
+        """The server (rank 0) started and is gone unharvested: no verdict."""
+        ours: list[JSON] = []
+        for member in att.followers:
+            pod = await self._find(work, member, confirm=True)
+            if pod is not None and self._foreign(work, att, member, pod) is None:
+                ours.append(pod)
+        flight = att.ex.flight or {}
+        message = (
+            f"{att.what}: the {att.lead.label} pod {att.lead.pod} was deleted before it "
+            "terminated; no verdict"
+        )
+        verdict = error_verdict(message, exit_code=-1, metrics=flight.get("metrics"))
+        return self._record(work, att, verdict, lead=None, unload=ours)
+
+    async def _foreign_member(
+        self, work: Pass, att: LinkAttempt, member: Member, pod: JSON, *, problem: str
+    ) -> Step:
+        """19.8: a foreign pod under one of the attempt's names is never read and left
+        where it is; the attempt is Error and its own live pods go after the write."""
+        ours: list[JSON] = []
+        for other in att.members:
+            if other == member:
+                continue
+            found = work.pods.get(other.pod)
+            if found is not None and self._foreign(work, att, other, found) is None:
+                ours.append(found)
+        work.services_after_write.append(att.service)
+        step = self.sweeper.record_foreign(
+            work, att.ex, pod, problem=problem, record_as=att.lead.pod
+        )
+        killed = False
+        for found in ours:
+            name = str(kube.meta(found)["name"])
+            if podstate.live(found) and name not in work.delete_after_write:
+                work.delete_after_write.append(name)
+                killed = True
+        return live_pod_settled(step) if killed else step
+
+    def _stuck(self, work: Pass, att: LinkAttempt, pods: Mapping[Member, JSON]) -> Step | None:
+        """E16/F2/F5: a pod overdue, or one whose image will not arrive, settles the
+        attempt Error naming every unfinished member; every live pod goes after the
+        write. None (and the requeue shortened) while each may still run."""
+        overdue = overdue_after_seconds(att.ex.test.spec)
+        grace = self.options.image_pull_grace_seconds
+        trigger = False
+        for pod in pods.values():
+            if not podstate.live(pod):
+                continue
+            age = _age(work, pod)
+            reason, _ = podstate.waiting(pod)
+            started = podstate.started_at(pod)
+            pulling = reason in podstate.IMAGE_PULL_REASONS
+            if age >= overdue or (
+                not started
+                and (reason in podstate.PERMANENT_IMAGE_REASONS or (pulling and age >= grace))
+            ):
+                trigger = True
+            work.wait(overdue - age)
+            if not started:
+                work.wait(min(self.options.requeue_unstarted_seconds, overdue - age))
+                if pulling:
+                    work.wait(grace - age)
+        if not trigger:
+            return None
+        sides: list[SideReport] = []
+        details: list[str] = []
+        for member in att.members:
+            found = pods.get(member)
+            absent = DID_NOT_REPORT
+            if found is None:
+                absent = NEVER_STARTED
+            elif podstate.live(found) and podstate.started_at(found):
+                absent = NEVER_FINISHED
+                age = int(_age(work, found))
+                details.append(f"{member.pod} still running {age}s after creation")
+            elif podstate.live(found):
+                absent = NEVER_STARTED
+                reason, detail = podstate.waiting(found)
+                account = podstate.scheduler_message(found)
+                if reason:
+                    account = f"container waiting: {reason}" + (f": {detail}" if detail else "")
+                details.append(
+                    f"{member.pod} not started {int(_age(work, found))}s after creation: "
+                    f"{account or 'no scheduler or kubelet account'}"
+                )
+            sides.append(SideReport(label=member.label, node=member.node, report=None,
+                                    absent=absent))  # fmt: skip
+        if att.pair:
+            combined = combine_pair(server=sides[0], client=sides[1], overdue=True)
+        else:
+            combined = combine_group(sides, overdue=True)
+        # F9: nothing is harvested on an overdue path; what a checkpoint read stays (19.13).
+        verdict = judge_attempt(combined, kind=att.ex.test.kind, thresholds=())
+        note = bracket(f"{'; '.join(details)} (overdue after {overdue}s)")
+        flight = att.ex.flight or {}
+        verdict = dataclasses.replace(
+            verdict,
+            message=join_clauses(verdict.message, note),
+            metrics={str(k): str(v) for k, v in (flight.get("metrics") or {}).items()},
+        )
+        return self._record(work, att, verdict, lead=pods.get(att.lead), unload=list(pods.values()))
+
+    async def _settle(
+        self, work: Pass, att: LinkAttempt, pods: Mapping[Member, JSON], *, early: bool
+    ) -> Step:
+        """Read every terminated side, combine (F3/F6-F8), judge once (D1); a member
+        still running did not report and is deleted after the write (F2)."""
+        test = att.ex.test
+        reads: dict[Member, SideRead] = {}
+        for member, pod in pods.items():
+            if podstate.terminated(pod):
+                reads[member] = await self.sweeper.evidence.read_side(work, test, pod)
+        sides = [
+            SideReport(
+                label=member.label,
+                node=member.node,
+                report=reads[member].report if member in reads else None,
+            )
+            for member in att.members
+        ]
+        if att.pair:
+            combined = combine_pair(server=sides[0], client=None if early else sides[1])
+        else:
+            combined = combine_group(sides, workers_created=not early)
+        simulated = any(r.simulated for r in reads.values())
+        verdict = judge_attempt(
+            combined,
+            kind=test.kind,
+            thresholds=[threshold_from_wire(t) for t in specs.thresholds(test.spec)],
+            dispatcher_provenance=Provenance.SIM if simulated else None,
+            logs_unavailable=any(r.unavailable for r in reads.values()),
+        )
+        refs: list[JSON] = []
+        # F9: every side that reported, or the server alone when it ended before the
+        # client existed; never a Group whose rank 0 ended before its workers existed.
+        if att.pair or not early:
+            for member, side in reads.items():
+                refs += await self.sweeper.evidence.store_side_artifacts(
+                    work, test, member.pod, side
+                )
+        ends = [podstate.finished_at(p) for p in pods.values() if podstate.terminated(p)]
+        finished = max((e for e in ends if e), default=None) or format_time(work.now)
+        return self._record(
+            work, att, verdict, lead=pods.get(att.lead), finished=finished, artifacts=refs,
+            unload=[p for p in pods.values() if podstate.live(p)],
+        )  # fmt: skip
