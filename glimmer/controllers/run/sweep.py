@@ -26,6 +26,7 @@ state, attempt number, trigger and pod name, each computed once; the step return
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -155,15 +156,23 @@ class Sweeper(Part):
             work.services_after_write.extend(self.links.every_service(work))
         for name in dict.fromkeys(work.services_after_write):
             await self.links.delete_service(work, name)
-        for delivery in work.deliveries:
-            await self.deliverer.deliver(
-                Delivery(delivery.reason, delivery.event_key, run, work.plan.sinks)
-            )
         for type_, reason, message in work.events:
             await kube.record_event(self.client, run, type_=type_, reason=reason, message=message)
         self.interlock.set_run(run_key(run), work.busy())
         if terminal is None and self._observe is not None:
             self._observe(run)  # (the verdict write observed the terminal run itself)
+        # L4/L5: last, and together: each TestCompleted carries the same cumulative
+        # status, and each has its own 15 s budget, so a hanging receiver costs a pass
+        # one budget, never one per settled unit (which could outlast the reconcile
+        # timeout and cut the pass before the interlock learned what it holds).
+        await asyncio.gather(
+            *(
+                self.deliverer.deliver(
+                    Delivery(delivery.reason, delivery.event_key, run, work.plan.sinks)
+                )
+                for delivery in work.deliveries
+            )
+        )
         return run
 
     async def _write_verdict(self, work: Pass, *, phase: Phase) -> None:

@@ -6,6 +6,7 @@ by a deliverer that can also refuse, as a reporting one does in production.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 from glimmer.controllers.run import labels
@@ -127,3 +128,49 @@ async def test_E19_terminal_outcome_is_recorded_in_sink_status_and_re_sent_until
     assert sent(cluster).count((Reason.TEST_COMPLETED, "t/n0")) == 1
     await cluster.reconcile()
     assert sent(cluster).count((Reason.RUN_PHASE_CHANGED, "Passed")) == 3
+
+
+class HangingDelivery(NoDelivery):
+    """A receiver that answers only when every delivery of the pass is waiting on it."""
+
+    def __init__(self, expect: int) -> None:
+        super().__init__()
+        self.expect = expect
+        self.waiting = 0
+        self.most_at_once = 0
+        self._all_in: asyncio.Event = asyncio.Event()
+
+    async def deliver(self, delivery: Delivery) -> bool:
+        self.sent.append(delivery)
+        if delivery.reason is not Reason.TEST_COMPLETED:
+            return True
+        self.waiting += 1
+        self.most_at_once = max(self.most_at_once, self.waiting)
+        if self.waiting >= self.expect:
+            self._all_in.set()
+        try:
+            await asyncio.wait_for(self._all_in.wait(), timeout=5)
+        except TimeoutError:
+            return False
+        finally:
+            self.waiting -= 1
+        return True
+
+
+async def test_L5_a_passes_test_completed_envelopes_go_together_not_one_budget_each() -> None:
+    """Three units settled in one pass: their envelopes are in flight at once, so a
+    hanging receiver costs the pass one delivery budget, never three (a pass longer
+    than the reconcile timeout would be cut before the interlock learned its state)."""
+    cluster = Cluster(nodes=3)
+    hanging = HangingDelivery(expect=3)
+    cluster.delivered = hanging
+    cluster.reconciler = cluster.new_reconciler()
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run(maxConcurrentNodes=3)
+    await cluster.reconcile()
+    for pod in sorted(p["metadata"]["name"] for p in cluster.live_pods()):
+        await cluster.kubelet(pod, exit_code=0, log="ok=1\n")
+    await cluster.reconcile()
+    assert hanging.most_at_once == 3
+    completed = [d for d in hanging.sent if d.reason is Reason.TEST_COMPLETED]
+    assert len(completed) == 3
