@@ -243,20 +243,29 @@ def runner_command(test: PlannedTest, options: LocalOptions) -> list[str] | str:
     )
 
 
-def launch(test: PlannedTest, *, attempt: int, options: LocalOptions) -> Launch | str:
+def launch(
+    test: PlannedTest,
+    *,
+    attempt: int,
+    options: LocalOptions,
+    rendezvous: PairRendezvous | GroupRendezvous | None = None,
+) -> Launch | str:
     """How attempt ``attempt`` runs, or why it cannot (refused before anything runs).
 
     ``--image-command`` always means a local process; otherwise a runtime runs the
     image, and without one the local process of :func:`runner_command` stands in.
+    ``rendezvous`` stands in for the link's when there is no link yet (``glimmer plan``).
     """
     runtime = options.runtime
     if runtime is None or options.image_commands.get(test.kind):
         command = runner_command(test, options)
         if isinstance(command, str):
             return command
-        return Launch(
-            command=command, env=_env(test, attempt=attempt, options=options), runtime="process"
-        )
+        env = {
+            **_host_env(),
+            **runner_variables(test, attempt=attempt, options=options, rendezvous=rendezvous),
+        }
+        return Launch(command=command, env=env, runtime="process")
     image = execution_image(test)
     if isinstance(image, ImageError):
         return f"no image to run with {runtime.name}: {image.message}"
@@ -266,7 +275,7 @@ def launch(test: PlannedTest, *, attempt: int, options: LocalOptions) -> Launch 
         test,
         runtime=runtime,
         image=image,
-        env=runner_variables(test, attempt=attempt, options=options),
+        env=runner_variables(test, attempt=attempt, options=options, rendezvous=rendezvous),
         name=name,
         host_network=test.scope in ("Pair", "Group"),
     )
@@ -290,15 +299,23 @@ def _env(test: PlannedTest, *, attempt: int, options: LocalOptions) -> dict[str,
     return {**_host_env(), **runner_variables(test, attempt=attempt, options=options)}
 
 
-def runner_variables(test: PlannedTest, *, attempt: int, options: LocalOptions) -> dict[str, str]:
+def runner_variables(
+    test: PlannedTest,
+    *,
+    attempt: int,
+    options: LocalOptions,
+    rendezvous: PairRendezvous | GroupRendezvous | None = None,
+) -> dict[str, str]:
     """The variables the plan gives the runner (api §10 as N2 adjusts it), in order:
     the same for a local process and a container."""
+    if rendezvous is None and options.link is not None:
+        rendezvous = options.link.rendezvous
     env: dict[str, str] = {}
     for entry in runner_env(
         spec=test.spec,
         attempt=attempt,
         axes=test.axes,
-        rendezvous=options.link.rendezvous if options.link is not None else None,
+        rendezvous=rendezvous,
         include_resource_limits=False,
         ignore_reserved_runner_env=True,
     ):

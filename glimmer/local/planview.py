@@ -29,7 +29,7 @@ def plan_view(
     view = []
     for test in plan.tests:
         image = execution_image(test)
-        how = launch(test, attempt=1, options=options)
+        how = launch(test, attempt=1, options=options, rendezvous=rendezvous)
         view.append(
             {
                 "name": test.name,
