@@ -51,6 +51,7 @@ from glimmer.plan import (
     PlannedTest,
     SpecError,
     active_deadline_seconds,
+    execution_window_seconds,
     resolve_image,
     runner_env,
 )
@@ -200,9 +201,11 @@ LONG_KINDS: frozenset[str] = frozenset(
 def progress_window(test: PlannedTest) -> float | None:
     """The window a soak or stress test's runner is given (``BURNIN_DURATION_SECONDS``
     here: the whole duration for a soak, N2), None for short or unknown-length work."""
-    if specs.soak(test.spec) is None and test.kind not in LONG_KINDS:
+    if specs.soak(test.spec) is not None:
+        return float(specs.duration_seconds(test.spec))
+    if test.kind not in LONG_KINDS:
         return None
-    return float(specs.duration_seconds(test.spec))
+    return float(execution_window_seconds(test.spec))
 
 
 @dataclass(frozen=True)

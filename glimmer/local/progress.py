@@ -102,6 +102,8 @@ class RunProgress:
         return self.console.is_terminal
 
     def _line(self, text: Text | str) -> None:
+        if not self.live and isinstance(text, Text):
+            text = text.plain  # a log or a pipe gets no escape code, whatever is forced
         self.console.print(text, soft_wrap=True, highlight=False, markup=False)
 
     def attempt_started(
