@@ -304,7 +304,9 @@ def run(
 ) -> None:
     """Run a BurnInProfile on this host and print the verdict.
 
-    Without PROFILE_FILE the bundled acceptance profile runs. Exit status: 0 Passed,
+    Without PROFILE_FILE the bundled acceptance profile runs. Runners run as their
+    images under podman, docker or nerdctl, or as local processes (``--runtime``; see
+    docs/bare-hosts.md). Exit status: 0 Passed,
     1 Failed, 3 Error or not run, 2 nothing judged (everything skipped) or a usage
     error (an unknown ``--sim`` profile or fault) refused before anything ran.
 
