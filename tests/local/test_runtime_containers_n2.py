@@ -461,19 +461,19 @@ def test_N2_auto_runs_the_image_when_a_runtime_works_and_processes_otherwise(
         [{"inline": {"kind": "custom", "runner": {"command": ["sh", "-c", "echo bw=77"]}}}],
     )
     # No runtime on PATH: runner.command runs here as a process, as before.
-    result = _run(str(suite), "--report-dir", str(tmp_path / "a"))
+    result = _run(str(suite), "--runtime", "auto", "--report-dir", str(tmp_path / "a"))
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "a" / "run.json").read_text())["results"][0]["metrics"] == {
         "bw": "77"
     }
     fake.install("docker")
     fake.play(version_exit=1)  # on PATH but not working: still processes
-    result = _run(str(suite), "--report-dir", str(tmp_path / "b"))
+    result = _run(str(suite), "--runtime", "auto", "--report-dir", str(tmp_path / "b"))
     assert result.exit_code == 0, result.output
     assert fake.calls("run") == [] and fake.calls("version")
     fake.play(output="bw=88\n", exit=0)
     image_suite = _custom(tmp_path)
-    result = _run(str(image_suite), "--report-dir", str(tmp_path / "c"))
+    result = _run(str(image_suite), "--runtime", "auto", "--report-dir", str(tmp_path / "c"))
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "c" / "run.json").read_text())["results"][0]["metrics"] == {
         "bw": "88"
@@ -516,9 +516,19 @@ def test_N2_an_accelerator_image_runs_with_every_gpu_through_the_cli(
             "spec": {"kind": "compute-smoke", "thresholds": [
                 {"metric": "nonfiniteCount", "comparison": "Equal", "value": "0"}]},
         }))  # fmt: skip
-    result = _run(str(suite), "--report-dir", str(tmp_path / "r"))  # auto: podman answers
+    result = _run(str(suite), "--runtime", "auto", "--report-dir", str(tmp_path / "r"))
     assert result.exit_code == 0, result.output
     (call,) = fake.calls("run")
     assert call[4:6] == ["--device", "nvidia.com/gpu=all"]
     assert call[-1] == "ghcr.io/baldwinspc/glimmer-burnin-compute-smoke:v0.7.0"
     assert fake.runtimes_called() == ["podman", "podman"]  # version probe, then run
+
+
+def test_N2_GLIMMER_RUNTIME_sets_the_default(
+    fake: FakeRuntime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake.install("docker")
+    monkeypatch.setenv("GLIMMER_RUNTIME", "process")
+    result = _run(str(_custom(tmp_path)), "--report-dir", str(tmp_path / "r"))
+    assert result.exit_code == 3 and "no container runtime and no local command" in result.output
+    assert fake.calls("version") == []  # not even probed
