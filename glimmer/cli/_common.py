@@ -9,6 +9,7 @@ from typing import NoReturn, ParamSpec, TypeVar
 
 import click
 
+from glimmer.local.progress import PHASE_STYLES
 from glimmer.verdict import Phase
 
 _P = ParamSpec("_P")
@@ -25,14 +26,8 @@ def fail(message: str, *, code: int = BAD_INPUT) -> NoReturn:
 
 OUTPUT_FORMAT = click.Choice(["text", "json"])
 
-#: How a phase is coloured wherever the CLI prints one.
-PHASE_COLOURS: dict[Phase, str] = {
-    Phase.PASSED: "green",
-    Phase.FAILED: "red",
-    Phase.ERROR: "magenta",
-    Phase.SKIPPED: "yellow",
-    Phase.CANCELLED: "yellow",
-}
+#: How a phase is coloured wherever the CLI prints one (one table, the live progress's).
+PHASE_COLOURS: dict[Phase, str] = PHASE_STYLES
 
 
 def no_traceback(*, code: int) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -38,6 +37,7 @@ from glimmer.local.dispatcher import (
     needs_host_ip,
     preflight,
     run_plan,
+    unlaunchable,
     unresolved_env,
 )
 from glimmer.local.host import ACCELERATOR_KINDS, gpu_present, node_name, primary_address
@@ -56,11 +56,13 @@ from glimmer.local.links import (
 )
 from glimmer.local.manifests import Document, ManifestError, load_documents, spec_of
 from glimmer.local.planview import UNRESOLVED, plan_view
+from glimmer.local.progress import RunProgress
 from glimmer.local.results import exit_status, run_document, write_document
+from glimmer.local.runtimes import AUTO, RUNTIME_CHOICES, RuntimeChoiceError, choose_runtime
 from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
 from glimmer.plan import spec as specs
 from glimmer.plan.gates import threshold_from_wire
-from glimmer.verdict import AttemptVerdict, Phase, Severity, lint_thresholds
+from glimmer.verdict import Phase, Severity, lint_thresholds
 from runners.catalog import sim_spec_problem
 
 #: Exit status when the run could not happen (config, refusal, no GPU, interrupt).
@@ -113,66 +115,6 @@ def _select(documents: list[Document], profile_name: str | None) -> tuple[Docume
             f"the files hold several BurnInProfiles: {found}; choose one with --profile"
         )
     return profiles[0], tests
-
-
-class _Progress:
-    """One line per attempt; on a terminal, the elapsed time ticks while it runs."""
-
-    def __init__(self, *, sim: bool, side: bool = False, err: bool = False) -> None:
-        self._side = side
-        #: Under ``-o json`` stdout holds only the document, so progress goes to stderr.
-        self._err = err
-        self._tty = (sys.stderr if err else sys.stdout).isatty()
-        self._sim = " SIMULATED" if sim else ""
-        self._stop = threading.Event()
-        self._ticker: threading.Thread | None = None
-        self._label = ""
-
-    def _echo(self, text: str, *, nl: bool = True) -> None:
-        click.echo(text, nl=nl, err=self._err)
-
-    def attempt_started(self, *, test: str, attempt: int, index: int, total: int) -> None:
-        again = f" (attempt {attempt})" if attempt > 1 else ""
-        self._label = f"[{index + 1}/{total}] {test}{again}"
-        self._start = time.monotonic()
-        if self._tty:
-            self._stop.clear()
-            self._ticker = threading.Thread(target=self._tick, daemon=True)
-            self._ticker.start()
-        else:
-            self._echo(f"{self._label}: running{self._sim}")
-
-    def _tick(self) -> None:
-        while not self._stop.wait(0.25):
-            elapsed = time.monotonic() - self._start
-            self._echo(f"\r{self._label}: running {elapsed:5.1f}s{self._sim}", nl=False)
-
-    def attempt_finished(self, *, test: str, verdict: AttemptVerdict, seconds: float) -> None:
-        if self._ticker is not None:
-            self._stop.set()
-            self._ticker.join()
-            self._echo("\r\033[K", nl=False)
-        if self._side:
-            # A recording side has no verdict to show, only that its runner ended.
-            self._echo(
-                f"{self._label}: runner exited {verdict.exit_code} in {seconds:.1f}s, "
-                f"recorded{self._sim}"
-            )
-            return
-        phase = click.style(
-            str(verdict.phase).upper(), fg=PHASE_COLOURS.get(verdict.phase), bold=True
-        )
-        self._echo(f"{self._label}: {phase} in {seconds:.1f}s{self._sim}")
-
-    def test_finished(self, *, result: LocalResult) -> None:
-        return None
-
-    def close(self) -> None:
-        """Stop the ticker of an attempt that never finished (an interrupted run)."""
-        if self._ticker is not None and not self._stop.is_set():
-            self._stop.set()
-            self._ticker.join()
-            self._echo("\r\033[K", nl=False)
 
 
 def summary(results: list[LocalResult], *, sim: str | None, document: Mapping[str, Any]) -> None:
@@ -284,6 +226,16 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
     metavar="KIND=CMD",
     help="Run CMD instead of the built-in runner (or image) for KIND.",
 )
+@click.option(
+    "--runtime",
+    type=click.Choice(RUNTIME_CHOICES),
+    default=AUTO,
+    show_default=True,
+    envvar="GLIMMER_RUNTIME",
+    help="How runners run: as their images under podman, docker or nerdctl, or as local "
+    "processes (this repository's runners, runner.command). auto: processes under --sim, "
+    "else the first of podman, docker, nerdctl that works, else processes.",
+)
 @click.option("--node", default=None, help="Node name to record (default: this host's name).")
 @click.option(
     "--retry-on-error",
@@ -330,6 +282,7 @@ def run(
     sim: str | None,
     report_dir: Path,
     image_commands: tuple[str, ...],
+    runtime: str,
     node: str | None,
     retry_on_error: int,
     dry_run: bool,
@@ -351,7 +304,9 @@ def run(
 ) -> None:
     """Run a BurnInProfile on this host and print the verdict.
 
-    Without PROFILE_FILE the bundled acceptance profile runs. Exit status: 0 Passed,
+    Without PROFILE_FILE the bundled acceptance profile runs. Runners run as their
+    images under podman, docker or nerdctl, or as local processes (``--runtime``; see
+    docs/bare-hosts.md). Exit status: 0 Passed,
     1 Failed, 3 Error or not run, 2 nothing judged (everything skipped) or a usage
     error (an unknown ``--sim`` profile or fault) refused before anything ran.
 
@@ -408,12 +363,17 @@ def run(
     problem = scope_problem(plan, flags=flags)
     if problem is not None:
         fail(f"{source}: refused: {problem}", code=NOT_RUN)
+    try:
+        container_runtime = choose_runtime(runtime, sim=bool(sim))
+    except RuntimeChoiceError as exc:
+        fail(str(exc), code=NOT_RUN)
     options = LocalOptions(
         node=host,
         sim=sim,
         retry_on_error_limit=retry_on_error,
         image_commands=_parse_image_commands(image_commands),
         report_dir=report_dir,
+        runtime=container_runtime,
     )
     problems = preflight(plan, options=options)
     if problems:
@@ -425,6 +385,9 @@ def run(
     if dry_run:
         show_plan(plan, options=options, flags=flags, output=output)
         return
+    cannot = unlaunchable(plan, options=options)
+    if cannot:
+        fail(f"{source}: refused: {'; '.join(cannot)}", code=NOT_RUN)
     if not sim and not gpu_present() and any(t.kind in ACCELERATOR_KINDS for t in plan.tests):
         fail(
             "no GPU found on this host (no /dev/nvidia0, no nvidia-smi). To rehearse the "
@@ -455,7 +418,7 @@ def run(
         click.echo(
             f"SIMULATED GPU {sim}: results prove the plumbing, never the silicon.", err=as_json
         )
-    progress = _Progress(sim=bool(sim), side=recorder is not None, err=as_json)
+    progress = RunProgress(sim=bool(sim), side=recorder is not None, err=as_json)
     if recorder is not None:
         _run_side(plan, options=options, recorder=recorder, progress=progress)
     with signals_interrupt():
@@ -512,6 +475,8 @@ def show_plan(
             image = f"{UNRESOLVED}: {entry['imageProblem']}"
         click.echo(f"   image: {image}")
         command = entry["command"]
+        if command:
+            click.echo(f"   runtime: {entry['runtime']}")
         click.echo(f"   command: {shlex.join(command) if command else entry['commandProblem']}")
         click.echo(f"   repeats: {entry['repeatCount']}")
         gates = entry["gates"] or [{"metric": "(none: the runner's exit code decides)"}]
@@ -562,7 +527,7 @@ def _with_host_ip(plan: PinnedPlan, *, options: LocalOptions, source: Path) -> L
 
 
 def _run_side(
-    plan: PinnedPlan, *, options: LocalOptions, recorder: SideRecorder, progress: _Progress
+    plan: PinnedPlan, *, options: LocalOptions, recorder: SideRecorder, progress: RunProgress
 ) -> None:
     """A side that records and decides nothing (Pair server, Group rank)."""
     with signals_interrupt():

@@ -1,13 +1,17 @@
-"""The bare-host dispatcher: one profile, this host, runners as local processes.
+"""The bare-host dispatcher: one profile, this host, runners as processes or containers.
 
 It is the operator's twin without a cluster: the same plan (``glimmer.plan``), the
 same contract and verdict, the same repeats and Error-only retries, so a verdict on
-a bare host means what it means in-cluster. Differences by design (semantics N2):
-Node scope only, a segmented soak runs as one process for its whole duration, and
-reserved ``BURNIN_*`` names in ``runner.env`` are ignored. Pair and Group tests run
-one *side* here (``LocalOptions.link``, see :mod:`glimmer.local.links`): the side's
-runner gets the rendezvous environment and the peer's address as given (host
-networking, N2), and the link decides what each attempt's report means.
+a bare host means what it means in-cluster. Each execution runs either as a local
+process (this repository's runners, ``runner.command``, ``--image-command``) or as
+its image under a container runtime (``LocalOptions.runtime``,
+:mod:`glimmer.local.runtimes`); both are supervised and read the same way. Differences
+by design (semantics N2): a segmented soak runs as one process or container for its
+whole duration, and reserved ``BURNIN_*`` names in ``runner.env`` are ignored. Pair
+and Group tests run one *side* here (``LocalOptions.link``, see
+:mod:`glimmer.local.links`): the side's runner gets the rendezvous environment and the
+peer's address as given (host networking, N2), and the link decides what each
+attempt's report means.
 
 Nothing the dispatcher does may end ``glimmer run`` with exit 1 (a hardware Fail) or
 without ``run.json``: a run that is interrupted (SIGINT/SIGTERM) or that meets an
@@ -19,6 +23,7 @@ could read Passed), and returns; :attr:`LocalRun.stopped` says why.
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -31,14 +36,23 @@ from glimmer.local.filenames import artifact_folder, raw_log_path
 from glimmer.local.interrupt import Interrupted
 from glimmer.local.process import ProcessResult, run_runner
 from glimmer.local.records import SideAttempt
+from glimmer.local.runtimes import (
+    ContainerRuntime,
+    ContainerStop,
+    container_command,
+    container_name,
+)
 from glimmer.local.serialize import artifact_refs
 from glimmer.plan import (
     GroupRendezvous,
+    ImageError,
     PairRendezvous,
     PinnedPlan,
     PlannedTest,
     SpecError,
     active_deadline_seconds,
+    execution_window_seconds,
+    resolve_image,
     runner_env,
 )
 from glimmer.plan import spec as specs
@@ -60,9 +74,21 @@ from runners.catalog import RUNNERS
 
 
 class Reporter(Protocol):
-    """Live progress; the CLI draws it, tests record it."""
+    """Live progress; the CLI draws it, tests record it.
 
-    def attempt_started(self, *, test: str, attempt: int, index: int, total: int) -> None: ...
+    ``window_seconds`` is the attempt's known window for long work (a soak or a
+    stress kind, :func:`progress_window`), None when it has none worth a bar.
+    """
+
+    def attempt_started(
+        self,
+        *,
+        test: str,
+        attempt: int,
+        index: int,
+        total: int,
+        window_seconds: float | None = None,
+    ) -> None: ...
 
     def attempt_finished(self, *, test: str, verdict: AttemptVerdict, seconds: float) -> None: ...
 
@@ -73,7 +99,15 @@ class SilentReporter:
     """A :class:`Reporter` that shows nothing: for callers that read only the results
     (an embedding program, a test)."""
 
-    def attempt_started(self, *, test: str, attempt: int, index: int, total: int) -> None:
+    def attempt_started(
+        self,
+        *,
+        test: str,
+        attempt: int,
+        index: int,
+        total: int,
+        window_seconds: float | None = None,
+    ) -> None:
         return None
 
     def attempt_finished(self, *, test: str, verdict: AttemptVerdict, seconds: float) -> None:
@@ -152,6 +186,43 @@ class LocalOptions:
     host_ip: str = "127.0.0.1"
     #: The Pair/Group side this host plays; None for Node scope.
     link: LinkSide | None = None
+    #: The container runtime that runs images; None: every execution is a local process.
+    runtime: ContainerRuntime | None = None
+    #: Part of every container's name, so this run can stop its own containers.
+    run_id: str = field(default_factory=lambda: secrets.token_hex(4))
+
+
+#: Kinds with a fixed window worth a progress bar with time left (soaks and stress).
+LONG_KINDS: frozenset[str] = frozenset(
+    {"clockprobe", "thermal-soak", "gpu-burn", "memory-stress", "dcgm-diag", "fabric-soak"}
+)
+
+
+def progress_window(test: PlannedTest) -> float | None:
+    """The window a soak or stress test's runner is given (``BURNIN_DURATION_SECONDS``
+    here: the whole duration for a soak, N2), None for short or unknown-length work."""
+    if specs.soak(test.spec) is not None:
+        return float(specs.duration_seconds(test.spec))
+    if test.kind not in LONG_KINDS:
+        return None
+    return float(execution_window_seconds(test.spec))
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How one attempt starts: the command, its environment, and for a container what
+    stops the container itself when the attempt is cut short."""
+
+    command: list[str]
+    env: dict[str, str]
+    runtime: str
+    stopper: ContainerStop | None = None
+
+
+def execution_image(test: PlannedTest) -> str | ImageError:
+    """The execution's image as the plan resolves it. A bare host knows no node vendor,
+    so ``imagesByVendor`` is not consulted: ``runner.image`` or the kind's default."""
+    return resolve_image(kind=test.kind, runner=specs.runner(test.spec), node_vendor=None)
 
 
 def runner_command(test: PlannedTest, options: LocalOptions) -> list[str] | str:
@@ -169,19 +240,85 @@ def runner_command(test: PlannedTest, options: LocalOptions) -> list[str] | str:
         return [sys.executable, "-m", catalog.module, *args]
     image = specs.runner_image(test.spec) or f"the default {test.kind} image"
     return (
-        f"no local command for {image}: set runner.command in the test, or pass "
-        f"--image-command {test.kind}=CMD"
+        f"no container runtime and no local command for {image}: install podman, docker "
+        "or nerdctl (--runtime auto picks the first that works), set runner.command in "
+        f"the test, or pass --image-command {test.kind}=CMD"
     )
 
 
-def _env(test: PlannedTest, *, attempt: int, options: LocalOptions) -> dict[str, str]:
+def launch(
+    test: PlannedTest,
+    *,
+    attempt: int,
+    options: LocalOptions,
+    rendezvous: PairRendezvous | GroupRendezvous | None = None,
+) -> Launch | str:
+    """How attempt ``attempt`` runs, or why it cannot (refused before anything runs).
+
+    ``--image-command`` always means a local process; otherwise a runtime runs the
+    image, and without one the local process of :func:`runner_command` stands in.
+    ``rendezvous`` stands in for the link's when there is no link yet (``glimmer plan``).
+    """
+    runtime = options.runtime
+    if runtime is None or options.image_commands.get(test.kind):
+        command = runner_command(test, options)
+        if isinstance(command, str):
+            return command
+        env = {
+            **_host_env(),
+            **runner_variables(test, attempt=attempt, options=options, rendezvous=rendezvous),
+        }
+        return Launch(command=command, env=env, runtime="process")
+    image = execution_image(test)
+    if isinstance(image, ImageError):
+        return f"no image to run with {runtime.name}: {image.message}"
+    name = container_name(run_id=options.run_id, test=test.name, attempt=attempt)
+    client_env = _host_env()
+    command = container_command(
+        test,
+        runtime=runtime,
+        image=image,
+        env=runner_variables(test, attempt=attempt, options=options, rendezvous=rendezvous),
+        name=name,
+        host_network=test.scope in ("Pair", "Group"),
+    )
+    return Launch(
+        command=command,
+        env=client_env,
+        runtime=runtime.name,
+        stopper=ContainerStop(runtime=runtime, name=name, env=client_env),
+    )
+
+
+def _host_env() -> dict[str, str]:
+    """This host's environment without anything a runner must get only from the plan."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BURNIN_")}
     env.pop(SIM_GPU_ENV, None)
+    return env
+
+
+def _env(test: PlannedTest, *, attempt: int, options: LocalOptions) -> dict[str, str]:
+    """A local runner's environment: the host's, then the runner's own variables."""
+    return {**_host_env(), **runner_variables(test, attempt=attempt, options=options)}
+
+
+def runner_variables(
+    test: PlannedTest,
+    *,
+    attempt: int,
+    options: LocalOptions,
+    rendezvous: PairRendezvous | GroupRendezvous | None = None,
+) -> dict[str, str]:
+    """The variables the plan gives the runner (api §10 as N2 adjusts it), in order:
+    the same for a local process and a container."""
+    if rendezvous is None and options.link is not None:
+        rendezvous = options.link.rendezvous
+    env: dict[str, str] = {}
     for entry in runner_env(
         spec=test.spec,
         attempt=attempt,
         axes=test.axes,
-        rendezvous=options.link.rendezvous if options.link is not None else None,
+        rendezvous=rendezvous,
         include_resource_limits=False,
         ignore_reserved_runner_env=True,
     ):
@@ -270,8 +407,7 @@ def preflight(plan: PinnedPlan, *, options: LocalOptions) -> list[str]:
     problems = []
     for test in plan.tests:
         try:
-            runner_command(test, options)
-            _env(test, attempt=1, options=options)
+            launch(test, attempt=1, options=options)
             _deadline(test)
             for threshold in specs.thresholds(test.spec):
                 threshold_from_wire(threshold)
@@ -279,6 +415,19 @@ def preflight(plan: PinnedPlan, *, options: LocalOptions) -> list[str]:
         except (SpecError, ValueError, TypeError, KeyError, AttributeError) as err:
             problems.append(f"test {test.name!r}: {err}")
     return problems
+
+
+def unlaunchable(plan: PinnedPlan, *, options: LocalOptions) -> list[str]:
+    """Tests nothing on this host can run (no image for the runtime, no runtime and no
+    local command), one line each naming the fix: ``glimmer run`` refuses them before
+    anything runs rather than finding them as an Error per attempt; ``glimmer plan``
+    shows them."""
+    found = []
+    for test in plan.tests:
+        how = launch(test, attempt=1, options=options)
+        if isinstance(how, str):
+            found.append(f"test {test.name!r}: {how}")
+    return found
 
 
 def _deadline(test: PlannedTest) -> int:
@@ -366,7 +515,13 @@ def _run_test(
     provenance = Provenance.SIM if options.sim else None
     while local.state.open:
         attempt = len(local.state.attempts) + 1
-        reporter.attempt_started(test=test.name, attempt=attempt, index=index, total=total)
+        reporter.attempt_started(
+            test=test.name,
+            attempt=attempt,
+            index=index,
+            total=total,
+            window_seconds=progress_window(test),
+        )
         try:
             verdict, record, seconds = _one_attempt(
                 test,
@@ -471,12 +626,12 @@ def _one_attempt(
     provenance: Provenance | None,
     local: LocalResult,
 ) -> tuple[AttemptVerdict, AttemptRecord, float]:
-    command = runner_command(test, options)
+    how = launch(test, attempt=attempt, options=options)
     thresholds = [threshold_from_wire(t) for t in specs.thresholds(test.spec)]
     started = time.time()
     local.attempt_started_at = started
-    if isinstance(command, str):
-        verdict = _unjudged(command, exit_code=0, options=options)
+    if isinstance(how, str):
+        verdict = _unjudged(how, exit_code=0, options=options)
         finished = started
     else:
         raw = None
@@ -486,11 +641,12 @@ def _one_attempt(
             raw.parent.mkdir(parents=True, exist_ok=True)
             local.raw_logs.append(str(relative))
         outcome: ProcessResult = run_runner(
-            command=command,
-            env=_env(test, attempt=attempt, options=options),
+            command=how.command,
+            env=how.env,
             kind=test.kind,
             deadline_seconds=_deadline(test),
             raw_log=raw,
+            stopper=how.stopper,
         )
         report = outcome.report
         started, finished = outcome.started_at, outcome.finished_at
@@ -520,7 +676,7 @@ def _one_attempt(
         attempt=attempt,
         trigger=trigger_state.next_trigger(),
         node=_record_node(options),
-        started_at=_rfc3339(started) if not isinstance(command, str) else None,
+        started_at=_rfc3339(started) if not isinstance(how, str) else None,
         finished_at=_rfc3339(finished),
     )
     return verdict, record, finished - started

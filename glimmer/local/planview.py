@@ -1,19 +1,20 @@
 """What ``glimmer plan`` (= ``glimmer run --dry-run``) shows for each execution.
 
 Everything comes from the functions the attempts themselves call (image resolution,
-the local command, the assembled environment, the pinned gates), so the plan shown is
-the plan that would run, and no GPU is needed to see it. An execution whose image
-cannot be justified reads ``UNRESOLVED`` with the reason (P4: in-cluster that is a
-per-execution Error at launch), never a guessed default.
+the first attempt's process or container command, the assembled environment, the
+pinned gates), so the plan shown is the plan that would run, and no GPU is needed to
+see it. An execution whose image cannot be justified reads ``UNRESOLVED`` with the
+reason (P4: in-cluster that is a per-execution Error at launch), never a guessed
+default.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from glimmer.local.dispatcher import LocalOptions, planned_env, runner_command
+from glimmer.local.dispatcher import LocalOptions, execution_image, launch, planned_env
 from glimmer.local.links import GroupFlags, PairFlags, plan_targets, rendezvous_of
-from glimmer.plan import ImageError, PinnedPlan, resolve_image
+from glimmer.plan import ImageError, PinnedPlan
 from glimmer.plan import spec as specs
 
 UNRESOLVED = "UNRESOLVED"
@@ -27,8 +28,8 @@ def plan_view(
     nodes = plan_targets(node=options.node, flags=flags)
     view = []
     for test in plan.tests:
-        image = resolve_image(kind=test.kind, runner=specs.runner(test.spec), node_vendor=None)
-        command = runner_command(test, options)
+        image = execution_image(test)
+        how = launch(test, attempt=1, options=options, rendezvous=rendezvous)
         view.append(
             {
                 "name": test.name,
@@ -38,8 +39,9 @@ def plan_view(
                 "nodes": nodes,
                 "image": image if isinstance(image, str) else UNRESOLVED,
                 "imageProblem": image.message if isinstance(image, ImageError) else "",
-                "command": command if isinstance(command, list) else None,
-                "commandProblem": command if isinstance(command, str) else "",
+                "runtime": how.runtime if not isinstance(how, str) else None,
+                "command": how.command if not isinstance(how, str) else None,
+                "commandProblem": how if isinstance(how, str) else "",
                 "repeatCount": specs.repeat_count(test.spec),
                 "durationSeconds": specs.duration_seconds(test.spec),
                 "gates": [dict(t) for t in specs.thresholds(test.spec)],

@@ -19,6 +19,12 @@ end, its deadline, an interrupt, a bug of ours), whatever is left of its group i
 killed, like the rest of a container when its entrypoint exits. The first process is
 reaped only after that, so its pid (the group id) cannot be reused by another
 process while the group is signalled.
+
+When the runner is a container, the supervised process is the runtime's client, and
+killing it does not stop the container. A :class:`Stopper` then stops the container
+itself: asked to begin when the deadline fires or the attempt is cut short, and to
+finish (container killed and removed) whenever the client did not end on its own
+with a contract exit code.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import BinaryIO, Final, Protocol
 
 from glimmer.contract import ReportReader, RunnerReport
 from glimmer.local import interrupt
@@ -48,6 +54,22 @@ DRAIN_AFTER_KILL_SECONDS: Final = 1.0
 REAP_SECONDS: Final = 5.0
 _POLL_SECONDS: Final = 0.01
 _CHUNK: Final = 65_536
+
+
+class Stopper(Protocol):
+    """Stops what the supervised process started elsewhere (a container)."""
+
+    def begin(self, *, grace_seconds: float) -> None:
+        """Start stopping it without waiting; a second call does nothing."""
+        ...
+
+    def finish(self) -> None:
+        """Make sure it is gone; bounded, never raises."""
+        ...
+
+
+#: Exit codes a runner chooses (A2); any other end of the client may leave a container.
+_CONTRACT_CODES: Final = frozenset({0, 1, 2, 3})
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +89,7 @@ def run_runner(
     raw_log: Path | None,
     on_output: Callable[[bytes], None] | None = None,
     kill_grace_seconds: float = KILL_GRACE_SECONDS,
+    stopper: Stopper | None = None,
 ) -> ProcessResult:
     """Run ``command`` to completion (or its deadline) and read what it declared.
 
@@ -93,7 +116,12 @@ def run_runner(
             started_at=started,
             finished_at=time.time(),
         )
-    group = _Group(proc, deadline_seconds=deadline_seconds, grace_seconds=kill_grace_seconds)
+    group = _Group(
+        proc,
+        deadline_seconds=deadline_seconds,
+        grace_seconds=kill_grace_seconds,
+        stopper=stopper,
+    )
     try:
         with _raw_log(raw_log) as log:
 
@@ -105,9 +133,17 @@ def run_runner(
 
             _pump(group, sink)
     except BaseException:
-        group.stop(grace_seconds=INTERRUPT_GRACE_SECONDS)
+        try:
+            if stopper is not None:
+                stopper.begin(grace_seconds=INTERRUPT_GRACE_SECONDS)
+            group.stop(grace_seconds=INTERRUPT_GRACE_SECONDS)
+        finally:
+            if stopper is not None:
+                stopper.finish()
         raise
     code = group.reap()
+    if stopper is not None and (group.expired or code not in _CONTRACT_CODES):
+        stopper.finish()
     finished = time.time()
     if code < 0:
         reason, exit_code = signal.Signals(-code).name, 128 - code
@@ -135,9 +171,15 @@ class _Group:
     """The runner's process group and the clock that bounds it."""
 
     def __init__(
-        self, proc: subprocess.Popen[bytes], *, deadline_seconds: float, grace_seconds: float
+        self,
+        proc: subprocess.Popen[bytes],
+        *,
+        deadline_seconds: float,
+        grace_seconds: float,
+        stopper: Stopper | None = None,
     ) -> None:
         self.proc = proc
+        self.stopper = stopper
         self.deadline = time.monotonic() + deadline_seconds
         self.grace_seconds = grace_seconds
         self.expired = False
@@ -161,6 +203,8 @@ class _Group:
         if self.kill_at is None:
             if now >= self.deadline:
                 self.expired = True
+                if self.stopper is not None:
+                    self.stopper.begin(grace_seconds=self.grace_seconds)
                 self.signal(signal.SIGTERM)
                 self.kill_at = now + self.grace_seconds
         elif self.abandon_at is None and now >= self.kill_at:
