@@ -348,7 +348,10 @@ class BurnInRunStatus:
     )
     sink_status: dict[str, str] | None = field(
         json="sinkStatus",
-        description="Per sink, the outcome of the terminal delivery: `Delivered <time>` or `Failed <time>: <error>` (re-sent every 5 minutes until delivered).",
+        description=(
+            "Per sink, the outcome of the terminal delivery: `Delivered <time>` or "
+            "`Failed <time>: <error>` (re-sent every 5 minutes until delivered)."
+        ),
     )
     observed_generation: int | None = field(
         json="observedGeneration",
