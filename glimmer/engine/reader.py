@@ -148,6 +148,29 @@ class CachedReader:
         `label_selector` that implies it: the caller then states it only wants objects
         that selector matches, and a miss is a true "not found".
         """
+        return copy_json(self._stored(resource, name, namespace, label_selector))
+
+    async def get_metadata(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> JSON:
+        """A copy of only the cached object's ``metadata`` (UID, resourceVersion, labels,
+        annotations, owners, finalizers), answered and refused exactly as :meth:`get`.
+
+        For a reader that needs to know *which* object exists, not what it holds: a
+        run's status can be a megabyte, its metadata a few hundred bytes.
+        """
+        obj = self._stored(resource, name, namespace, label_selector)
+        meta = obj.get("metadata")
+        return copy_json(meta) if isinstance(meta, dict) else {}
+
+    def _stored(
+        self, resource: Resource, name: str, namespace: str | None, label_selector: str | None
+    ) -> JSON:
         _scope_check(resource, namespace)
         selector = LabelSelector.parse(label_selector)
         informer = self._covering(resource, namespace, selector)
@@ -155,7 +178,7 @@ class CachedReader:
         obj = informer.store.get(key)
         if obj is None or not selector.matches(obj):
             raise _not_found(resource, name)
-        return copy_json(obj)
+        return obj
 
     async def list(
         self,

@@ -11,15 +11,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glimmer.engine import (
     NODES,
     PODS,
+    ApiError,
     CachedReader,
     FakeClient,
     InformerFactory,
+    NotCachedError,
     compact,
     compact_node,
     compact_pod,
@@ -169,6 +172,32 @@ async def test_a_compacting_informer_serves_reads_with_the_kept_fields() -> None
         assert "images" not in cached["status"] and "managedFields" not in cached["metadata"]
         assert cached["metadata"]["labels"] == node["metadata"]["labels"]
         assert cached["status"]["allocatable"] == node["status"]["allocatable"]
+    finally:
+        await informers.stop()
+        await settle()
+
+
+async def test_a_metadata_read_answers_like_a_get_with_only_metadata() -> None:
+    client = FakeClient()
+    await client.create(
+        PODS, {"metadata": {"name": "p", "labels": {"a": "1"}}, "spec": {"big": "x"}}, namespace="n"
+    )
+    informers = InformerFactory(client)
+    informers.informer(PODS)
+    informers.start()
+    await informers.wait_for_sync()
+    try:
+        reader = CachedReader(informers)
+        full = await reader.get(PODS, "p", namespace="n")
+        meta = await reader.get_metadata(PODS, "p", namespace="n")
+        assert meta == full["metadata"] and meta["uid"]
+        meta["labels"]["a"] = "mutated"
+        assert (await reader.get(PODS, "p", namespace="n"))["metadata"]["labels"] == {"a": "1"}
+        with pytest.raises(ApiError) as missing:
+            await reader.get_metadata(PODS, "absent", namespace="n")
+        assert missing.value.status == 404
+        with pytest.raises(NotCachedError):
+            await reader.get_metadata(NODES, "n1")  # no node informer: refused, not "absent"
     finally:
         await informers.stop()
         await settle()
