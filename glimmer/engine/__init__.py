@@ -10,6 +10,8 @@ above it see only `KubeClient`, `Readers` and `reconcile(key) -> Result`.
 The public names are re-exported here; everything else is internal.
 """
 
+# First: kubernetes-asyncio's generated client is loaded only if asked for (RSS).
+import glimmer.engine._lazy_k8s  # noqa: F401 - imported for its side effect
 from glimmer.engine.apiserver import ApiServerClient, ClientOptions, load_configuration
 from glimmer.engine.cache import (
     LabelSelector,
