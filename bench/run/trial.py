@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import os
 import shlex
 import signal
@@ -157,13 +156,12 @@ def load_scenario(path: Path, nodes: list[str], *, cap: int) -> list[dict[str, A
     target, and ``maxConcurrentNodes`` = ``cap`` unless it sets one.
     """
     documents = [d for d in yaml.safe_load_all(path.read_text()) if d]
-    runs = [d for d in documents if d.get("kind") == "BurnInRun"]
+    runs = [d for d in documents if d.get("kind") == "BurnInRun"]  # the loaded objects
     if len(runs) != 1:
         raise SystemExit(f"{path}: a scenario holds exactly one BurnInRun, found {len(runs)}")
     unknown = {d.get("kind") for d in documents} - set(_KIND_RESOURCES)
     if unknown:
         raise SystemExit(f"{path}: unsupported kinds {sorted(map(str, unknown))}")
-    documents = copy.deepcopy(documents)
     spec = runs[0].setdefault("spec", {})
     spec.setdefault("target", {"nodeNames": nodes})
     spec.setdefault("maxConcurrentNodes", cap)
