@@ -88,8 +88,7 @@ def main() -> None:
     print("request            JSON B      proto B   JSON ms  proto ms  json.loads ms")
     for label, jb, pb, js, ps, ds in rows:
         print(
-            f"{label:<18} {jb:>8} {pb:>10} {js * 1000:>9.2f} {ps * 1000:>9.2f} "
-            f"{ds * 1000:>13.3f}"
+            f"{label:<18} {jb:>8} {pb:>10} {js * 1000:>9.2f} {ps * 1000:>9.2f} {ds * 1000:>13.3f}"
         )
 
 
