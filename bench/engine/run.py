@@ -50,11 +50,13 @@ from glimmer.engine import (
     keep_fields,
     strip_managed_fields,
 )
+from glimmer.engine.transforms import compact_node, compact_pod
 
 NAMESPACE = "glimmer-bench"
 TRANSFORMS: dict[str, dict[str, Callable[[dict[str, Any]], dict[str, Any]] | None]] = {
     "none": {"pods": None, "nodes": None},
     "strip-managed-fields": {"pods": strip_managed_fields, "nodes": strip_managed_fields},
+    "compact": {"pods": compact_pod, "nodes": compact_node},
     "keep-fields": {
         "pods": keep_fields("spec.nodeName", "status.phase", "status.containerStatuses"),
         "nodes": keep_fields("spec.unschedulable", "spec.taints", "status.conditions"),

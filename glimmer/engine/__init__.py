@@ -10,6 +10,8 @@ above it see only `KubeClient`, `Readers` and `reconcile(key) -> Result`.
 The public names are re-exported here; everything else is internal.
 """
 
+# First: kubernetes-asyncio's generated client is loaded only if asked for (RSS).
+import glimmer.engine._lazy_k8s  # noqa: F401 - imported for its side effect
 from glimmer.engine.apiserver import ApiServerClient, ClientOptions, load_configuration
 from glimmer.engine.cache import (
     LabelSelector,
@@ -71,7 +73,15 @@ from glimmer.engine.ratelimit import (
     TokenBucket,
     default_controller_rate_limiter,
 )
-from glimmer.engine.reader import CachedReader, LiveReader, NotCachedError, Reader, Readers
+from glimmer.engine.reader import (
+    CachedReader,
+    LiveReader,
+    NotCachedError,
+    Reader,
+    Readers,
+    copy_json,
+)
+from glimmer.engine.transforms import compact, compact_node, compact_pod, share_strings
 from glimmer.engine.workqueue import QueueShutDownError, WorkQueue
 
 __all__ = [
@@ -127,7 +137,11 @@ __all__ = [
     "WorkQueue",
     "annotation_index",
     "autojump",
+    "compact",
+    "compact_node",
+    "compact_pod",
     "configure_logging",
+    "copy_json",
     "default_controller_rate_limiter",
     "default_identity",
     "is_already_exists",
@@ -139,5 +153,6 @@ __all__ = [
     "load_configuration",
     "object_key",
     "settle",
+    "share_strings",
     "strip_managed_fields",
 ]

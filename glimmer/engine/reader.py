@@ -25,6 +25,7 @@ what it read cannot corrupt the cache (controller-runtime's default too).
 from __future__ import annotations
 
 import copy
+import marshal
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -36,6 +37,23 @@ from glimmer.engine.informer import Informer, InformerFactory
 
 Objects = list[JSON]
 """What a list read returns (named so that methods called ``list`` can return it)."""
+
+
+def copy_json(obj: JSON) -> JSON:
+    """A deep copy of a decoded JSON object, as `copy.deepcopy` makes, ~5x faster.
+
+    Cached reads copy every object they return, and a reconciler that reads a large run
+    each pass spent a third of its CPU in `copy.deepcopy` (issue 18's profile). A
+    `marshal` round trip copies dicts, lists, strings and numbers in C, keeping key
+    order and any sharing inside the object (as deepcopy's memo does). Anything marshal
+    cannot carry (a transform that stored another type) falls back to deepcopy.
+    """
+    try:
+        copied = marshal.loads(marshal.dumps(obj))
+    except ValueError:
+        return copy.deepcopy(obj)
+    result: JSON = copied
+    return result
 
 
 class Reader(Protocol):
@@ -130,6 +148,29 @@ class CachedReader:
         `label_selector` that implies it: the caller then states it only wants objects
         that selector matches, and a miss is a true "not found".
         """
+        return copy_json(self._stored(resource, name, namespace, label_selector))
+
+    async def get_metadata(
+        self,
+        resource: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> JSON:
+        """A copy of only the cached object's ``metadata`` (UID, resourceVersion, labels,
+        annotations, owners, finalizers), answered and refused exactly as :meth:`get`.
+
+        For a reader that needs to know *which* object exists, not what it holds: a
+        run's status can be a megabyte, its metadata a few hundred bytes.
+        """
+        obj = self._stored(resource, name, namespace, label_selector)
+        meta = obj.get("metadata")
+        return copy_json(meta) if isinstance(meta, dict) else {}
+
+    def _stored(
+        self, resource: Resource, name: str, namespace: str | None, label_selector: str | None
+    ) -> JSON:
         _scope_check(resource, namespace)
         selector = LabelSelector.parse(label_selector)
         informer = self._covering(resource, namespace, selector)
@@ -137,7 +178,7 @@ class CachedReader:
         obj = informer.store.get(key)
         if obj is None or not selector.matches(obj):
             raise _not_found(resource, name)
-        return copy.deepcopy(obj)
+        return obj
 
     async def list(
         self,
@@ -224,7 +265,7 @@ def _select(objects: list[JSON], namespace: str | None, selector: LabelSelector)
         for obj in objects
         if (namespace is None or _namespace_of(obj) == namespace) and selector.matches(obj)
     ]
-    return [copy.deepcopy(obj) for obj in sorted(chosen, key=object_key)]
+    return [copy_json(obj) for obj in sorted(chosen, key=object_key)]
 
 
 def _namespace_of(obj: Mapping[str, Any]) -> str | None:

@@ -42,8 +42,17 @@ _CRDS = ("kwok.x-k8s.io_logs.yaml", "kwok.x-k8s.io_clusterlogs.yaml")
 class Kwok:
     """A KWOK controller (and a scheduler for its nodes) against ``control_plane``."""
 
-    def __init__(self, control_plane: ControlPlane, *, start_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        control_plane: ControlPlane,
+        *,
+        start_timeout: float = 60.0,
+        extra_stages: Sequence[Path] = (),
+    ) -> None:
+        """Configure; start nothing. ``extra_stages``: KWOK Stage files loaded after the
+        shared ones in ``kwok_stages/`` (a bench's own completion stage, say)."""
         self.control_plane = control_plane
+        self.extra_stages = tuple(extra_stages)
         self.work_dir = control_plane.work_dir / f"kwok-{uuid.uuid4().hex[:4]}"
         self._start_timeout = start_timeout
         self._kwok: subprocess.Popen[bytes] | None = None
@@ -69,7 +78,8 @@ class Kwok:
             "crd/logs.kwok.x-k8s.io",
             "crd/clusterlogs.kwok.x-k8s.io",
         )
-        stages = "\n---\n".join(p.read_text() for p in sorted(STAGES_DIR.glob("*.yaml")))
+        files = [*sorted(STAGES_DIR.glob("*.yaml")), *self.extra_stages]
+        stages = "\n---\n".join(p.read_text() for p in files)
         config = self.work_dir / "stages.yaml"
         config.write_text(stages)
         self.port = _process.free_port()
@@ -223,6 +233,24 @@ class Kwok:
             "kind": "Logs",
             "metadata": {"name": pod, "namespace": namespace},
             "spec": {"logs": [entry]},
+        }
+        self.control_plane.kubectl("apply", "-f", "-", input=yaml.safe_dump(document))
+        return path
+
+    def set_namespace_log(self, *, namespaces: Sequence[str], text: str) -> Path:
+        """Serve ``text`` as the log of every container of every pod in ``namespaces``
+        (one KWOK ``ClusterLogs``), for fleets too large for a ``Logs`` object per pod."""
+        path = self.work_dir / "logs" / f"cluster.{'.'.join(namespaces)}.log"
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        path.write_text("".join(f"{stamp} stdout F {line}\n" for line in text.splitlines()))
+        document = {
+            "apiVersion": "kwok.x-k8s.io/v1alpha1",
+            "kind": "ClusterLogs",
+            "metadata": {"name": f"glimmer-{'-'.join(namespaces)}"},
+            "spec": {
+                "selector": {"matchNamespaces": list(namespaces)},
+                "logs": [{"logsFile": str(path), "follow": False}],
+            },
         }
         self.control_plane.kubectl("apply", "-f", "-", input=yaml.safe_dump(document))
         return path
