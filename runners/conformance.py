@@ -30,13 +30,13 @@ from runners.fault_matrix import (
     FABRIC_FAULT_MATRIX,
     FABRIC_FAULT_SIDE,
     FAILED,
-    PASSED,
-    SKIPPED,
     FAULT_MATRIX,
     LINK_FAULT_MATRIX,
     MATRIX_PROFILE,
     NOT_READ,
+    PASSED,
     PROFILE_MATRIX,
+    SKIPPED,
 )
 from runners.sdk.simgpu.spec import parse_spec
 

@@ -1,1 +1,1 @@
-"""fabric-soak: repeated RDMA bandwidth samples across a Pair, with the port's error-counter delta."""
+"""fabric-soak: repeated RDMA bandwidth samples across a Pair, and the error-counter delta."""

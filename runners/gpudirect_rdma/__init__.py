@@ -1,1 +1,1 @@
-"""gpudirect-rdma: perftest ib_write_bw --use_cuda: RDMA writes straight into GPU memory across a Pair."""
+"""gpudirect-rdma: ``ib_write_bw --use_cuda``, RDMA writes into GPU memory across a Pair."""

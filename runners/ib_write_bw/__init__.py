@@ -1,1 +1,1 @@
-"""ib-write-bw: perftest ib_write_bw (RDMA write bandwidth/latency) between the two sides of a Pair."""
+"""ib-write-bw: perftest RDMA write bandwidth (or latency) between the sides of a Pair."""

@@ -1,1 +1,1 @@
-"""nccl: nccl-tests collectives (all_reduce_perf and the collective axis) across a node's GPUs, a Pair or a Group."""
+"""nccl: nccl-tests collectives across a node's GPUs, a Pair or a Group."""

@@ -113,9 +113,13 @@ class Plan:
     @classmethod
     def decode(cls, line: str, *, peer: str) -> Plan:
         words = line.split()
-        if len(words) == 5 and words[0] == "PLAN" and all(w.isdecimal() for w in words[2:]):
-            if words[1] in ("ib_write_bw", "ib_write_lat"):
-                return cls(words[1], int(words[2]), int(words[3]), int(words[4]))
+        if (
+            len(words) == 5
+            and words[0] == "PLAN"
+            and words[1] in ("ib_write_bw", "ib_write_lat")
+            and all(w.isdecimal() for w in words[2:])
+        ):
+            return cls(words[1], int(words[2]), int(words[3]), int(words[4]))
         raise rdv.ProtocolError(f"server {peer} sent no usable plan (said {line[:120]!r})")
 
 
@@ -221,7 +225,8 @@ def serve(
                 words = (line or "").split()
                 if len(words) != 4 or words[:2] != ["DONE", str(index)]:
                     raise rdv.PeerUnreachableError(
-                        f"client {side.peer} stopped during round {index} (said {(line or '')[:80]!r})"
+                        f"client {side.peer} stopped during round {index} "
+                        f"(said {(line or '')[:80]!r})"
                     )
                 rounds.append(Round(index, tool.join(settings.tool_timeout_s + 5)))
                 if words[3] != "MORE":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from runners.fabric_soak.runner import counter_delta, p1
-from runners.gpudirect_rdma.runner import gpudirect_blocker
 
 BEFORE = {"symbol_error": 10, "link_downed": 1}
 
@@ -24,9 +23,3 @@ def test_p1_is_the_nearest_rank_first_percentile() -> None:
     assert p1([5.0, 1.0, 3.0]) == 1.0
     samples = [float(v) for v in range(1, 201)]
     assert p1(samples) == 2.0
-
-
-def test_gb10_parts_have_no_gpudirect_path_and_others_do() -> None:
-    assert gpudirect_blocker("NVIDIA GB10") is not None
-    assert gpudirect_blocker("NVIDIA H200") is None
-    assert gpudirect_blocker("NVIDIA GB100") is None

@@ -117,7 +117,8 @@ def test_recorded_reports_parse_to_average_bandwidth_and_latency() -> None:
     [
         "",
         " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n",
-        " #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]\n 65536 5000 nan 97 0.1\n",
+        " #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]\n"
+        " 65536 5000 nan 97 0.1\n",
         " #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]\n 65536 5000 97\n",
     ],
 )

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from glimmer.contract import RunnerReport, read_report
-from runners.conformance import check_fabric, fabric_cases_for
 from runners.catalog import RUNNERS
+from runners.conformance import check_fabric, fabric_cases_for
 from runners.nccl import runner
 from runners.nccl.parse import NcclOutputError, parse_report, transport_of
 from runners.sdk.entry import RunnerContext, guarded_main
@@ -121,12 +121,14 @@ def test_an_unknown_transport_is_unproven_when_the_fabric_is_expected() -> None:
     ("line", "word"),
     [
         (
-            "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE ; OOB eth0\nh NCCL INFO Using network IB",
+            "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE ; OOB eth0\n"
+            "h NCCL INFO Using network IB",
             "RoCE",
         ),
         ("h:1:2 [0] NCCL INFO Using network IBext_v8", "IB"),
         (
-            "h:1:2 [0] NCCL INFO Using network IB\nh NCCL INFO Channel 01/0 : 0 -> 1 via NET/Socket/1",
+            "h:1:2 [0] NCCL INFO Using network IB\n"
+            "h NCCL INFO Channel 01/0 : 0 -> 1 via NET/Socket/1",
             "socket",
         ),
         ("h:1:2 [0] NCCL INFO NVLS multicast support is available on dev 0", "NVLS"),

@@ -59,8 +59,8 @@ _PERFTEST = ("ib_write_bw", "ib_write_lat")
 _RULE = "-" * 87
 
 
-class _Usage(Exception):
-    pass
+class _UsageError(Exception):
+    """perftest would print its usage and exit 1."""
 
 
 @dataclass
@@ -83,7 +83,7 @@ def _perftest_args(argv: Sequence[str]) -> _Perftest:
         word = words.pop(0)
         if word in ("-d", "-i", "-p", "-s", "-q", "-n", "-x"):
             if not words:
-                raise _Usage(f"option requires an argument -- '{word[1:]}'")
+                raise _UsageError(f"option requires an argument -- '{word[1:]}'")
             value = words.pop(0)
             try:
                 if word == "-d":
@@ -97,7 +97,7 @@ def _perftest_args(argv: Sequence[str]) -> _Perftest:
                 elif word == "-n":
                     args.iterations = int(value)
             except ValueError:
-                raise _Usage(f"invalid value {value!r} for {word}") from None
+                raise _UsageError(f"invalid value {value!r} for {word}") from None
         elif word == "--report_gbits":
             args.gbits = True
         elif word.startswith("--use_cuda="):
@@ -105,7 +105,7 @@ def _perftest_args(argv: Sequence[str]) -> _Perftest:
         elif word in ("-F", "--report-both"):
             continue
         elif word.startswith("-"):
-            raise _Usage(f"unrecognized option '{word}'")
+            raise _UsageError(f"unrecognized option '{word}'")
         else:
             args.host = word
     return args
@@ -169,7 +169,7 @@ class SimFabric:
     ) -> ToolResult:
         try:
             args = _perftest_args(argv)
-        except _Usage as usage:
+        except _UsageError as usage:
             return ToolResult(1, "", f"{argv[0]}: {usage}\n")
         if args.cuda is not None:
             self._state.require_driver("Couldn't init CUDA: cuInit failed (CUDA driver not found)")
@@ -266,7 +266,8 @@ class SimFabric:
         lines += [
             _RULE,
             " local address: LID 0x05 QPN 0x0128 PSN 0x8a9c6e RKey 0x1fff00 VAddr 0x007f2a5c000000",
-            " remote address: LID 0x04 QPN 0x0127 PSN 0x4d5b2a RKey 0x1fff00 VAddr 0x007f8e3c000000",
+            " remote address: LID 0x04 QPN 0x0127 PSN 0x4d5b2a RKey 0x1fff00 VAddr "
+            "0x007f8e3c000000",
             _RULE,
         ]
         if args.tool == "ib_write_bw":
@@ -298,7 +299,8 @@ class SimFabric:
             lines.append(
                 f" {args.size:<7d}{args.iterations:<10d}     {base * 0.96:.2f}           "
                 f"{base * 3.8:.2f}         {base * 0.99:.2f}              {base:.2f}"
-                f"             0.05            {base * 1.15:.2f}                    {base * 3.5:.2f}   "
+                f"             0.05            {base * 1.15:.2f}"
+                f"                    {base * 3.5:.2f}   "
             )
         lines.append(_RULE)
         return "\n".join(lines) + "\n"
@@ -354,7 +356,8 @@ class SimFabric:
         for rank in range(ranks):
             local = rank % max(gpus if not network else spec.count, 1)
             out.append(
-                f"#  Rank {rank:2d} Group  0 Pid {_PID + rank // gpus:6d} on {_HOST}-{rank // max(ranks // nodes, 1)} "
+                f"#  Rank {rank:2d} Group  0 Pid {_PID + rank // gpus:6d} on "
+                f"{_HOST}-{rank // max(ranks // nodes, 1)} "
                 f"device {local:2d} [0x{0x18 + local * 0x10:02x}] {spec.profile.name}"
             )
         tag = f"{_HOST}:{_PID}:{_PID + 8} [0]"
@@ -367,11 +370,13 @@ class SimFabric:
             out.append(f"{tag} NCCL INFO Using network Socket")
         elif network:
             out.append(
-                f"{tag} NCCL INFO NET/IB : Using [0]{nic.device}:1/{nic.transport} ; OOB eth0:10.0.0.11<0>"
+                f"{tag} NCCL INFO NET/IB : Using [0]{nic.device}:1/{nic.transport} ; "
+                "OOB eth0:10.0.0.11<0>"
             )
             out.append(f"{tag} NCCL INFO Using network IB")
         out.append(
-            f"{tag} NCCL INFO comm 0x55d0c0 rank 0 nRanks {ranks} nNodes {nodes} localRanks {ranks // nodes} localRank 0 MNNVL 0"
+            f"{tag} NCCL INFO comm 0x55d0c0 rank 0 nRanks {ranks} nNodes {nodes} "
+            f"localRanks {ranks // nodes} localRank 0 MNNVL 0"
         )
         if network and not spec.has(NCCL_SOCKET_FALLBACK_FAULT) and spec.has(MEMLOCK_8MIB_FAULT):
             out.append(
@@ -407,10 +412,8 @@ class SimFabric:
         """The nominal bus bandwidth the simulated collective reaches at large messages."""
         spec = self._state.spec
         if network:
-            if spec.has(NCCL_SOCKET_FALLBACK_FAULT):
-                peak = 2.6
-            else:
-                peak = spec.nic.rate_gbps / 8 * 0.94
+            fallback = spec.has(NCCL_SOCKET_FALLBACK_FAULT)
+            peak = 2.6 if fallback else spec.nic.rate_gbps / 8 * 0.94
         elif spec.profile.compute_capability >= (10, 0):
             peak = 780.0
         elif spec.profile.compute_capability >= (9, 0):
@@ -489,7 +492,8 @@ def _table(
         cells = []
         for scale in (1.0, 0.995):
             cells.append(
-                f"{seconds * 1e6 / scale:8.2f}  {algbw * scale:6.2f}  {busbw * scale:6.2f}  {wrong:5d}"
+                f"{seconds * 1e6 / scale:8.2f}  {algbw * scale:6.2f}  "
+                f"{busbw * scale:6.2f}  {wrong:5d}"
             )
         lines.append(
             f"{size:12d}  {count:12d}     float  {redop:>6s}  {root:6d}  " + "  ".join(cells)
