@@ -100,7 +100,9 @@ def _relay(conn: socket.socket, command: str) -> None:
 
 def agent_main(argv: list[str], environ: Mapping[str, str]) -> int:
     """``<agent> [options] <host> <command...>``: run ``command`` on ``host``'s worker."""
-    words = [w for w in argv if not w.startswith("-")]
+    words = list(argv)
+    while words and words[0].startswith("-"):  # ssh-style options before the host
+        words.pop(0)
     if len(words) < 2:
         print("nccl agent: usage: agent <host> <command>", file=sys.stderr)
         return 255
