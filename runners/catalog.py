@@ -76,6 +76,18 @@ _RDMA = frozenset(
         "linkFloorPct",
     }
 )
+#: A write test with no ``measurand`` axis runs both sessions.
+_WRITE = frozenset(
+    {
+        "bandwidthGbps",
+        "messageRateMpps",
+        "latencyUs",
+        "p99LatencyUs",
+        "minLatencyUs",
+        "maxLatencyUs",
+        "measurand",
+    }
+)
 _SOAK = _RDMA | {
     "minBandwidthGbps",
     "p1BandwidthGbps",
@@ -326,8 +338,8 @@ RUNNERS: dict[str, RunnerSpec] = {
             pass_line="IB_WRITE_BW_PASS",
             fail_prefix="IB_WRITE_BW_FAIL:",
             error_prefix="IB_WRITE_BW_ERROR:",
-            healthy_metrics=_RDMA | {"bandwidthGbps", "messageRateMpps"},
-            server_metrics=_RDMA | {"bandwidthGbps", "messageRateMpps"},
+            healthy_metrics=_RDMA | _WRITE,
+            server_metrics=_RDMA | _WRITE,
             reads_gpu=False,
             scope="Pair",
             test_env=_rdma_test_env("IB_WRITE_BW"),
@@ -340,8 +352,8 @@ RUNNERS: dict[str, RunnerSpec] = {
             pass_line="GPUDIRECT_RDMA_PASS",
             fail_prefix="GPUDIRECT_RDMA_FAIL:",
             error_prefix="GPUDIRECT_RDMA_ERROR:",
-            healthy_metrics=_RDMA | {"bandwidthGbps", "messageRateMpps", "gpuName", "pciBusId"},
-            server_metrics=_RDMA | {"bandwidthGbps", "messageRateMpps", "gpuName", "pciBusId"},
+            healthy_metrics=_RDMA | _WRITE | {"gpuName", "pciBusId"},
+            server_metrics=_RDMA | _WRITE | {"gpuName", "pciBusId"},
             scope="Pair",
             test_env=_rdma_test_env("GPUDIRECT_RDMA"),
             image="ghcr.io/glimmer-ai/glimmer-runner-gpudirect-rdma",

@@ -271,16 +271,22 @@ def join(
     """The client side: send our limit, take the plan, run the client tool per round."""
     fabric = ctx.platform().fabric()
     peer_name = f"server {side.peer}"
-    control = rdv.connect(
-        side.peer_host,
-        settings.readiness_port,
-        deadline=rdv.Deadline(settings.connect_s),
-        peer=peer_name,
-    )
+    deadline = rdv.Deadline(settings.connect_s)
+    hello = f"HELLO {PROTOCOL} {kind} {'unlimited' if limit is None else limit}"
+    while True:
+        control = rdv.connect(
+            side.peer_host, settings.readiness_port, deadline=deadline, peer=peer_name
+        )
+        rdv.send_line(control, hello)
+        reply = rdv.recv_line(control, timeout=HANDSHAKE_TIMEOUT_S) or ""
+        if reply or deadline.expired():
+            break
+        # Closed without a word: the listener of the server's previous session was going
+        # away; the next session's listener is coming. Bounded by the connect deadline.
+        control.close()
+        time.sleep(0.1)
     with control:
         local, peer = str(control.getsockname()[0]), str(control.getpeername()[0])
-        rdv.send_line(control, f"HELLO {PROTOCOL} {kind} {'unlimited' if limit is None else limit}")
-        reply = rdv.recv_line(control, timeout=HANDSHAKE_TIMEOUT_S) or ""
         if reply.startswith("REFUSE "):
             raise RunnerError(f"{peer_name} refused the session: {reply[7:]}")
         plan = Plan.decode(reply, peer=peer_name)

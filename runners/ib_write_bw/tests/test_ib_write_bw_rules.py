@@ -46,7 +46,12 @@ def _pair(tmp_path: Path, *, fixture: str, exit_code: int = 0, want: str) -> lis
     spec = RUNNERS["ib-write-bw"]
     server_ip, client_ip = loopback_addresses(2)
     node = _node(tmp_path, fixture=fixture, exit_code=exit_code, want=want)
-    common = {**spec.test_env, **node, "BURNIN_LINK_FLOOR_PCT": "90"}
+    common = {
+        **spec.test_env,
+        **node,
+        "BURNIN_LINK_FLOOR_PCT": "90",
+        "BURNIN_VARIANT_MEASURAND": "bandwidth",
+    }
     envs = [
         {**common, "BURNIN_ROLE": "server", "BURNIN_PEER_HOST": client_ip,
          "BURNIN_PEER_NODE": "node-c", "BURNIN_LISTEN_ADDRESS": server_ip},
