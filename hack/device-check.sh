@@ -11,7 +11,7 @@
 # Usage (repository root, on a machine with an NVIDIA GPU):  OUT=/some/dir hack/device-check.sh
 # Files written ($OUT is brought back by the device tool: at most 8 files):
 #   fixtures/compute-smoke.txt fixtures/clockprobe.txt fixtures/memory-bw.txt
-#   fixtures/host-health.txt   stderr.txt   summary.txt
+#   fixtures/host-health.txt   fixtures/nccl.txt   stderr.txt   summary.txt
 set -u -o pipefail
 
 cd "$(dirname "$0")/.."
@@ -80,6 +80,22 @@ run_runner compute-smoke runners.compute_smoke 150
 run_runner clockprobe runners.clockprobe 120 BURNIN_CLOCKPROBE_WINDOW_SECONDS=20
 run_runner memory-bw runners.memory_bw 150
 run_runner host-health runners.host_health 60 BURNIN_HOST_HEALTH_WINDOW_SECONDS=10
+
+# The intra-node nccl run (Node scope, all GPUs): nccl-tests' all_reduce_perf on PATH or in
+# $NCCL_TESTS_DIR (the machine cannot download it). Its real output becomes the nccl
+# fixture with provenance silicon; a machine without it records why it did not run.
+NCCL_TOOLS="${NCCL_TESTS_DIR:-}"
+if [ -z "$NCCL_TOOLS" ] && command -v all_reduce_perf >/dev/null 2>&1; then
+  NCCL_TOOLS=$(dirname "$(command -v all_reduce_perf)")
+fi
+if [ -n "$NCCL_TOOLS" ] && [ -x "$NCCL_TOOLS/all_reduce_perf" ]; then
+  run_runner nccl runners.nccl 120 BURNIN_FABRIC_TOOLS_DIR="$NCCL_TOOLS" BURNIN_NCCL_MAX_BYTES=1G \
+    BURNIN_NCCL_ITERATIONS=10 BURNIN_DURATION_SECONDS=110
+else
+  log "nccl: NOT RUN (all_reduce_perf not found; set NCCL_TESTS_DIR to a nccl-tests build)"
+  echo "# glimmer device fixture: runner=runners.nccl exit=none provenance=silicon not-run=no-nccl-tests" \
+    >"$OUT/fixtures/nccl.txt"
+fi
 
 # Bandwidth against the device's limits: HBM3e 4.8 TB/s; PCIe Gen5 x16 about 64 GB/s.
 PYTHONPATH="$REPO" timeout 60 "$PY" - "$OUT/fixtures/memory-bw.txt" <<'PYEOF' 2>>"$OUT/stderr.txt" | tee -a "$OUT/summary.txt"

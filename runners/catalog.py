@@ -37,6 +37,8 @@ class RunnerSpec:
     scope: str = "Node"
     #: Metrics the Pair server prints on a healthy run (the client prints ``healthy_metrics``).
     server_metrics: frozenset[str] = frozenset()
+    #: This project's image name (never the Go implementation's), None if not yet named here.
+    image: str | None = None
 
     @property
     def conformance_provenance(self) -> str:
@@ -59,6 +61,52 @@ _FOLD = frozenset(
         "worstDevicePciBusId",
     }
 )
+
+#: What every perftest runner prints about the port and the registration it used.
+_RDMA = frozenset(
+    {
+        "provenance",
+        "rdmaDevice",
+        "rdmaLinkLayer",
+        "linkRateGbps",
+        "rdmaMessageBytes",
+        "rdmaQueuePairs",
+        "memlockLimit",
+        "memlockShrunk",
+        "linkFloorPct",
+    }
+)
+#: A write test with no ``measurand`` axis runs both sessions.
+_WRITE = frozenset(
+    {
+        "bandwidthGbps",
+        "messageRateMpps",
+        "latencyUs",
+        "p99LatencyUs",
+        "minLatencyUs",
+        "maxLatencyUs",
+        "measurand",
+    }
+)
+_SOAK = _RDMA | {
+    "minBandwidthGbps",
+    "p1BandwidthGbps",
+    "meanBandwidthGbps",
+    "bandwidthStdDevGbps",
+    "soakIterations",
+    "soakFailedIterations",
+    "linkErrorEvents",
+}
+
+
+def _rdma_test_env(prefix: str) -> dict[str, str]:
+    """Short conformance runs of a perftest runner (nothing checked is changed)."""
+    return {
+        f"BURNIN_{prefix}_CONNECT_SECONDS": "3",
+        f"BURNIN_{prefix}_TOOL_SECONDS": "10",
+        "BURNIN_DURATION_SECONDS": "10",
+    }
+
 
 RUNNERS: dict[str, RunnerSpec] = {
     spec.kind: spec
@@ -256,6 +304,73 @@ RUNNERS: dict[str, RunnerSpec] = {
                 "BURNIN_TCP_BASELINE_CONNECT_SECONDS": "3",
                 "BURNIN_DURATION_SECONDS": "10",
             },
+        ),
+        RunnerSpec(
+            kind="nccl",
+            module="runners.nccl",
+            prefix="NCCL",
+            pass_line="NCCL_PASS",
+            fail_prefix="NCCL_FAIL:",
+            error_prefix="NCCL_ERROR:",
+            healthy_metrics=frozenset(
+                {
+                    "provenance",
+                    "devicesVisible",
+                    "ncclCollective",
+                    "ncclTransport",
+                    "ranks",
+                    "busBandwidthGBs",
+                    "algBandwidthGBs",
+                    "latencyUs",
+                    "miscompares",
+                }
+            ),
+            # Node scope here (the fault matrix on h200x2); its Pair and Group runs are
+            # the fabric cases (runners.conformance.fabric_cases_for).
+            test_env={"BURNIN_NCCL_MAX_BYTES": "64M", "BURNIN_DURATION_SECONDS": "20"},
+            missing_dependency_env={SIM_GPU_ENV: "h200x2:no-driver"},
+            image="ghcr.io/glimmer-ai/glimmer-runner-nccl",
+        ),
+        RunnerSpec(
+            kind="ib-write-bw",
+            module="runners.ib_write_bw",
+            prefix="IB_WRITE_BW",
+            pass_line="IB_WRITE_BW_PASS",
+            fail_prefix="IB_WRITE_BW_FAIL:",
+            error_prefix="IB_WRITE_BW_ERROR:",
+            healthy_metrics=_RDMA | _WRITE,
+            server_metrics=_RDMA | _WRITE,
+            reads_gpu=False,
+            scope="Pair",
+            test_env=_rdma_test_env("IB_WRITE_BW"),
+            image="ghcr.io/glimmer-ai/glimmer-runner-ib-write-bw",
+        ),
+        RunnerSpec(
+            kind="gpudirect-rdma",
+            module="runners.gpudirect_rdma",
+            prefix="GPUDIRECT_RDMA",
+            pass_line="GPUDIRECT_RDMA_PASS",
+            fail_prefix="GPUDIRECT_RDMA_FAIL:",
+            error_prefix="GPUDIRECT_RDMA_ERROR:",
+            healthy_metrics=_RDMA | _WRITE | {"gpuName", "pciBusId"},
+            server_metrics=_RDMA | _WRITE | {"gpuName", "pciBusId"},
+            scope="Pair",
+            test_env=_rdma_test_env("GPUDIRECT_RDMA"),
+            image="ghcr.io/glimmer-ai/glimmer-runner-gpudirect-rdma",
+        ),
+        RunnerSpec(
+            kind="fabric-soak",
+            module="runners.fabric_soak",
+            prefix="FABRIC_SOAK",
+            pass_line="FABRIC_SOAK_PASS",
+            fail_prefix="FABRIC_SOAK_FAIL:",
+            error_prefix="FABRIC_SOAK_ERROR:",
+            healthy_metrics=_SOAK,
+            server_metrics=_SOAK,
+            reads_gpu=False,
+            scope="Pair",
+            test_env={**_rdma_test_env("FABRIC_SOAK"), "BURNIN_FABRIC_SOAK_ITERATIONS": "5"},
+            image="ghcr.io/glimmer-ai/glimmer-runner-fabric-soak",
         ),
         RunnerSpec(
             # Not an API kind: run as ``kind: custom`` with the image

@@ -48,6 +48,7 @@ _ROWS: Final[dict[str, tuple[str, ...]]] = {
     "memory-bw": (_P, _P, _P, _P, _E, _P, _F, _P, _E, _E),
     "memory-stress": (_P, _N, _N, _N, _N, _N, _N, _N, _N, _E),
     "fingerprint-probe": (_P, _P, _P, _P, _E, _P, _P, _P, _E, _E),
+    "nccl": (_P, _P, _P, _P, _E, _P, _P, _F, _E, _E),
 }
 
 FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
@@ -76,11 +77,47 @@ LINK_FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
 }
 
 
+#: Faults of the RDMA fabric runners (docs/fabric.md). Each cell is the phase of the
+#: whole Pair (F3) or Group (F6), the faulty node being the one ``FABRIC_FAULT_SIDE``
+#: names; ``dead-peer`` is real (the server, or rank 3, is never started). A ``Passed``
+#: cell is a finding: the runner does not catch that fault itself (a threshold may).
+FABRIC_FAULTS: Final[tuple[str, ...]] = (
+    "healthy",
+    "degraded-link",
+    "flapping-link",
+    "memlock-8mib",
+    "nccl-socket-fallback",
+    "no-rendezvous",
+    "dead-peer",
+)
+#: Which side carries the fault: memlock on the client/a worker (its limit must reach
+#: the server through the session), the rest on the server / rank 0 (nccl's simulated
+#: tool runs there), ``no-rendezvous`` on the server / the last rank.
+FABRIC_FAULT_SIDE: Final[dict[str, str]] = {
+    "degraded-link": "server",
+    "flapping-link": "server",
+    "memlock-8mib": "client",
+    "nccl-socket-fallback": "server",
+    "no-rendezvous": "server",
+}
+_FABRIC_ROWS: Final[dict[str, tuple[str, ...]]] = {
+    "ib-write-bw": (_P, _F, _P, _P, _N, _E, _E),
+    "gpudirect-rdma": (_P, _F, _P, _P, _N, _E, _E),
+    "fabric-soak": (_P, _F, _F, _P, _N, _E, _E),
+    "nccl": (_P, _P, _P, _E, _E, _E, _E),
+}
+FABRIC_FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
+    kind: dict(zip(FABRIC_FAULTS, row, strict=True)) for kind, row in _FABRIC_ROWS.items()
+}
+
+
 def _healthy_phase(kind: str, profile: str) -> str:
     if kind == "compute-smoke" and profile == "t4":
         return SKIPPED  # sm_75: no low-precision tensor path, declared skip
-    if kind == "compute-smoke" and profile in ("b200", "gb200"):
+    if kind == "compute-smoke" and profile in ("b200", "gb200", "gb10"):
         return ERROR  # FP4 hardware, no implemented FP4 path: refused, never downgraded
+    if kind == "nccl":
+        return SKIPPED  # every healthy profile here is one GPU: no intra-node collective
     if not RUNNERS[kind].reads_gpu and profile != "h200":
         return NOT_READ  # host-only runner: the GPU profile changes nothing it reads
     return PASSED
@@ -111,6 +148,19 @@ def render_markdown() -> str:
     for profile in profiles:
         cells = [PROFILE_MATRIX[kind][profile] for kind in kinds]
         lines.append(f"| `{profile}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def render_fabric_markdown() -> str:
+    """The fabric runners' fault table, as docs/simulated-gpu.md carries it."""
+    kinds = list(FABRIC_FAULT_MATRIX)
+    lines = [
+        "| fault | " + " | ".join(kinds) + " |",
+        "|---|" + "---|" * len(kinds),
+    ]
+    for fault in FABRIC_FAULTS:
+        cells = [FABRIC_FAULT_MATRIX[kind][fault] for kind in kinds]
+        lines.append(f"| `{fault}` | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

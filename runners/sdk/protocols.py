@@ -56,6 +56,13 @@ class ClockKind(enum.Enum):
 SLOW_LINK_FAULT = "slow-link"
 NO_RENDEZVOUS_FAULT = "no-rendezvous"
 CORRUPT_DATA_FAULT = "corrupt-data"
+#: Simulated faults of the node's RDMA fabric (docs/fabric.md): the link moves half its
+#: rate; the port's error counters move (a flapping link); RLIMIT_MEMLOCK is containerd's
+#: 8 MiB default; NCCL finds no usable RDMA device and falls back to TCP sockets.
+DEGRADED_LINK_FAULT = "degraded-link"
+FLAPPING_LINK_FAULT = "flapping-link"
+MEMLOCK_8MIB_FAULT = "memlock-8mib"
+NCCL_SOCKET_FALLBACK_FAULT = "nccl-socket-fallback"
 
 CLOCK_EVENT_REASONS: Mapping[int, str] = {
     0x1: "gpuIdle",
@@ -181,6 +188,43 @@ class MemoryStressTool(Protocol):
     def run(self, *, argv: Sequence[str], timeout_s: float) -> ToolResult: ...
 
 
+@dataclass(frozen=True)
+class RdmaPort:
+    """One RDMA port as ``/sys/class/infiniband/<device>/ports/<port>`` describes it."""
+
+    device: str
+    port: int
+    #: ``InfiniBand`` or ``Ethernet`` (RoCE).
+    link_layer: str
+    #: ``ACTIVE``, ``DOWN``, ... (the word after ``4: `` in ``state``).
+    state: str
+    #: The negotiated rate in Gbit/s (``rate``: ``400 Gb/sec (4X NDR)``), None if unreadable.
+    rate_gbps: float | None
+
+
+class Fabric(Protocol):
+    """The node's RDMA fabric: ports, their error counters, the pinned-memory limit, and
+    the fabric tools (perftest, nccl-tests, mpirun) run as processes.
+
+    ``run_tool`` takes the tool by name (``ib_write_bw``, ``ib_write_lat``,
+    ``all_reduce_perf``, ``mpirun``, ...) and returns what it printed; a tool that is not
+    installed raises :class:`ToolMissingError`. ``env`` is added to the tool's environment.
+    """
+
+    def rdma_ports(self) -> list[RdmaPort]: ...
+    def error_counters(self, port: RdmaPort) -> dict[str, int] | None:
+        """The port's error counters (``counters/*``), None when they cannot be read."""
+        ...
+
+    def memlock_limit_bytes(self) -> int | None:
+        """RLIMIT_MEMLOCK (soft) in bytes; None when unlimited."""
+        ...
+
+    def run_tool(
+        self, argv: Sequence[str], *, env: Mapping[str, str], timeout_s: float
+    ) -> ToolResult: ...
+
+
 @dataclass
 class Platform:
     """Everything a runner may read, all from one provenance."""
@@ -192,6 +236,7 @@ class Platform:
     _compute: Callable[[], Compute]
     _kmsg: Callable[[], KmsgReader | None]
     _dcgmi: Callable[[], Dcgmi]
+    _fabric: Callable[[], Fabric]
     _nvml_open: Nvml | None = field(default=None, init=False)
     _compute_open: Compute | None = field(default=None, init=False)
 
@@ -213,3 +258,7 @@ class Platform:
 
     def dcgmi(self) -> Dcgmi:
         return self._dcgmi()
+
+    def fabric(self) -> Fabric:
+        """The RDMA fabric of this node (never simulated behind a silicon provenance)."""
+        return self._fabric()

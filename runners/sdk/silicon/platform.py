@@ -17,11 +17,16 @@ class SystemClock:
 
 
 def open_silicon(environ: Mapping[str, str]) -> Platform:
+    from runners.sdk.silicon.fabric import HostFabric
     from runners.sdk.silicon.host import HostDcgmi, HostSysfs, open_kmsg
 
     kmsg_path = environ.get("BURNIN_KMSG_PATH", "").strip() or "/dev/kmsg"
     sysfs_root = environ.get("BURNIN_SYSFS_ROOT", "").strip() or "/sys"
     dcgmi_path = environ.get("BURNIN_DCGMI_PATH", "").strip() or None
+    fabric = HostFabric(
+        sysfs_root=sysfs_root,
+        tools_dir=environ.get("BURNIN_FABRIC_TOOLS_DIR", "").strip() or None,
+    )
 
     def nvml() -> Nvml:
         from runners.sdk.silicon.nvml import SiliconNvml
@@ -41,4 +46,5 @@ def open_silicon(environ: Mapping[str, str]) -> Platform:
         _compute=compute,
         _kmsg=lambda: open_kmsg(kmsg_path),
         _dcgmi=lambda: HostDcgmi(dcgmi_path),
+        _fabric=lambda: fabric,
     )

@@ -101,7 +101,8 @@ class SimSysfs:
         files[f"{ib}/board_id"] = "MT_0000000838"
         files[f"{ib}/hca_type"] = "MT4129"
         files[f"{ib}/ports/1/state"] = "4: ACTIVE"
-        files[f"{ib}/ports/1/link_layer"] = "InfiniBand"
+        files[f"{ib}/ports/1/link_layer"] = state.spec.nic.link_layer
+        files[f"{ib}/ports/1/rate"] = state.spec.nic.rate_text
         self._files = files
         self._links = links
 

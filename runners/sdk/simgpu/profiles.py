@@ -129,4 +129,73 @@ PROFILES: dict[str, GpuProfile] = {
         vbios="97.00.3B.00.01",
         dense_bf16_tflops=2500.0,
     ),
+    # GB10-style part (DGX Spark class): unified LPDDR5X memory shared with the CPU, no
+    # ECC reporting, and no GPUDirect RDMA path (nvidia-peermem/dma-buf peer memory).
+    "gb10": GpuProfile(
+        key="gb10",
+        name="NVIDIA GB10",
+        memory_mib=122502,
+        compute_capability=(12, 1),
+        rated_boost_sm_mhz=2418,
+        idle_sm_mhz=208,
+        memory_bus_width_bits=256,
+        hbm_bandwidth_gbs=273.0,
+        pcie_generation=5,
+        pcie_width=16,
+        host_link_gbs=273.0,
+        pci_device_id=0x2E12,
+        power_limit_w=140.0,
+        board_part_number="699-2G548-0000-000",
+        vbios="98.00.1C.00.01",
+        ecc_supported=False,
+        dense_bf16_tflops=250.0,
+    ),
 }
+
+
+@dataclass(frozen=True)
+class NicProfile:
+    """A simulated RDMA NIC: what sysfs, perftest and NCCL report about it."""
+
+    key: str
+    name: str
+    device: str
+    #: ``InfiniBand`` or ``Ethernet`` (RoCE), as ``ports/1/link_layer`` says.
+    link_layer: str
+    rate_gbps: float
+    #: ``ports/1/rate`` as the kernel prints it.
+    rate_text: str
+    #: Fraction of line rate a healthy ``ib_write_bw`` reaches at large messages.
+    write_efficiency: float
+    #: Healthy one-sided write latency (small messages), microseconds.
+    write_latency_us: float
+
+    @property
+    def transport(self) -> str:
+        """The word NCCL prints after the device (``mlx5_0:1/IB`` or ``/RoCE``)."""
+        return "IB" if self.link_layer == "InfiniBand" else "RoCE"
+
+
+NICS: dict[str, NicProfile] = {
+    "cx7-ib400": NicProfile(
+        key="cx7-ib400",
+        name="ConnectX-7 400G InfiniBand (NDR)",
+        device="mlx5_0",
+        link_layer="InfiniBand",
+        rate_gbps=400.0,
+        rate_text="400 Gb/sec (4X NDR)",
+        write_efficiency=0.97,
+        write_latency_us=1.02,
+    ),
+    "roce200": NicProfile(
+        key="roce200",
+        name="ConnectX-6 Dx 200G RoCE v2",
+        device="mlx5_0",
+        link_layer="Ethernet",
+        rate_gbps=200.0,
+        rate_text="200 Gb/sec (4X HDR)",
+        write_efficiency=0.96,
+        write_latency_us=1.71,
+    ),
+}
+DEFAULT_NIC = "cx7-ib400"

@@ -1,4 +1,4 @@
-"""Parsing ``GLIMMER_SIM_GPU=<profile>[x<count>][:<fault>[,<fault>]]``.
+"""Parsing ``GLIMMER_SIM_GPU=<profile>[x<count>][@<nic>][:<fault>[,<fault>]]``.
 
 Why strict: a misspelt fault that were silently ignored would turn a fault-coverage run
 into a healthy run that "passes" — exactly the laundering the simulator exists to expose.
@@ -11,25 +11,41 @@ import re
 from dataclasses import dataclass
 
 from runners.sdk.outcome import RunnerError
-from runners.sdk.protocols import CORRUPT_DATA_FAULT, NO_RENDEZVOUS_FAULT, SLOW_LINK_FAULT
-from runners.sdk.simgpu.profiles import PROFILES, GpuProfile
+from runners.sdk.protocols import (
+    CORRUPT_DATA_FAULT,
+    DEGRADED_LINK_FAULT,
+    FLAPPING_LINK_FAULT,
+    MEMLOCK_8MIB_FAULT,
+    NCCL_SOCKET_FALLBACK_FAULT,
+    NO_RENDEZVOUS_FAULT,
+    SLOW_LINK_FAULT,
+)
+from runners.sdk.simgpu.profiles import DEFAULT_NIC, NICS, PROFILES, GpuProfile, NicProfile
 
 #: Makes the SDK raise an unexpected exception inside the guarded body, so the
 #: conformance suite can prove a crash exits 3 for every runner.
 CRASH_FAULT = "crash"
 #: Faults of the node's simulated network (docs/simulated-kubelet.md).
 LINK_FAULTS: frozenset[str] = frozenset({SLOW_LINK_FAULT, NO_RENDEZVOUS_FAULT, CORRUPT_DATA_FAULT})
-FAULTS: frozenset[str] = LINK_FAULTS | frozenset(
-    {
-        "low-clock",
-        "ecc-uncorrectable",
-        "remap-pending",
-        "fallen-off-bus",
-        "low-bandwidth",
-        "nan-compute",
-        "no-driver",
-        CRASH_FAULT,
-    }
+#: Faults of the node's simulated RDMA fabric (docs/fabric.md).
+FABRIC_FAULTS: frozenset[str] = frozenset(
+    {DEGRADED_LINK_FAULT, FLAPPING_LINK_FAULT, MEMLOCK_8MIB_FAULT, NCCL_SOCKET_FALLBACK_FAULT}
+)
+FAULTS: frozenset[str] = (
+    LINK_FAULTS
+    | FABRIC_FAULTS
+    | frozenset(
+        {
+            "low-clock",
+            "ecc-uncorrectable",
+            "remap-pending",
+            "fallen-off-bus",
+            "low-bandwidth",
+            "nan-compute",
+            "no-driver",
+            CRASH_FAULT,
+        }
+    )
 )
 _PROFILE = re.compile(r"(?P<key>[a-z0-9]+?)(?:x(?P<count>[0-9]+))?\Z")
 _XID = re.compile(r"xid:(?P<code>[0-9]{1,3})\Z")
@@ -41,6 +57,7 @@ class SimSpec:
     count: int
     faults: frozenset[str]
     xid_codes: tuple[int, ...]
+    nic: NicProfile = NICS[DEFAULT_NIC]
 
     @property
     def faulty_index(self) -> int:
@@ -53,6 +70,9 @@ class SimSpec:
 
 def parse_spec(text: str) -> SimSpec:
     head, _, tail = text.strip().lower().partition(":")
+    head, at, nic_key = head.partition("@")
+    if at and nic_key not in NICS:
+        raise RunnerError(f"GLIMMER_SIM_GPU: unknown NIC {nic_key!r} (known: {sorted(NICS)})")
     match = _PROFILE.match(head)
     if match is None or match.group("key") not in PROFILES:
         raise RunnerError(f"GLIMMER_SIM_GPU: unknown profile {head!r} (known: {sorted(PROFILES)})")
@@ -74,4 +94,5 @@ def parse_spec(text: str) -> SimSpec:
         count=count,
         faults=frozenset(faults),
         xid_codes=tuple(xids),
+        nic=NICS[nic_key or DEFAULT_NIC],
     )

@@ -1,0 +1,1 @@
+"""fabric-soak: repeated RDMA bandwidth samples across a Pair, and the error-counter delta."""
