@@ -33,6 +33,7 @@ import structlog
 
 from glimmer.api import API_VERSION, clamp_message, format_time
 from glimmer.controllers.fingerprint import digest as fp_digest
+from glimmer.controllers.fingerprint.conditions import set_json_condition
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
 from glimmer.controllers.fingerprint.names import (
     FINGERPRINTS,
@@ -61,6 +62,7 @@ from glimmer.engine import (
     Reconciler,
     Result,
     is_already_exists,
+    is_not_found,
 )
 
 log = structlog.get_logger("glimmer.controllers.fingerprint")
@@ -166,6 +168,9 @@ class FingerprintReconciler:
             try:
                 found = await self.client.create(FINGERPRINTS, body, namespace=namespace)
             except ApiError as err:
+                if is_not_found(err):
+                    log.warning("operator namespace missing; no fingerprint yet", namespace=namespace)
+                    return None
                 if not is_already_exists(err):
                     raise
                 found = await self.reads.live_get(FINGERPRINTS, name, namespace=namespace)
@@ -236,7 +241,7 @@ class FingerprintReconciler:
             max_age_seconds=max_age,
             changes=drift_message if drifted_now else "",
         )
-        conditions = _set_condition(
+        conditions = set_json_condition(
             conditions,
             type_=VERDICT_CURRENT,
             status=current.condition_status,
@@ -316,7 +321,7 @@ def _set_drifted(
     """K5: DigestChanged sets True; once True, no other reason overwrites it (sticky)."""
     existing = next((c for c in conditions if c.get("type") == DRIFTED), None)
     if classification is fp_digest.Classification.DIGEST_CHANGED:
-        return _set_condition(
+        return set_json_condition(
             conditions, type_=DRIFTED, status="True", reason=classification.value,
             message=message, now=now, generation=generation,
         )  # fmt: skip
@@ -328,65 +333,10 @@ def _set_drifted(
         fp_digest.Classification.DIGEST_SCHEME_CHANGED: "the stored digest uses another "
         "scheme; re-baselined without comparing",
     }
-    return _set_condition(
+    return set_json_condition(
         conditions, type_=DRIFTED, status="False", reason=classification.value,
         message=messages[classification], now=now, generation=generation,
     )  # fmt: skip
-
-
-def _set_condition(
-    conditions: list[JSON],
-    *,
-    type_: str,
-    status: str,
-    reason: str,
-    message: str,
-    now: datetime,
-    generation: Any,
-    keep_message: bool = False,
-) -> list[JSON]:
-    """metav1.Condition semantics on JSON: the transition time moves only with status.
-
-    ``keep_message`` keeps an existing message of the same status and reason (the
-    "what changed" of a past drift outlives the pass that saw it).
-    """
-    out: list[JSON] = []
-    found = False
-    for condition in conditions:
-        if condition.get("type") != type_:
-            out.append(condition)
-            continue
-        found = True
-        same = condition.get("status") == status
-        text = (
-            condition.get("message", message)
-            if keep_message and same and condition.get("reason") == reason
-            else message
-        )
-        updated = {
-            **condition,
-            "status": status,
-            "reason": reason,
-            "message": clamp_message(str(text)),
-            "lastTransitionTime": condition.get("lastTransitionTime")
-            if same and condition.get("lastTransitionTime")
-            else format_time(now),
-        }
-        if generation is not None:
-            updated["observedGeneration"] = generation
-        out.append(updated)
-    if not found:
-        new: JSON = {
-            "type": type_,
-            "status": status,
-            "reason": reason,
-            "message": clamp_message(message),
-            "lastTransitionTime": format_time(now),
-        }
-        if generation is not None:
-            new["observedGeneration"] = generation
-        out.append(new)
-    return out
 
 
 __all__ = [
