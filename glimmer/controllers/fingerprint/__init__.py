@@ -6,7 +6,7 @@ controllers use: :func:`vendor_of` (E14 image resolution) and
 :func:`state_of_fingerprint` (a schedule's ``targetVerdicts``).
 """
 
-from glimmer.controllers.fingerprint.digest import SCHEME, Classification, digest, digest_inputs
+from glimmer.controllers.fingerprint.digests import SCHEME, Classification, digest, digest_inputs
 from glimmer.controllers.fingerprint.metrics import VERDICT_METRIC, VerdictMetrics
 from glimmer.controllers.fingerprint.names import VERDICT_LABEL, fingerprint_name
 from glimmer.controllers.fingerprint.observe import Observation, observe

@@ -309,7 +309,8 @@ def gpus_from_allocatable(allocatable: Mapping[str, str]) -> tuple[GPU, ...]:
         if count is None or not 1 <= count <= MAX_DEVICES:
             continue
         vendor = vendor_of_domain(domain)
-        gpus.extend(GPU(index=len(gpus) + i, vendor=vendor) for i in range(count))
+        start = len(gpus)
+        gpus.extend(GPU(index=start + i, vendor=vendor) for i in range(count))
     return tuple(gpus)
 
 

@@ -32,7 +32,7 @@ import aiohttp
 import structlog
 
 from glimmer.api import API_VERSION, clamp_message, format_time
-from glimmer.controllers.fingerprint import digest as fp_digest
+from glimmer.controllers.fingerprint import digests as fp_digest
 from glimmer.controllers.fingerprint.conditions import set_json_condition
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
 from glimmer.controllers.fingerprint.names import (
