@@ -40,10 +40,15 @@ _GPU_FIELDS: Final[Mapping[str, str]] = {
     **dict.fromkeys(("gpu.count", "gpu-count", "gpu.replicas"), "count"),
     **dict.fromkeys(("gpu.memory", "gpu-memory", "gpu.vram"), "memory"),
     **dict.fromkeys(
-        ("gpu.arch", "gpu-arch", "gpu.architecture", "gpu.compute-capability",
-         "cuda.compute-capability"),
+        (
+            "gpu.arch",
+            "gpu-arch",
+            "gpu.architecture",
+            "gpu.compute-capability",
+            "cuda.compute-capability",
+        ),
         "arch",
-    ),  # fmt: skip
+    ),
     **dict.fromkeys(("gpu.family", "gpu-family"), "family"),
     **dict.fromkeys(("gpu.vendor", "gpu-vendor"), "vendor"),
     **dict.fromkeys(

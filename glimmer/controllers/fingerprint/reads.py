@@ -17,7 +17,9 @@ class Reads:
     def __init__(self, readers: Readers) -> None:
         self.readers = readers
 
-    async def get(self, resource: Resource, name: str, *, namespace: str | None = None) -> JSON | None:
+    async def get(
+        self, resource: Resource, name: str, *, namespace: str | None = None
+    ) -> JSON | None:
         """The object, or None when it does not exist; cached, a miss confirmed live."""
         try:
             return await self.readers.cached.get(resource, name, namespace=namespace)

@@ -169,7 +169,9 @@ class FingerprintReconciler:
                 found = await self.client.create(FINGERPRINTS, body, namespace=namespace)
             except ApiError as err:
                 if is_not_found(err):
-                    log.warning("operator namespace missing; no fingerprint yet", namespace=namespace)
+                    log.warning(
+                        "operator namespace missing; no fingerprint yet", namespace=namespace
+                    )
                     return None
                 if not is_already_exists(err):
                     raise
@@ -214,11 +216,11 @@ class FingerprintReconciler:
         conditions = _set_drifted(conditions, classification, drift_message, now, generation)
 
         verdict = stored.get("verdict")
-        if classification is fp_digest.Classification.DIGEST_SCHEME_CHANGED and verdict:
+        rebaseline = classification is fp_digest.Classification.DIGEST_SCHEME_CHANGED
+        if rebaseline and verdict and verdict.get("digest") == stored.get("digest"):
             # Incomparable schemes re-baseline silently (K5); so does the verdict's binding,
             # or a scheme upgrade would expire every verdict of the fleet at once.
-            if verdict.get("digest") == stored.get("digest"):
-                verdict = {**verdict, "digest": new_digest}
+            verdict = {**verdict, "digest": new_digest}
         runs = await self._runs_of(key)
         verdict = next_verdict(
             stored=verdict,
@@ -291,7 +293,10 @@ class FingerprintReconciler:
         meta = fingerprint.get("metadata") or {}
         stamp = format_time(self.now())
         body = {
-            "metadata": {"generateName": f"{meta.get('name')}.", "namespace": meta.get("namespace")},
+            "metadata": {
+                "generateName": f"{meta.get('name')}.",
+                "namespace": meta.get("namespace"),
+            },
             "involvedObject": {
                 "apiVersion": API_VERSION,
                 "kind": "NodeFingerprint",

@@ -61,9 +61,9 @@ def node_keys(event: InformerEvent) -> list[str]:
     """Which node keys a Node event concerns (see the module docstring)."""
     if event.type == "delete":
         return []
-    if event.type == "update" and event.old is not None:
-        if _relevant(event.old) == _relevant(event.obj):
-            return []
+    unchanged = event.old is not None and _relevant(event.old) == _relevant(event.obj)
+    if event.type == "update" and unchanged:
+        return []
     return [str((event.obj.get("metadata") or {}).get("name"))]
 
 

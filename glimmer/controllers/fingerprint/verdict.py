@@ -97,7 +97,9 @@ def run_verdict(run: Mapping[str, Any], node: str) -> RunVerdict | None:
         phase = "Passed"
     else:
         return None
-    starts = [t for t in (parse_optional_time(r.get("startedAt")) for r in results) if t is not None]
+    starts = [
+        t for t in (parse_optional_time(r.get("startedAt")) for r in results) if t is not None
+    ]
     started = min(starts) if starts else parse_optional_time(status.get("startedAt"))
     return RunVerdict(
         run_namespace=str(meta.get("namespace") or ""),
@@ -260,9 +262,14 @@ def state_of_fingerprint(
          and c.get("type") == VERDICT_CURRENT),
         None,
     )  # fmt: skip
-    if condition is not None and condition.get("status") != "True" and state in (
-        VerdictState.PASSED,
-        VerdictState.FAILED,
+    if (
+        condition is not None
+        and condition.get("status") != "True"
+        and state
+        in (
+            VerdictState.PASSED,
+            VerdictState.FAILED,
+        )
     ):
         none = condition.get("reason") == VerdictReason.NONE
         return VerdictState.MISSING if none else VerdictState.EXPIRED

@@ -108,7 +108,9 @@ def load_zone(name: str | None) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError) as err:
-        raise ScheduleError(f"unknown timeZone {name!r}: use an IANA name such as Europe/Berlin") from err
+        raise ScheduleError(
+            f"unknown timeZone {name!r}: use an IANA name such as Europe/Berlin"
+        ) from err
 
 
 def parse_schedule(expression: str | None, time_zone: str | None) -> Schedule:

@@ -23,7 +23,9 @@ FAILED_KIND: Final = frozenset({"Failed", "Error", "Cancelled"})
 def owned_by(run: Mapping[str, Any], schedule_uid: str) -> bool:
     """Controlled by this very schedule (a same-named predecessor's runs are not ours)."""
     return any(
-        ref.get("kind") == "BurnInSchedule" and ref.get("controller") and ref.get("uid") == schedule_uid
+        ref.get("kind") == "BurnInSchedule"
+        and ref.get("controller")
+        and ref.get("uid") == schedule_uid
         for ref in (run.get("metadata") or {}).get("ownerReferences") or ()
         if isinstance(ref, Mapping)
     )

@@ -124,7 +124,9 @@ class ScheduleReconciler:
             await self._write(schedule, stored, status)
             return Result(requeue_after=IDLE_RECHECK_SECONDS)
 
-        cursor = _time(stored.get("lastScheduleTime")) or _time(meta.get("creationTimestamp")) or now
+        cursor = (
+            _time(stored.get("lastScheduleTime")) or _time(meta.get("creationTimestamp")) or now
+        )
         plan = plan_ticks(
             parsed,
             since=cursor,
@@ -161,8 +163,8 @@ class ScheduleReconciler:
         created = await self.client.create(
             RUNS, run_body(schedule, tick=fire, target=target), namespace=namespace
         )
-        log.info("scheduled run created", schedule=key,
-                 run=(created.get("metadata") or {}).get("name"), tick=format_time(fire))  # fmt: skip
+        run_name = (created.get("metadata") or {}).get("name")
+        log.info("scheduled run created", schedule=key, run=run_name, tick=format_time(fire))
         return Result(requeue_after=requeue)
 
     async def _collect(self, runs: list[JSON]) -> None:
@@ -180,7 +182,9 @@ class ScheduleReconciler:
                 if not is_not_found(err):
                     raise  # GC is retried on the next pass
 
-    async def _write(self, schedule: JSON, stored: JSON, status: JSON, *, force: bool = False) -> None:
+    async def _write(
+        self, schedule: JSON, stored: JSON, status: JSON, *, force: bool = False
+    ) -> None:
         """Status with the read resourceVersion (a conflict raises: re-read, retry)."""
         if status == stored and not force:
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
@@ -51,13 +52,13 @@ async def nodes(kube: ApiServerClient) -> AsyncIterator[Callable[..., Awaitable[
         yield factory
     finally:
         for name in made:
-            with _suppress_not_found():
+            with _SuppressNotFound():
                 await kube.delete(NODES, name)
-            with _suppress_not_found():
+            with _SuppressNotFound():
                 await kube.delete(FINGERPRINTS, name, namespace=OPS)
 
 
-class _suppress_not_found:
+class _SuppressNotFound:
     def __enter__(self) -> None:
         return None
 
@@ -105,7 +106,7 @@ async def test_K1_every_node_gets_a_fingerprint_whose_digest_survives_a_restart(
 ) -> None:
     names = await nodes(3)
     async with EmbeddedOperator(kubeconfig=control_plane.kubeconfig_path) as operator:
-        first = {n: await eventually(lambda n=n: captured(kube, n)) for n in names}
+        first = {n: await eventually(functools.partial(captured, kube, n)) for n in names}
         reconciles = operator.metrics.registry.get_sample_value(
             "controller_runtime_reconcile_total",
             {"controller": "nodefingerprint", "result": "requeue_after"},
@@ -214,7 +215,9 @@ async def test_K1_kwok_nodes_all_get_fingerprints(
 
             async def all_captured() -> bool:
                 items = (await kube.list(FINGERPRINTS, namespace=OPS))["items"]
-                done = {i["spec"]["nodeName"] for i in items if (i.get("status") or {}).get("digest")}
+                done = {
+                    i["spec"]["nodeName"] for i in items if (i.get("status") or {}).get("digest")
+                }
                 return set(names) <= done
 
             await eventually(all_captured, timeout=120)
@@ -222,7 +225,5 @@ async def test_K1_kwok_nodes_all_get_fingerprints(
         assert [g["vendor"] for g in fp["status"]["gpus"]] == ["nvidia"] * 8
     finally:
         for name in names:
-            with _suppress_not_found():
+            with _SuppressNotFound():
                 await kube.delete(FINGERPRINTS, name, namespace=OPS)
-
-

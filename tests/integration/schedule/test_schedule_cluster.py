@@ -78,7 +78,10 @@ async def test_J3_J5_cron_in_a_non_utc_zone_fires_at_local_maintenance_time(
 ) -> None:
     clock = Clock()
     key = await create_schedule(
-        kube, namespace, schedule="0 3 * * 1,4", timeZone="America/New_York",
+        kube,
+        namespace,
+        schedule="0 3 * * 1,4",
+        timeZone="America/New_York",
         successfulRunsHistoryLimit=10,
     )
     rec = reconciler(kube, clock)
@@ -137,7 +140,9 @@ async def test_J2_history_gc_keeps_3_passed_and_10_failed(
         await finish_all(kube, namespace, "Passed" if hour % 4 == 0 else "Failed", clock.at)
     await rec.reconcile(key)
     runs = (await kube.list(RUNS, namespace=namespace))["items"]
-    phases = sorted(r["status"]["phase"] for r in runs if not r["metadata"].get("deletionTimestamp"))
+    phases = sorted(
+        r["status"]["phase"] for r in runs if not r["metadata"].get("deletionTimestamp")
+    )
     assert phases == ["Failed"] * 10 + ["Passed"] * 3
 
 

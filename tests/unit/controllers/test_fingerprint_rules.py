@@ -95,8 +95,14 @@ async def passed_run(
                 "startedAt": format_time(started),
                 "finishedAt": format_time(finished),
                 "results": [
-                    {"name": "burn", "kind": "gpu-burn", "phase": phase, "nodes": ["n1"],
-                     "startedAt": format_time(started), "provenance": provenance},  # fmt: skip
+                    {
+                        "name": "burn",
+                        "kind": "gpu-burn",
+                        "phase": phase,
+                        "nodes": ["n1"],
+                        "startedAt": format_time(started),
+                        "provenance": provenance,
+                    },
                 ],
             },
         },
@@ -168,7 +174,8 @@ def test_K4_digest_has_our_scheme_prefix_and_ignores_label_order() -> None:
     one = digest(observe(node()))
     other = digest(observe(node(labels=dict(reversed(list(NVIDIA.items()))))))
     assert one == other
-    assert one.startswith(f"{SCHEME}:") and SCHEME != "v1"
+    assert one.startswith(f"{SCHEME}:")
+    assert not one.startswith("v1:")  # K4: not the upstream scheme
     assert digest(observe(node(labels={**NVIDIA, VERDICT_LABEL: "Passed"}))) == one
 
 
@@ -224,8 +231,11 @@ async def test_K5_an_upstream_scheme_digest_is_re_baselined_silently() -> None:
     await fake.create(NODES, node("n1"))
     await fake.create(
         FINGERPRINTS,
-        {"metadata": {"name": "n1"}, "spec": {"nodeName": "n1"},
-         "status": {"digest": "v1:0123", "capturedAt": format_time(T0)}},  # fmt: skip
+        {
+            "metadata": {"name": "n1"},
+            "spec": {"nodeName": "n1"},
+            "status": {"digest": "v1:0123", "capturedAt": format_time(T0)},
+        },
         namespace=OPS,
     )
     await reconciler(fake, clock).reconcile("n1")
@@ -386,4 +396,6 @@ def test_E14_a_node_without_a_captured_fingerprint_is_pending_not_unknown() -> N
         vendor_of(None, node="n1")
     with pytest.raises(FingerprintPendingError, match="not been captured"):
         vendor_of({"spec": {"nodeName": "n1"}}, node="n1")
-    assert vendor_of({"status": {"digest": "d", "gpus": [{"index": 0, "vendor": "unknown"}]}}) is None
+    assert (
+        vendor_of({"status": {"digest": "d", "gpus": [{"index": 0, "vendor": "unknown"}]}}) is None
+    )

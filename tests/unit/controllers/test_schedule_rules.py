@@ -289,7 +289,7 @@ async def test_J5_a_stale_schedule_cannot_fire_the_same_tick_twice() -> None:
             return stale
 
     reconciler.reads.get = StaleReads().get  # type: ignore[method-assign]  # a lagging cache
-    with pytest.raises(Exception, match="409|Conflict"):
+    with pytest.raises(Exception, match=r"409|Conflict"):
         await reconciler.reconcile(key)
     assert len(runs(fake)) == 1
 
@@ -361,8 +361,12 @@ async def test_J2_history_keeps_3_passed_and_10_failed_by_default() -> None:
                     "labels": {"burnin.glimmer.ai/schedule": "sweep"},
                     "annotations": {SCHEDULED_AT: format_time(tick)},
                     "ownerReferences": [
-                        {"kind": "BurnInSchedule", "name": "sweep",
-                         "uid": owner["metadata"]["uid"], "controller": True}  # fmt: skip
+                        {
+                            "kind": "BurnInSchedule",
+                            "name": "sweep",
+                            "uid": owner["metadata"]["uid"],
+                            "controller": True,
+                        }
                     ],
                 },
                 "spec": {},
@@ -421,8 +425,13 @@ async def test_targetVerdicts_with_every_node_current_consumes_the_tick_without_
             "spec": {"nodeName": "n1"},
             "status": {
                 "digest": "glimmer-v1:x",
-                "verdict": {"runNamespace": NS, "runName": "r", "phase": "Passed",
-                            "finishedAt": format_time(T0), "digest": "glimmer-v1:x"},  # fmt: skip
+                "verdict": {
+                    "runNamespace": NS,
+                    "runName": "r",
+                    "phase": "Passed",
+                    "finishedAt": format_time(T0),
+                    "digest": "glimmer-v1:x",
+                },
             },
         },
         namespace="glimmer-system",
