@@ -75,12 +75,17 @@ T0 = datetime(2024, 3, 4, 0, 0, tzinfo=UTC)  # a Monday
 # --- J3 ---------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("expression", ["", "   "])
+def test_J3_an_empty_schedule_is_refused(expression: str) -> None:
+    with pytest.raises(ScheduleError, match="empty"):
+        parse_schedule(expression, None)
+
+
 @pytest.mark.parametrize(
-    "expression",
-    ["", "   ", "TZ=UTC 0 3 * * *", "CRON_TZ=Europe/Berlin 0 3 * * *", "tz=UTC @daily"],
+    "expression", ["TZ=UTC 0 3 * * *", "CRON_TZ=Europe/Berlin 0 3 * * *", " tz=UTC @daily"]
 )
-def test_J3_empty_and_zone_prefixes_are_refused(expression: str) -> None:
-    with pytest.raises(ScheduleError):
+def test_J3_zone_prefixes_are_refused_with_a_pointer_to_timeZone(expression: str) -> None:
+    with pytest.raises(ScheduleError, match="time-zone prefix; set spec.timeZone"):
         parse_schedule(expression, None)
 
 
