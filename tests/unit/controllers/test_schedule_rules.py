@@ -85,7 +85,7 @@ def test_J3_an_empty_schedule_is_refused(expression: str) -> None:
     "expression", ["TZ=UTC 0 3 * * *", "CRON_TZ=Europe/Berlin 0 3 * * *", " tz=UTC @daily"]
 )
 def test_J3_zone_prefixes_are_refused_with_a_pointer_to_timeZone(expression: str) -> None:
-    with pytest.raises(ScheduleError, match="time-zone prefix; set spec.timeZone"):
+    with pytest.raises(ScheduleError, match=r"time-zone prefix; set spec\.timeZone"):
         parse_schedule(expression, None)
 
 
