@@ -97,6 +97,23 @@ class BurnInScheduleSpec:
     run_template: RunTemplate | None = field(
         json="runTemplate", description="Fields copied into each run's spec."
     )
+    target_verdicts: list[str] | None = field(
+        json="targetVerdicts",
+        enum=("Expired", "Missing"),
+        list_type="set",
+        description="Glimmer extension: run only against the target's nodes whose acceptance "
+        "verdict is in one of these states (Expired: measured on hardware that has changed "
+        "since, or older than maxVerdictAgeSeconds; Missing: never judged, or no "
+        "NodeFingerprint). A tick finding no such node creates no run. Empty: every target "
+        "node, as upstream.",
+    )
+    max_verdict_age_seconds: int | None = field(
+        json="maxVerdictAgeSeconds",
+        fmt="int64",
+        minimum=1,
+        description="Glimmer extension: with targetVerdicts, a verdict older than this counts "
+        "as Expired for this schedule (on top of the NodeFingerprint's own age limit).",
+    )
 
 
 @attrs.define(kw_only=True)
@@ -119,6 +136,12 @@ class BurnInScheduleStatus:
     last_run_name: str | None = field(json="lastRunName", description="Newest owned run.")
     last_run_phase: str | None = field(
         json="lastRunPhase", enum=RunPhase, description="Phase of the newest owned run."
+    )
+    next_schedule_time: datetime | None = field(
+        json="nextScheduleTime",
+        fmt="date-time",
+        description="Glimmer extension: the next tick after the cursor (absent while "
+        "suspended or invalid).",
     )
     missed_schedules: int | None = field(
         json="missedSchedules",

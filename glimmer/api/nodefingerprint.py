@@ -47,6 +47,42 @@ class NodeFingerprintSpec:
     """Which node this fingerprint describes."""
 
     node_name: str = field(json="nodeName", required=True, description="The node.")
+    max_verdict_age_seconds: int | None = field(
+        json="maxVerdictAgeSeconds",
+        fmt="int64",
+        minimum=1,
+        description="Glimmer extension: the node's verdict expires this long after the run "
+        "that gave it finished (VerdictCurrent=False/VerdictTooOld). Unset: the manager's "
+        "default (none unless configured). The operator never overwrites it.",
+    )
+
+
+@attrs.define(kw_only=True)
+class NodeVerdict:
+    """The node's last acceptance verdict and the digest it was measured on."""
+
+    run_namespace: str = field(json="runNamespace", required=True, description="Run namespace.")
+    run_name: str = field(json="runName", required=True, description="Run name.")
+    run_uid: str | None = field(json="runUID", description="Run UID.")
+    phase: str = field(
+        json="phase",
+        required=True,
+        enum=("Passed", "Failed"),
+        description="Passed: every result on this node Passed, measured on silicon; Failed: "
+        "some result on this node Failed. Runs that judged nothing here (Error, Cancelled, "
+        "Skipped only, simulated or unknown provenance, baseline) give no verdict.",
+    )
+    started_at: datetime | None = field(
+        json="startedAt", fmt="date-time", description="Earliest start of its results here."
+    )
+    finished_at: datetime = field(
+        json="finishedAt", required=True, fmt="date-time", description="When the run ended."
+    )
+    digest: str | None = field(
+        json="digest",
+        description="The fingerprint digest the verdict was measured on; absent when the "
+        "fingerprint changed after the measurement began, so it is bound to no digest.",
+    )
 
 
 @attrs.define(kw_only=True)
@@ -69,7 +105,14 @@ class NodeFingerprintStatus:
     observed_generation: int | None = field(
         json="observedGeneration", fmt="int64", description="Generation last observed."
     )
-    conditions: list[KubeCondition] | None = field(json="conditions", description="Drifted.")
+    verdict: NodeVerdict | None = field(
+        json="verdict",
+        description="Glimmer extension: the node's last acceptance verdict (read from finished "
+        "BurnInRuns) and the digest it is bound to.",
+    )
+    conditions: list[KubeCondition] | None = field(
+        json="conditions", description="Drifted; VerdictCurrent (Glimmer extension)."
+    )
 
 
 @attrs.define(kw_only=True)

@@ -26,6 +26,10 @@ The rules that require a live read, and why a cached one would be wrong:
   a run reads only its own attempt's Service, once at launch and once at delete), since
   one found under its deterministic name is used only when it is provably the run's.
   The manager's verbs on ``services``: get, create, delete (namespaced).
+- E21 inside the fingerprint pass: the reaper runs first in every NodeFingerprint pass
+  (the design's "cordon reaper in the fingerprint controller"), with the reads above.
+- J5 (schedules): a schedule's owned runs are listed live before a tick fires, so a run
+  created a moment ago counts as active under Forbid.
 
 - E18 (Graceful cancel): the run's pods are listed live, since a cache lagging a pod's
   start would have it killed as never started.
@@ -41,11 +45,17 @@ from __future__ import annotations
 
 import dataclasses
 
+from glimmer.controllers.fingerprint import (
+    FingerprintOptions,
+    VerdictMetrics,
+    fingerprint_controller,
+)
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run.context import RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, SinkDeliverer
 from glimmer.controllers.run.metrics import RunMetrics
-from glimmer.controllers.run.setup import reaper_controller, run_controller
+from glimmer.controllers.run.setup import run_controller
+from glimmer.controllers.schedule import schedule_controller
 from glimmer.engine import ControllerRegistration, Manager, Readers
 from glimmer.sinks import FanoutOptions, RunExporter, SinkFanout
 
@@ -60,8 +70,10 @@ def operator_registrations(
     workers: int = 4,
     cluster_name: str = "",
     fanout_options: FanoutOptions | None = None,
+    max_verdict_age_seconds: int | None = None,
 ) -> list[ControllerRegistration]:
-    """The BurnInRun controller and the orphan-stamp reaper, for ``manager``.
+    """The BurnInRun, NodeFingerprint (with the orphan-stamp reaper inside, E21) and
+    BurnInSchedule controllers, for ``manager``.
 
     They share one interlock (which nodes each run holds), rebuilt from the cluster.
     ``served_namespaces`` are the namespaces whose runs are honoured (None: all); it
@@ -74,6 +86,10 @@ def operator_registrations(
     the manager's registry beside the engine's families. ``cluster_name`` is
     ``--cluster-name`` (envelopes carry no cluster block without it);
     ``fanout_options`` the delivery timings (default 15 s budget, 2 attempts 1 s apart).
+
+    Fingerprints live in ``options.operator_namespace``; ``max_verdict_age_seconds`` is
+    the default verdict age limit for fingerprints without their own (None: no limit).
+    The verdict metric (``glimmer_node_verdict``) goes to the manager's registry.
     """
     client = manager.client
     exporter: RunExporter | None = None
@@ -100,5 +116,22 @@ def operator_registrations(
             readers=readers,
             exporter=exporter,
         ),
-        reaper_controller(client=client, readers=readers),
+        fingerprint_controller(
+            client=client,
+            readers=readers,
+            options=FingerprintOptions(
+                operator_namespace=options.operator_namespace,
+                max_verdict_age_seconds=max_verdict_age_seconds,
+                runs_namespace=manager.options.namespace,
+            ),
+            runs_namespace=manager.options.namespace,
+            metrics=VerdictMetrics().register(manager.metrics.registry),
+            workers=workers,
+        ),
+        schedule_controller(
+            client=client,
+            readers=readers,
+            operator_namespace=options.operator_namespace,
+            namespace=manager.options.namespace,
+        ),
     ]

@@ -1,0 +1,354 @@
+"""The NodeFingerprint reconciler (K1-K6, E21): one pass per node.
+
+A pass, in order:
+
+1. the orphan-stamp reaper (E21) for the node, first, so a stamp naming a vanished run
+   is undone even if everything below fails;
+2. ensure the node's fingerprint exists in the operator's namespace (create it; never
+   touch one whose ``spec.nodeName`` names another node);
+3. observe the node, digest, classify against the stored digest (K5), keep ``Drifted``
+   sticky, move ``capturedAt`` only when the observation changed;
+4. bind the node's latest verdict (from finished runs, read-only) and say whether it
+   is still current (``VerdictCurrent``), write status only if it changed (with the
+   fingerprint's resourceVersion: a conflict is a retry, never a blind overwrite);
+5. a ``HardwareDrift`` Warning Event for each digest change; the node's verdict label
+   and the verdict metric follow the condition.
+
+Drift never launches anything: the pass writes the fingerprint, one label and an Event.
+
+Reads are cached (node, fingerprint, runs by node), a cached miss of the fingerprint
+confirmed live before it is created; a fleet of unchanged nodes costs no requests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import aiohttp
+import structlog
+
+from glimmer.api import API_VERSION, clamp_message, format_time
+from glimmer.controllers.fingerprint import digests as fp_digest
+from glimmer.controllers.fingerprint.conditions import set_json_condition
+from glimmer.controllers.fingerprint.metrics import VerdictMetrics
+from glimmer.controllers.fingerprint.names import (
+    FINGERPRINTS,
+    NODE_LABEL,
+    RUNS,
+    VERDICT_LABEL,
+    fingerprint_name,
+    node_label_value,
+)
+from glimmer.controllers.fingerprint.observe import observation_from_status, observe
+from glimmer.controllers.fingerprint.reads import Reads
+from glimmer.controllers.fingerprint.verdict import (
+    VERDICT_CURRENT,
+    evaluate,
+    latest_verdict,
+    next_verdict,
+    parse_optional_time,
+)
+from glimmer.engine import (
+    EVENTS,
+    NODES,
+    ApiError,
+    KubeClient,
+    NotCachedError,
+    Readers,
+    Reconciler,
+    Result,
+    is_already_exists,
+    is_not_found,
+)
+
+log = structlog.get_logger("glimmer.controllers.fingerprint")
+
+JSON = dict[str, Any]
+
+DRIFTED: Final = "Drifted"
+HARDWARE_DRIFT: Final = "HardwareDrift"
+#: Runs indexed by each node their results name (only terminal runs are indexed).
+RUNS_BY_NODE: Final = "fingerprint-node"
+#: A pass repeats at least this often (a missed event, a node deleted, a metric to drop).
+RESYNC_SECONDS: Final = 600.0
+
+_TERMINAL: Final = frozenset({"Passed", "Failed", "Error", "Cancelled"})
+
+
+def runs_by_node(run: Mapping[str, Any]) -> list[str]:
+    """Index function: the nodes a terminal run's results name."""
+    status = run.get("status") or {}
+    if status.get("phase") not in _TERMINAL:
+        return []
+    nodes: set[str] = set()
+    for result in status.get("results") or ():
+        if isinstance(result, Mapping):
+            nodes.update(str(n) for n in result.get("nodes") or () if n)
+    return sorted(nodes)
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class FingerprintOptions:
+    """The fingerprint controller's settings."""
+
+    operator_namespace: str
+    """Where NodeFingerprints live (api §7)."""
+    max_verdict_age_seconds: int | None = None
+    """Default verdict age limit for fingerprints without ``spec.maxVerdictAgeSeconds``."""
+    runs_namespace: str | None = None
+    """Namespace whose runs give verdicts (None: all, the manager's scope)."""
+    resync_seconds: float = RESYNC_SECONDS
+    """Longest gap between two passes of one node."""
+
+
+class FingerprintReconciler:
+    """Reconciles one Node (key = node name)."""
+
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        readers: Readers,
+        options: FingerprintOptions,
+        reaper: Reconciler | None = None,
+        metrics: VerdictMetrics | None = None,
+        now: Callable[[], datetime] = now_utc,
+    ) -> None:
+        self.client = client
+        self.reads = Reads(readers)
+        self.options = options
+        self.reaper = reaper
+        self.metrics = metrics
+        self.now = now
+
+    async def reconcile(self, key: str) -> Result:
+        waits: list[float] = [self.options.resync_seconds]
+        if self.reaper is not None:
+            reaped = await self.reaper.reconcile(key)
+            if reaped.requeue_after is not None:
+                waits.append(reaped.requeue_after)
+        node = await self.reads.get(NODES, key)
+        if node is None:
+            if self.metrics is not None:
+                self.metrics.forget(key)
+            return Result()  # the fingerprint stays (api §7): a returning node is compared
+        fingerprint = await self._ensure(key)
+        if fingerprint is None:
+            return Result(requeue_after=min(waits))
+        until = await self._refresh(key, node, fingerprint)
+        if until is not None:
+            waits.append(max(1.0, until))
+        return Result(requeue_after=min(waits))
+
+    # --- K1: one fingerprint per node ----------------------------------------------
+
+    async def _ensure(self, node: str) -> JSON | None:
+        name = fingerprint_name(node)
+        namespace = self.options.operator_namespace
+        found = await self.reads.get(FINGERPRINTS, name, namespace=namespace)
+        if found is None:
+            body = {
+                "apiVersion": API_VERSION,
+                "kind": "NodeFingerprint",
+                "metadata": {
+                    "name": name,
+                    "namespace": namespace,
+                    "labels": {NODE_LABEL: node_label_value(node)},
+                },
+                "spec": {"nodeName": node},
+            }
+            try:
+                found = await self.client.create(FINGERPRINTS, body, namespace=namespace)
+            except ApiError as err:
+                if is_not_found(err):
+                    log.warning(
+                        "operator namespace missing; no fingerprint yet", namespace=namespace
+                    )
+                    return None
+                if not is_already_exists(err):
+                    raise
+                found = await self.reads.live_get(FINGERPRINTS, name, namespace=namespace)
+                if found is None:
+                    raise
+        if (found.get("spec") or {}).get("nodeName") != node:
+            log.warning(
+                "fingerprint names another node; left alone",
+                fingerprint=name,
+                names=(found.get("spec") or {}).get("nodeName"),
+            )
+            return None
+        return found
+
+    # --- K2-K5 and verdict expiry ----------------------------------------------------
+
+    async def _refresh(self, key: str, node: JSON, fingerprint: JSON) -> float | None:
+        """Write what changed; return seconds until the verdict expires by age, if it does."""
+        now = self.now()
+        stored: JSON = dict(fingerprint.get("status") or {})
+        observation = observe(node)
+        new_digest = fp_digest.digest(observation)
+        classification = fp_digest.classify(stored.get("digest"), new_digest)
+        before = observation_from_status(stored)
+        observation_changed = before != observation or not stored.get("capturedAt")
+        changes = fp_digest.describe_changes(before, observation)
+        status: JSON = {
+            k: v
+            for k, v in stored.items()
+            if k not in ("osImage", "kernel", "labels", "gpus", "nics", "digest")
+        }
+        status.update(observation.status_fields())
+        status["digest"] = new_digest
+        if observation_changed:
+            status["capturedAt"] = format_time(now)
+        generation = (fingerprint.get("metadata") or {}).get("generation")
+        if generation is not None:
+            status["observedGeneration"] = generation
+        conditions = [dict(c) for c in stored.get("conditions") or () if isinstance(c, Mapping)]
+        drift_message = "; ".join(changes) if changes else "the digest changed"
+        conditions = _set_drifted(conditions, classification, drift_message, now, generation)
+
+        verdict = stored.get("verdict")
+        rebaseline = classification is fp_digest.Classification.DIGEST_SCHEME_CHANGED
+        if rebaseline and verdict and verdict.get("digest") == stored.get("digest"):
+            # Incomparable schemes re-baseline silently (K5); so does the verdict's binding,
+            # or a scheme upgrade would expire every verdict of the fleet at once.
+            verdict = {**verdict, "digest": new_digest}
+        runs = await self._runs_of(key)
+        verdict = next_verdict(
+            stored=verdict,
+            candidate=latest_verdict(runs, key),
+            captured_at=parse_optional_time(status.get("capturedAt")),
+            digest=new_digest,
+        )
+        if verdict is None:
+            status.pop("verdict", None)
+        else:
+            status["verdict"] = verdict
+        max_age = (fingerprint.get("spec") or {}).get("maxVerdictAgeSeconds")
+        if not isinstance(max_age, int) or max_age <= 0:
+            max_age = self.options.max_verdict_age_seconds
+        drifted_now = classification is fp_digest.Classification.DIGEST_CHANGED
+        current = evaluate(
+            verdict=verdict,
+            digest=new_digest,
+            now=now,
+            max_age_seconds=max_age,
+            changes=drift_message if drifted_now else "",
+        )
+        conditions = set_json_condition(
+            conditions,
+            type_=VERDICT_CURRENT,
+            status=current.condition_status,
+            reason=current.reason.value,
+            message=current.message,
+            now=now,
+            generation=generation,
+            keep_message=not drifted_now,
+        )
+        status["conditions"] = conditions
+
+        if status != stored:
+            body = {**fingerprint, "status": status}
+            # The read resourceVersion rides along: a conflict raises and the pass is
+            # retried (rate-limited) on a fresh read, never a blind overwrite.
+            await self.client.replace(
+                FINGERPRINTS, body, namespace=self.options.operator_namespace, subresource="status"
+            )
+        if drifted_now:
+            await self._drift_event(fingerprint, key, drift_message)
+        await self._label(node, current.state.value)
+        if self.metrics is not None:
+            self.metrics.observe(key, current.state.value)
+        if current.expires_at is None:
+            return None
+        return max(0.0, (current.expires_at - now).total_seconds())
+
+    async def _runs_of(self, node: str) -> list[JSON]:
+        namespace = self.options.runs_namespace
+        try:
+            return self.reads.readers.cached.by_index(RUNS, RUNS_BY_NODE, node, namespace=namespace)
+        except NotCachedError:
+            # No covering run cache (a registration used without the manager's informers):
+            # every run, live. Correct, just not cheap.
+            runs = await self.reads.readers.live.list(RUNS, namespace=namespace)
+            return [r for r in runs if node in runs_by_node(r)]
+
+    async def _label(self, node: JSON, value: str) -> None:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        if labels.get(VERDICT_LABEL) == value:
+            return
+        name = str((node.get("metadata") or {}).get("name"))
+        await self.client.patch(NODES, name, {"metadata": {"labels": {VERDICT_LABEL: value}}})
+
+    async def _drift_event(self, fingerprint: JSON, node: str, message: str) -> None:
+        """A Warning on the fingerprint; best effort, an Event never blocks the record."""
+        meta = fingerprint.get("metadata") or {}
+        stamp = format_time(self.now())
+        body = {
+            "metadata": {
+                "generateName": f"{meta.get('name')}.",
+                "namespace": meta.get("namespace"),
+            },
+            "involvedObject": {
+                "apiVersion": API_VERSION,
+                "kind": "NodeFingerprint",
+                "name": meta.get("name"),
+                "namespace": meta.get("namespace"),
+                "uid": meta.get("uid"),
+            },
+            "reason": HARDWARE_DRIFT,
+            "message": clamp_message(f"node {node}: {message}"),
+            "type": "Warning",
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "source": {"component": "glimmer-fingerprint-controller"},
+        }
+        with contextlib.suppress(ApiError, OSError, TimeoutError, aiohttp.ClientError):
+            await self.client.create(EVENTS, body, namespace=str(meta.get("namespace")))
+
+
+def _set_drifted(
+    conditions: list[JSON],
+    classification: fp_digest.Classification,
+    message: str,
+    now: datetime,
+    generation: Any,
+) -> list[JSON]:
+    """K5: DigestChanged sets True; once True, no other reason overwrites it (sticky)."""
+    existing = next((c for c in conditions if c.get("type") == DRIFTED), None)
+    if classification is fp_digest.Classification.DIGEST_CHANGED:
+        return set_json_condition(
+            conditions, type_=DRIFTED, status="True", reason=classification.value,
+            message=message, now=now, generation=generation,
+        )  # fmt: skip
+    if existing is not None and existing.get("status") == "True":
+        return conditions
+    messages = {
+        fp_digest.Classification.BASELINE_CAPTURED: "first capture of this node's identity",
+        fp_digest.Classification.DIGEST_STABLE: "the node's identity is unchanged",
+        fp_digest.Classification.DIGEST_SCHEME_CHANGED: "the stored digest uses another "
+        "scheme; re-baselined without comparing",
+    }
+    return set_json_condition(
+        conditions, type_=DRIFTED, status="False", reason=classification.value,
+        message=messages[classification], now=now, generation=generation,
+    )  # fmt: skip
+
+
+__all__ = [
+    "DRIFTED",
+    "HARDWARE_DRIFT",
+    "RUNS_BY_NODE",
+    "FingerprintOptions",
+    "FingerprintReconciler",
+    "runs_by_node",
+]

@@ -1,0 +1,135 @@
+"""The NodeFingerprint controller's registration: what it watches and how events map
+to node keys.
+
+Nodes: an add, and an update that changes what a pass reads (labels, ``nodeInfo``,
+allocatable, the cordon-owner stamp), enqueue the node. Heartbeats (conditions,
+``lastHeartbeatTime``) change none of these and enqueue nothing, which is what keeps a
+5,000-node fleet quiet. A node's deletion enqueues nothing: its fingerprint stays by
+design (api §7), and the periodic resync drops its metric.
+
+Its own NodeFingerprints: a change or deletion enqueues the node it names, so a
+deleted fingerprint is recreated and an edited ``spec.maxVerdictAgeSeconds`` applies.
+
+BurnInRuns: a terminal run enqueues every node its results name, which is how a new
+verdict reaches the node's fingerprint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from glimmer.controllers.fingerprint.metrics import VerdictMetrics
+from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS
+from glimmer.controllers.fingerprint.reconciler import (
+    RUNS_BY_NODE,
+    FingerprintOptions,
+    FingerprintReconciler,
+    now_utc,
+    runs_by_node,
+)
+from glimmer.controllers.reaper import StampReaper
+from glimmer.controllers.run.indexes import NODES_BY_CORDON_OWNER, nodes_by_cordon_owner
+from glimmer.controllers.run.labels import CORDON_OWNER
+from glimmer.engine import (
+    NODES,
+    ControllerOptions,
+    ControllerRegistration,
+    InformerEvent,
+    KubeClient,
+    Readers,
+    Watch,
+    strip_managed_fields,
+)
+
+FINGERPRINT_CONTROLLER: Final = "nodefingerprint"
+
+
+def _relevant(node: Mapping[str, Any]) -> tuple[Any, ...]:
+    meta = node.get("metadata") or {}
+    status = node.get("status") or {}
+    return (
+        meta.get("labels") or {},
+        (meta.get("annotations") or {}).get(CORDON_OWNER),
+        status.get("nodeInfo") or {},
+        status.get("allocatable") or {},
+    )
+
+
+def node_keys(event: InformerEvent) -> list[str]:
+    """Which node keys a Node event concerns (see the module docstring)."""
+    if event.type == "delete":
+        return []
+    unchanged = event.old is not None and _relevant(event.old) == _relevant(event.obj)
+    if event.type == "update" and unchanged:
+        return []
+    return [str((event.obj.get("metadata") or {}).get("name"))]
+
+
+def fingerprint_keys(event: InformerEvent) -> list[str]:
+    node = (event.obj.get("spec") or {}).get("nodeName")
+    return [str(node)] if isinstance(node, str) and node else []
+
+
+def run_keys(event: InformerEvent) -> list[str]:
+    if event.type == "delete":
+        return []  # a verdict, once bound, lives in the fingerprint; the run may go
+    return runs_by_node(event.obj)
+
+
+def node_log_context(key: str) -> dict[str, str]:
+    return {"node": key}
+
+
+def fingerprint_controller(
+    *,
+    client: KubeClient,
+    readers: Readers,
+    options: FingerprintOptions,
+    runs_namespace: str | None = None,
+    metrics: VerdictMetrics | None = None,
+    now: Callable[[], datetime] = now_utc,
+    workers: int = 4,
+) -> ControllerRegistration:
+    """NodeFingerprints for every node, with the orphan-stamp reaper inside (E21).
+
+    ``runs_namespace`` is the namespace the run informer watches (the manager's; None for
+    all). ``metrics``: register it on the manager's registry to export
+    ``glimmer_node_verdict``.
+    """
+    reconciler = FingerprintReconciler(
+        client=client,
+        readers=readers,
+        options=options,
+        reaper=StampReaper(client=client, readers=readers),
+        metrics=metrics,
+        now=now,
+    )
+    return ControllerRegistration(
+        name=FINGERPRINT_CONTROLLER,
+        reconciler=reconciler,
+        watches=(
+            Watch(
+                NODES,
+                transform=strip_managed_fields,
+                indexers={NODES_BY_CORDON_OWNER: nodes_by_cordon_owner},
+                to_keys=node_keys,
+            ),
+            Watch(
+                FINGERPRINTS,
+                namespace=options.operator_namespace,
+                transform=strip_managed_fields,
+                to_keys=fingerprint_keys,
+            ),
+            Watch(
+                RUNS,
+                namespace=runs_namespace,
+                transform=strip_managed_fields,
+                indexers={RUNS_BY_NODE: runs_by_node},
+                to_keys=run_keys,
+            ),
+        ),
+        options=ControllerOptions(max_concurrent_reconciles=workers),
+        log_context=node_log_context,
+    )

@@ -1,0 +1,300 @@
+"""The BurnInSchedule reconciler (J1-J5): one pass per schedule.
+
+A pass: read the owned runs (live: a run created a moment ago must count as active, or
+``Forbid`` would let a second sweep start), derive status (J1), delete runs beyond the
+history limits (J2), parse (J3: an invalid schedule sets ``ScheduleValid=False`` and
+creates nothing), then, unless suspended, plan the ticks (J4) and fire (J5).
+
+Firing order is the rule that matters: the cursor (``lastScheduleTime``) is written
+first, with the schedule's resourceVersion as a precondition, and only then is the run
+created. A crash between the two loses that tick (counted nowhere, visible as a cursor
+with no run); the other order would, after a crash, fire the same tick again and put a
+second full-power sweep on the fleet. A stale cached schedule cannot fire a tick twice
+either: its resourceVersion is old, so the cursor write conflicts and nothing is created.
+
+Time is injected (``now``), so tests drive weeks of ticks in milliseconds by calling
+:meth:`ScheduleReconciler.reconcile` with a moved clock.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import structlog
+
+from glimmer.api import API_VERSION, format_time, parse_time
+from glimmer.controllers.fingerprint.conditions import set_json_condition
+from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS, fingerprint_name
+from glimmer.controllers.fingerprint.reads import Reads
+from glimmer.controllers.fingerprint.verdict import state_of_fingerprint
+from glimmer.controllers.schedule.cron import ScheduleError, parse_schedule
+from glimmer.controllers.schedule.history import (
+    SCHEDULE_LABEL,
+    SCHEDULED_AT,
+    owned_by,
+    reference,
+    view_runs,
+)
+from glimmer.controllers.schedule.ticks import plan_ticks, saturating_add
+from glimmer.engine import NODES, ApiError, KubeClient, Readers, Resource, Result, is_not_found
+from glimmer.plan import label_value
+
+log = structlog.get_logger("glimmer.controllers.schedule")
+
+JSON = dict[str, Any]
+
+SCHEDULE_VALID: Final = "ScheduleValid"
+#: Requeue floor (J5) and the recheck of an invalid or suspended schedule.
+MIN_REQUEUE_SECONDS: Final = 1.0
+IDLE_RECHECK_SECONDS: Final = 300.0
+_NAME_STEM: Final = 200
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+class ScheduleReconciler:
+    """Reconciles one BurnInSchedule (key = "namespace/name")."""
+
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        readers: Readers,
+        schedules: Resource,
+        operator_namespace: str,
+        now: Callable[[], datetime] = now_utc,
+    ) -> None:
+        self.client = client
+        self.reads = Reads(readers)
+        self.schedules = schedules
+        self.operator_namespace = operator_namespace
+        self.now = now
+
+    async def reconcile(self, key: str) -> Result:
+        namespace, _, name = key.partition("/")
+        schedule = await self.reads.get(self.schedules, name, namespace=namespace)
+        if schedule is None or (schedule.get("metadata") or {}).get("deletionTimestamp"):
+            return Result()  # owned runs go with it (garbage collection by ownerReference)
+        now = self.now()
+        meta = schedule.get("metadata") or {}
+        spec = schedule.get("spec") or {}
+        stored: JSON = dict(schedule.get("status") or {})
+        status = copy.deepcopy(stored)
+        generation = meta.get("generation")
+
+        runs = [
+            r
+            for r in await self.reads.readers.live.list(
+                RUNS, namespace=namespace, label_selector=f"{SCHEDULE_LABEL}={label_value(name)}"
+            )
+            if owned_by(r, str(meta.get("uid") or ""))
+        ]
+        view = view_runs(
+            runs,
+            successful_limit=_int(spec.get("successfulRunsHistoryLimit"), 3),
+            failed_limit=_int(spec.get("failedRunsHistoryLimit"), 10),
+        )
+        await self._collect(view.to_delete)
+        _set_runs_status(status, view)
+        if generation is not None:
+            status["observedGeneration"] = generation
+
+        try:
+            parsed = parse_schedule(spec.get("schedule"), spec.get("timeZone"))
+        except ScheduleError as err:
+            status["conditions"] = set_json_condition(
+                status.get("conditions"), type_=SCHEDULE_VALID, status="False",
+                reason="InvalidSchedule", message=str(err), now=now, generation=generation,
+            )  # fmt: skip
+            status.pop("nextScheduleTime", None)
+            await self._write(schedule, stored, status)
+            return Result(requeue_after=IDLE_RECHECK_SECONDS)
+        status["conditions"] = set_json_condition(
+            status.get("conditions"), type_=SCHEDULE_VALID, status="True", reason="Parsed",
+            message="the schedule parses", now=now, generation=generation,
+        )  # fmt: skip
+
+        if spec.get("suspend") is True:
+            status.pop("nextScheduleTime", None)
+            await self._write(schedule, stored, status)
+            return Result(requeue_after=IDLE_RECHECK_SECONDS)
+
+        cursor = (
+            _time(stored.get("lastScheduleTime")) or _time(meta.get("creationTimestamp")) or now
+        )
+        plan = plan_ticks(
+            parsed,
+            since=cursor,
+            now=now,
+            starting_deadline_seconds=_optional_int(spec.get("startingDeadlineSeconds")),
+        )
+        if plan.jumped:
+            log.warning("more than 1000 ticks passed; cursor jumped to now, nothing fired",
+                        schedule=key, counted=plan.missed)  # fmt: skip
+        missed = plan.missed
+        fire = plan.fire
+        if fire is not None and spec.get("concurrencyPolicy", "Forbid") != "Allow" and view.active:
+            missed += 1  # J5 Forbid: a run is still active, so this tick is skipped
+            fire = None
+        if plan.cursor is not None:
+            status["lastScheduleTime"] = format_time(plan.cursor)
+        if missed:
+            status["missedSchedules"] = saturating_add(status.get("missedSchedules"), missed)
+        after = max(now, plan.cursor or cursor)
+        upcoming = parsed.next_after(after)
+        status["nextScheduleTime"] = format_time(upcoming)
+        requeue = max(MIN_REQUEUE_SECONDS, (upcoming - now).total_seconds())
+
+        if fire is None:
+            await self._write(schedule, stored, status)
+            return Result(requeue_after=requeue)
+        target = await self._target(spec, now=now)
+        if target is None:
+            log.info("no target node needs re-qualification; tick consumed", schedule=key)
+            await self._write(schedule, stored, status)
+            return Result(requeue_after=requeue)
+        # J5: the cursor is durable before the run exists (see the module docstring).
+        await self._write(schedule, stored, status, force=True)
+        created = await self.client.create(
+            RUNS, run_body(schedule, tick=fire, target=target), namespace=namespace
+        )
+        run_name = (created.get("metadata") or {}).get("name")
+        log.info("scheduled run created", schedule=key, run=run_name, tick=format_time(fire))
+        return Result(requeue_after=requeue)
+
+    async def _collect(self, runs: list[JSON]) -> None:
+        for run in runs:
+            meta = run.get("metadata") or {}
+            try:
+                await self.client.delete(
+                    RUNS,
+                    str(meta.get("name")),
+                    namespace=str(meta.get("namespace")),
+                    precondition_uid=str(meta.get("uid")) if meta.get("uid") else None,
+                    propagation_policy="Background",
+                )
+            except ApiError as err:
+                if not is_not_found(err):
+                    raise  # GC is retried on the next pass
+
+    async def _write(
+        self, schedule: JSON, stored: JSON, status: JSON, *, force: bool = False
+    ) -> None:
+        """Status with the read resourceVersion (a conflict raises: re-read, retry)."""
+        if status == stored and not force:
+            return
+        meta = schedule.get("metadata") or {}
+        await self.client.replace(
+            self.schedules,
+            {**schedule, "status": status},
+            namespace=str(meta.get("namespace")),
+            subresource="status",
+        )
+
+    async def _target(self, spec: Mapping[str, Any], *, now: datetime) -> JSON | None:
+        """The run's target: the schedule's, or with ``targetVerdicts`` only the nodes whose
+        verdict is in those states (None: no node is)."""
+        target = copy.deepcopy(dict(spec.get("target") or {}))
+        wanted = {str(v) for v in spec.get("targetVerdicts") or ()}
+        if not wanted:
+            return target
+        names = [str(n) for n in target.get("nodeNames") or () if n]
+        if not names:
+            selector = target.get("nodeSelector") or {}
+            terms = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+            nodes = await self.reads.list(NODES, label_selector=terms or None)
+            names = sorted(str((n.get("metadata") or {}).get("name")) for n in nodes)
+        max_age = _optional_int(spec.get("maxVerdictAgeSeconds"))
+        chosen = []
+        for node in names:
+            fingerprint = await self.reads.get(
+                FINGERPRINTS, fingerprint_name(node), namespace=self.operator_namespace
+            )
+            if state_of_fingerprint(fingerprint, now=now, max_age_seconds=max_age) in wanted:
+                chosen.append(node)
+        if not chosen:
+            return None
+        target["nodeNames"] = chosen
+        target.pop("nodeSelector", None)
+        return target
+
+
+def run_body(schedule: Mapping[str, Any], *, tick: datetime, target: Mapping[str, Any]) -> JSON:
+    """J5's run: profile, deep-copied target, template fields with their nil defaults.
+
+    Not templated: ``force``, ``suspend``, ``cancel*`` (a scheduled run is never forced).
+    """
+    meta = schedule.get("metadata") or {}
+    spec = schedule.get("spec") or {}
+    template = spec.get("runTemplate") or {}
+    name = str(meta.get("name"))
+    run_spec: JSON = {
+        "profileRef": spec.get("profileRef"),
+        "target": copy.deepcopy(dict(target)),
+        "maxConcurrentNodes": _int(template.get("maxConcurrentNodes"), 1),
+        "retryOnErrorLimit": _int(template.get("retryOnErrorLimit"), 0),
+    }
+    for field in ("ttlSecondsAfterFinished", "deadlineSeconds"):
+        if isinstance(template.get(field), int):
+            run_spec[field] = template[field]
+    if template.get("baseline") is True:
+        run_spec["baseline"] = True
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "BurnInRun",
+        "metadata": {
+            "generateName": f"{name[:_NAME_STEM]}-",
+            "namespace": meta.get("namespace"),
+            "labels": {SCHEDULE_LABEL: label_value(name)},
+            "annotations": {SCHEDULED_AT: format_time(tick)},
+            "ownerReferences": [
+                {
+                    "apiVersion": API_VERSION,
+                    "kind": "BurnInSchedule",
+                    "name": name,
+                    "uid": meta.get("uid"),
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": run_spec,
+    }
+
+
+def _set_runs_status(status: JSON, view: Any) -> None:
+    if view.active:
+        status["active"] = [reference(r) for r in view.active]
+    else:
+        status.pop("active", None)
+    for field, value in (
+        ("lastRunName", view.last_run_name),
+        ("lastRunPhase", view.last_run_phase),
+        ("lastSuccessfulTime", view.last_successful_time),
+    ):
+        if value is None:
+            status.pop(field, None)
+        else:
+            status[field] = value
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        return None
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _optional_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

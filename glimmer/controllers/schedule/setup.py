@@ -1,0 +1,75 @@
+"""The BurnInSchedule controller's registration.
+
+Schedules enqueue themselves; a BurnInRun enqueues the schedule that controls it, so a
+run finishing updates ``lastRunPhase`` at once and a Forbid schedule sees its run end.
+Ticks are requeue-afters computed from the schedule, never a poll.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Final
+
+from glimmer.controllers.fingerprint.names import RUNS
+from glimmer.controllers.run.kube import api_resource
+from glimmer.controllers.schedule.reconciler import ScheduleReconciler, now_utc
+from glimmer.engine import (
+    ControllerOptions,
+    ControllerRegistration,
+    InformerEvent,
+    KubeClient,
+    Readers,
+    Watch,
+    strip_managed_fields,
+)
+
+SCHEDULES: Final = api_resource("BurnInSchedule")
+SCHEDULE_CONTROLLER: Final = "burninschedule"
+
+
+def owner_schedule_keys(event: InformerEvent) -> list[str]:
+    meta = event.obj.get("metadata") or {}
+    return [
+        f"{meta.get('namespace')}/{ref.get('name')}"
+        for ref in meta.get("ownerReferences") or []
+        if ref.get("kind") == "BurnInSchedule" and ref.get("controller")
+    ]
+
+
+def schedule_log_context(key: str) -> dict[str, str]:
+    namespace, _, name = key.partition("/")
+    return {"namespace": namespace, "schedule": name}
+
+
+def schedule_controller(
+    *,
+    client: KubeClient,
+    readers: Readers,
+    operator_namespace: str,
+    namespace: str | None = None,
+    now: Callable[[], datetime] = now_utc,
+    workers: int = 2,
+) -> ControllerRegistration:
+    """``namespace`` None watches the manager's namespace (all when that is None)."""
+    return ControllerRegistration(
+        name=SCHEDULE_CONTROLLER,
+        reconciler=ScheduleReconciler(
+            client=client,
+            readers=readers,
+            schedules=SCHEDULES,
+            operator_namespace=operator_namespace,
+            now=now,
+        ),
+        watches=(
+            Watch(SCHEDULES, namespace=namespace, transform=strip_managed_fields),
+            Watch(
+                RUNS,
+                namespace=namespace,
+                transform=strip_managed_fields,
+                to_keys=owner_schedule_keys,
+            ),
+        ),
+        options=ControllerOptions(max_concurrent_reconciles=workers),
+        log_context=schedule_log_context,
+    )
