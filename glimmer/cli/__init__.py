@@ -16,6 +16,7 @@ _COMMANDS: dict[str, str] = {
     "dev": "glimmer.cli.dev:dev",
     "crds": "glimmer.cli.crds:crds",
     "evaluate": "glimmer.cli.evaluate:evaluate",
+    "fingerprint": "glimmer.cli.fingerprint:fingerprint",
     "lint": "glimmer.cli.lint:lint",
     "run": "glimmer.cli.run:run",
     "manager": "glimmer.cli.manager:manager",

@@ -12,6 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from glimmer.cli import manager as cli_manager
+from glimmer.controllers.fingerprint import FINGERPRINT_CONTROLLER
+from glimmer.controllers.fingerprint.names import FINGERPRINTS
 from glimmer.controllers.operator import operator_registrations
 from glimmer.controllers.run.context import RunOptions
 from glimmer.controllers.run.kube import RUNS
@@ -19,9 +21,9 @@ from glimmer.controllers.run.reconciler import RunReconciler
 from glimmer.controllers.run.setup import (
     NODES_BY_CORDON_OWNER,
     PODS_BY_RUN,
-    REAPER_CONTROLLER,
     RUN_CONTROLLER,
 )
+from glimmer.controllers.schedule import SCHEDULE_CONTROLLER, SCHEDULES
 from glimmer.engine import (
     NODES,
     PODS,
@@ -52,13 +54,18 @@ def wired(served: frozenset[str] | None, **options: Any) -> tuple[Manager, list[
     return m, registrations
 
 
-def test_the_operator_is_the_run_controller_and_the_stamp_reaper() -> None:
+def test_the_operator_is_the_run_fingerprint_and_schedule_controllers() -> None:
     _, registrations = wired(None)
-    assert [r.name for r in registrations] == [RUN_CONTROLLER, REAPER_CONTROLLER]
+    assert [r.name for r in registrations] == [
+        RUN_CONTROLLER,
+        FINGERPRINT_CONTROLLER,
+        SCHEDULE_CONTROLLER,
+    ]
     run = registrations[0]
     assert isinstance(run.reconciler, RunReconciler)
     assert [(w.resource, w.namespace) for w in run.watches] == [(RUNS, None), (PODS, None)]
-    assert [w.resource for w in registrations[1].watches] == [NODES]
+    assert [w.resource for w in registrations[1].watches] == [NODES, FINGERPRINTS, RUNS]
+    assert [w.resource for w in registrations[2].watches] == [SCHEDULES, RUNS]
 
 
 def test_served_namespaces_reach_the_run_options() -> None:
@@ -72,7 +79,7 @@ def test_every_cache_strips_managed_fields_and_keeps_the_rest() -> None:
     m, registrations = wired(None)
     watches = [w for r in registrations for w in r.watches]
     assert {w.transform for w in watches} == {strip_managed_fields}
-    assert len(m.informers.informers) == 3  # runs, runner pods, nodes: one shared each
+    assert len(m.informers.informers) == 5  # runs, pods, nodes, fingerprints, schedules
     pod = {"metadata": {"name": "p", "managedFields": [{}], "labels": {"x": "y"}}, "spec": {"a": 1}}
     assert strip_managed_fields(pod) == {"metadata": {"name": "p", "labels": {"x": "y"}},
                                          "spec": {"a": 1}}  # fmt: skip
@@ -88,15 +95,23 @@ def test_the_caches_carry_the_indexes_the_cached_reader_offers() -> None:
 def test_the_watch_namespace_scopes_the_run_caches() -> None:
     m, _ = wired(None, namespace="burnin")
     scopes = {(i.resource, i.namespace) for i in m.informers.informers}
-    assert scopes == {(RUNS, "burnin"), (PODS, "burnin"), (NODES, None)}
+    assert scopes == {
+        (RUNS, "burnin"),
+        (PODS, "burnin"),
+        (NODES, None),
+        (FINGERPRINTS, "glimmer-system"),
+        (SCHEDULES, "burnin"),
+    }
 
 
 def test_reconcile_logs_name_the_run_or_the_node() -> None:
     _, registrations = wired(None)
-    run, reaper = registrations
+    run, reaper, schedule = registrations
     assert run.log_context is not None and reaper.log_context is not None
     assert run.log_context("lab/r1") == {"namespace": "lab", "run": "r1"}
     assert reaper.log_context("gpu-7") == {"node": "gpu-7"}
+    assert schedule.log_context is not None
+    assert schedule.log_context("lab/s1") == {"namespace": "lab", "schedule": "s1"}
 
 
 # --- glimmer manager --serve-namespaces ---------------------------------------------

@@ -60,7 +60,7 @@ async def test_entering_waits_for_synced_caches_and_running_controllers(
         assert operator.running
         assert operator.manager.caches_synced()
         assert operator.manager.controllers_running
-        assert [c.name for c in operator.manager.controllers] == ["burninrun", "cordon-reaper"]
+        assert [c.name for c in operator.manager.controllers] == ["burninrun", "nodefingerprint", "burninschedule"]
         assert all(c.running for c in operator.manager.controllers)
     assert not operator.running
     with pytest.raises(RuntimeError, match="not running"):
@@ -135,7 +135,7 @@ async def test_the_binary_and_the_embedded_operator_run_the_same_controllers_and
     manager = manager_process(extra_args=["--log-level=debug"])
     status, text = manager.get("/metrics")
     assert status == 200
-    assert controllers_of(text) == embedded == {"burninrun", "cordon-reaper"}
+    assert controllers_of(text) == embedded == {"burninrun", "nodefingerprint", "burninschedule"}
     # A run whose profile does not exist yet waits (E2), reconciled again meanwhile.
     await engine_client.create(
         RUNS,
