@@ -124,7 +124,6 @@ KINDS: Final[tuple[KindInfo, ...]] = (
             PrinterColumn(name="Profile", json_path=".spec.profileRef", type="string"),
             PrinterColumn(name="Suspend", json_path=".spec.suspend", type="boolean"),
             PrinterColumn(name="Last Schedule", json_path=".status.lastScheduleTime", type="date"),
-            PrinterColumn(name="Next Schedule", json_path=".status.nextScheduleTime", type="date"),
             PrinterColumn(name="Last Phase", json_path=".status.lastRunPhase", type="string"),
             _age(),
         ),
