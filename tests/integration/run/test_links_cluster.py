@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 import yaml
 
+from glimmer.contract.envelope import decode, delivery_id
 from glimmer.controllers.run import kube as kube_
 from glimmer.controllers.run import labels
 from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
-from glimmer.engine import NODES, PODS, ApiServerClient
+from glimmer.engine import CONFIGMAPS, NODES, PODS, ApiServerClient
+from glimmer.sinks.fanout import SINKS
 from tests.integration.run.conftest import Operator, apply_profile, create_run, terminal_run
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]
@@ -300,7 +302,7 @@ async def test_the_dev_links_samples_run_to_verdict_on_simulated_nodes(
     the i-th simulated node here)."""
     nodes = link_nodes(sim_nodes, 5)
     rename = {f"sim-{i}": name for i, name in enumerate(nodes.names)}
-    kinds = {"BurnInTest": TESTS, "BurnInProfile": PROFILES, "BurnInRun": RUNS}
+    kinds = {"BurnInTest": TESTS, "BurnInProfile": PROFILES, "BurnInRun": RUNS, "BurnInSink": SINKS}
     listed = yaml.safe_load((DEV_SAMPLES / "kustomization.yaml").read_text())["resources"]
     runs: list[str] = []
     for file in listed:
@@ -311,7 +313,23 @@ async def test_the_dev_links_samples_run_to_verdict_on_simulated_nodes(
                 runs.append(doc["metadata"]["name"])
             await kube.create(kinds[doc["kind"]], doc, namespace=namespace)
     assert sorted(runs) == ["group-ring", "pair-tcp"]
+    uids = {}
     for name in runs:
         run = await terminal_run(kube, namespace, name, timeout=180)
         assert run["status"]["phase"] == "Passed", run["status"]
+        uids[name] = run["metadata"]["uid"]
     await assert_nothing_left(kube, namespace, nodes.names)
+    # The samples' sinks deliver (issue 11): each run's terminal envelope is in the
+    # ConfigMap sink, keyed by its deliveryId, and says Passed.
+    stored = await kube.get(CONFIGMAPS, "burnin-verdicts", namespace=namespace)
+    assert stored is not None, "the ConfigMap sink delivered nothing"
+    envelopes = [decode(v.encode()) for v in stored.get("data", {}).values()]
+    for name, uid in uids.items():
+        key = delivery_id(uid, "RunPhaseChanged", "Passed")
+        assert key in stored["data"], (name, sorted(stored["data"]))
+        [terminal] = [
+            e
+            for e in envelopes
+            if e.run.uid == uid and e.reason == "RunPhaseChanged" and e.phase == "Passed"
+        ]
+        assert [r.phase for r in terminal.results] == ["Passed"]
