@@ -29,6 +29,12 @@ from typing import Any
 import attrs
 import yaml
 
+from glimmer.controllers.run.kube import RUNS
+from glimmer.engine import ApiServerClient, ClientOptions
+from glimmer.testing import _process
+from glimmer.testing.control_plane import ControlPlane
+from glimmer.testing.kwok import Kwok
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
@@ -45,12 +51,6 @@ from trial import (  # noqa: E402 (as above)
     _operator_kubeconfig,
     operators_from,
 )
-
-from glimmer.controllers.run.kube import RUNS
-from glimmer.engine import ApiServerClient, ClientOptions
-from glimmer.testing import _process
-from glimmer.testing.control_plane import ControlPlane
-from glimmer.testing.kwok import Kwok
 
 STAGES = HERE / "kwok-stage-links-complete.yaml"
 TERMINAL = {"Passed", "Failed", "Error", "Skipped"}
