@@ -157,18 +157,24 @@ class LinkTrial(Trial):
             await asyncio.gather(*(client.create(RUNS, r, namespace=NAMESPACE) for r in runs))
             deadline = time.monotonic() + self.timeout
             phases: dict[str, str] = {}
+            unpassed: list[dict[str, Any]] = []
             while time.monotonic() < deadline:
                 listed = await client.list(RUNS, namespace=NAMESPACE)
                 phases = {
                     r["metadata"]["name"]: str((r.get("status") or {}).get("phase", ""))
                     for r in listed["items"]
                 }
+                unpassed = [r for r in listed["items"] if phases[r["metadata"]["name"]] in
+                            TERMINAL - {"Passed"}]  # fmt: skip
                 if len(phases) == len(runs) and set(phases.values()) <= TERMINAL:
                     figures.wall_verdict = time.time() - created
                     break
                 await asyncio.sleep(0.25)
             else:
                 figures.note = f"no verdict within {self.timeout:.0f} s"
+            for r in unpassed[:1]:  # what one run that did not pass says, for the table
+                results = (r.get("status") or {}).get("results") or [{}]
+                figures.note += f" e.g. {r['metadata']['name']}: {results[0].get('message', '')}"
             ended = time.time()
             figures.load_after = load_average()
             figures.peak_rss = peak_rss_mib(process.pid)
