@@ -79,7 +79,7 @@ else:
             while not os.path.exists(wait) and time.monotonic() < until:
                 time.sleep(0.1)
         else:
-            time.sleep(3)
+            time.sleep(5)
 for line in mine["lines"]:
     print(line, flush=True)
 if hub:
