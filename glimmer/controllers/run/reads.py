@@ -75,6 +75,21 @@ class RunReads:
                 raise
         return await self.live_get(resource, name, namespace=namespace)
 
+    async def get_metadata(
+        self, resource: Resource, name: str, *, namespace: str | None = None
+    ) -> JSON | None:
+        """Only the object's ``metadata``, or None when it does not exist; cached (a copy
+        of the metadata alone, not of a megabyte of run status), a miss confirmed live."""
+        try:
+            return await self.cached.get_metadata(resource, name, namespace=namespace)
+        except NotCachedError:
+            pass
+        except ApiError as err:
+            if not is_not_found(err):
+                raise
+        live = await self.live_get(resource, name, namespace=namespace)
+        return None if live is None else dict(live.get("metadata") or {})
+
     async def list(
         self,
         resource: Resource,
