@@ -54,11 +54,18 @@ def uncached(client: KubeClient) -> Readers:
 
 
 class RunReads:
-    """The cached and live reads of the run reconciler, with the fallbacks in one place."""
+    """The cached and live reads of the run reconciler, with the fallbacks in one place.
+
+    It remembers, per run UID, which runner pods this process created that the pod cache
+    has not shown yet (:meth:`created`), so :meth:`pods_for_release` can tell a cache
+    that is complete for a run from one that lags its newest pod.
+    """
 
     def __init__(self, readers: Readers) -> None:
         self.cached: CachedReader = readers.cached
         self.readers = readers
+        #: run UID -> names of pods created by this process, not yet seen in the cache.
+        self._unseen: dict[str, set[str]] = {}
 
     # --- cached (falls back to live) ---------------------------------------------------
 
@@ -120,6 +127,42 @@ class RunReads:
         except NotCachedError:
             pods, cached = await self.live_pods_of(run), False
         return [p for p in pods if owned_by(p, str(meta["uid"]))], cached
+
+    def created(self, run: Mapping[str, Any], name: str) -> None:
+        """This process created runner pod ``name`` for ``run`` (the apiserver said so)."""
+        self._unseen.setdefault(str((run.get("metadata") or {})["uid"]), set()).add(name)
+
+    async def pods_for_release(self, run: Mapping[str, Any]) -> Objects | None:
+        """E12/H: None when the cached pods of ``run`` can decide a release, else the
+        live list to decide it on.
+
+        The only way a cache gets a release wrong is by lacking a pod (a pod it still
+        shows after it ended only holds a node longer). Every runner pod is created by
+        this manager, so the cache is complete for a run once it shows every pod this
+        process created for it; pods a previous process created are covered by the one
+        live list each run gets first in a process (the cache synced after they
+        existed). Anything else (a pod not shown yet, no cache) is a live list, after
+        which nothing is unseen."""
+        meta = run.get("metadata") or {}
+        uid = str(meta["uid"])
+        unseen = self._unseen.get(uid)
+        if unseen is not None:
+            _, selector = kube.run_pod_selector(run)
+            try:
+                for name in sorted(unseen):
+                    await self.cached.get_metadata(
+                        PODS, name, namespace=str(meta["namespace"]), label_selector=selector
+                    )
+                    unseen.discard(name)
+                return None
+            except NotCachedError:
+                pass
+            except ApiError as err:
+                if not is_not_found(err):
+                    raise
+        pods = await self.live_pods_of(run)
+        self._unseen[uid] = set()
+        return pods
 
     # --- live ------------------------------------------------------------------------
 

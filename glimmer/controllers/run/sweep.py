@@ -103,9 +103,18 @@ class Sweeper(Part):
         self.links = Links(self)
 
     async def new_pass(self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False) -> Pass:
-        """A pass over ``run``. Its pods come from the cache (``live_pods``: a live list,
-        for a decision a lagging cache would get wrong); the walk reads a pod that its
-        status expects but the cache lacks live (H), and a release re-lists them live."""
+        """A pass over ``run``. Its pods come from the cache (by the run-label index, no
+        list request). The live reads the rules keep:
+
+        - ``live_pods``: a live list, for a decision a lagging cache would get wrong
+          (E18's cancel waits for what is running);
+        - a pod that status expects but the cache lacks is read live by name before its
+          attempt is settled as deleted (H, :meth:`get_pod`), and so is a twin our
+          create met (its foreign check runs on the live pod);
+        - a release is decided on a live list unless the cache shows every pod this
+          process created for the run (E12, :meth:`RunReads.pods_for_release`);
+        - a cordon confirms the run view and reads the node live first (E10, E22).
+        """
         if live_pods:
             found, cached = await self.reads.live_pods_of(run), False
         else:
@@ -199,10 +208,13 @@ class Sweeper(Part):
         recorded = work.view.cordoned_nodes
         busy = self._held(work)
         if work.pods_cached and set(recorded) - busy:
-            # H/E12: a release is decided on a live pod list, since a cache lagging a
-            # pod created a moment ago would hand its node back while it loads it.
-            work.replace_pods(await self.reads.live_pods_of(work.run))
-            busy = self._held(work)
+            # H/E12: a cache lagging a pod created a moment ago would hand its node back
+            # while it loads it: the release is decided on the cache only once it shows
+            # every pod this process created for the run, else on a live list.
+            live = await self.reads.pods_for_release(work.run)
+            if live is not None:
+                work.replace_pods(live)
+                busy = self._held(work)
         keep: list[str] = []
         prior = work.view.prior_unschedulable
         for node in sorted(set(recorded)):
@@ -260,6 +272,7 @@ class Sweeper(Part):
                     else:
                         raise
                     continue
+            self.reads.created(work.run, str(kube.meta(created)["name"]))
             work.add_pod(created)
         work.wait(self.options.requeue_unstarted_seconds)
 
@@ -393,6 +406,17 @@ class Sweeper(Part):
             problem = self._foreign(work, ex, pod)
             if problem is not None:
                 return self.record_foreign(work, ex, pod, problem=problem)
+            if work.pods_cached and not podstate.terminated(pod) and self._gives_up(work, ex, pod):
+                # A stale cache never settles a live pod early: the pod it would give up
+                # on (overdue, or an image that will not arrive) is read live first.
+                pod = await self.get_pod(work, ex.pod_name)
+                if pod is None:
+                    work.forget_pod(ex.pod_name)
+                    work.wait(1.0)  # gone since the cache saw it: the next pass decides
+                    return Step.WAITING
+                problem = self._foreign(work, ex, pod)
+                if problem is not None:
+                    return self.record_foreign(work, ex, pod, problem=problem)
             work.add_pod(pod)
             if podstate.terminated(pod):
                 return await self._harvest(work, ex, pod)
@@ -544,6 +568,22 @@ class Sweeper(Part):
             pod_uid=_uid(pod),
         )  # fmt: skip
 
+    def _gives_up(self, work: Pass, ex: Execution, pod: JSON) -> bool:
+        """Whether :meth:`_running_or_pending` would settle this live pod as Error: it is
+        overdue (E16), or it never started and its image will not arrive."""
+        created = kube.meta(pod).get("creationTimestamp")
+        age = (work.now - parse_time(str(created))).total_seconds() if created else 0.0
+        if age >= overdue_after_seconds(ex.test.spec):
+            return True
+        if podstate.started_at(pod):
+            return False
+        reason, _ = podstate.waiting(pod)
+        if reason in podstate.PERMANENT_IMAGE_REASONS:
+            return True
+        return (
+            reason in podstate.IMAGE_PULL_REASONS and age >= self.options.image_pull_grace_seconds
+        )
+
     def _running_or_pending(self, work: Pass, ex: Execution, pod: JSON) -> Step:
         """A live pod: its start recorded (the UID pinned), or it is overdue (E16) or
         its image will not arrive: WAITING while it may still run, else settled."""
@@ -569,7 +609,7 @@ class Sweeper(Part):
                 }
                 base["attempts"] = [*(base.get("attempts") or []), flight]
                 work.put(base, ex.state)  # the in-flight entry is not the verdict's
-            if age >= overdue:
+            if self._gives_up(work, ex, pod):
                 # E16: the kubelet's own deadline should have ended it long ago (a lost
                 # node, a stuck kubelet); nothing it printed is a verdict.
                 message = (
@@ -587,9 +627,8 @@ class Sweeper(Part):
         # Never started: overdue (E16), or an image that will not be pulled.
         reason, detail = podstate.waiting(pod)
         pulling = reason in podstate.IMAGE_PULL_REASONS
-        permanent = reason in podstate.PERMANENT_IMAGE_REASONS
         grace = self.options.image_pull_grace_seconds
-        if permanent or (pulling and age >= grace) or age >= overdue:
+        if self._gives_up(work, ex, pod):
             account = podstate.scheduler_message(pod)
             if reason:
                 account = f"container waiting: {reason}" + (f": {detail}" if detail else "")
