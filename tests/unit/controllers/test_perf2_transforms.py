@@ -78,7 +78,7 @@ def _node() -> dict[str, Any]:
             "annotations": {
                 labels.CORDON_OWNER: stamp.render(),
                 labels.PRIOR_UNSCHEDULABLE: "true",
-            },  # fmt: skip
+            },
             "managedFields": copy.deepcopy(MANAGED),
         },
         "spec": {"unschedulable": True, "taints": [{"key": "k", "effect": "NoSchedule"}]},
