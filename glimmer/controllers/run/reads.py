@@ -97,6 +97,23 @@ class RunReads:
         live = await self.live_get(resource, name, namespace=namespace)
         return None if live is None else dict(live.get("metadata") or {})
 
+    async def peek(
+        self, resource: Resource, name: str, *, namespace: str | None = None
+    ) -> JSON | None:
+        """The cached object alone, never a request: None when no cache holds it.
+
+        Only for a write preconditioned on the object's resourceVersion, so that the
+        apiserver refuses it (409) when the cache lagged; what the cache says needs no
+        write is no decision at all, and is read live by the caller (E22)."""
+        try:
+            return await self.cached.get(resource, name, namespace=namespace)
+        except NotCachedError:
+            return None
+        except ApiError as err:
+            if is_not_found(err):
+                return None
+            raise
+
     async def list(
         self,
         resource: Resource,

@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import structlog
@@ -39,7 +40,7 @@ from glimmer.contract.kinds import drives_sustained_load
 from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.artifacts import merge_refs
 from glimmer.controllers.run.context import Part, RunContext, run_key
-from glimmer.controllers.run.cordon import cordon_patches, heat_until
+from glimmer.controllers.run.cordon import conditioned, cordon_patches, heat_until, release_patch
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.finish import Finisher
@@ -56,7 +57,7 @@ from glimmer.controllers.run.passes import (
 from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
 from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.view import RunView
-from glimmer.engine import NODES, PODS, ApiError, is_already_exists
+from glimmer.engine import NODES, PODS, ApiError, is_already_exists, is_conflict, is_not_found
 from glimmer.plan import (
     ImageError,
     PinnedPlan,
@@ -221,10 +222,8 @@ class Sweeper(Part):
             if node in busy:
                 keep.append(node)
                 continue
-            # E12: release_node reads the node live and restores only our own stamp.
-            await kube.release_node(
-                self.client, node, stamp=RunRef.of(work.run), prior=prior.get(node)
-            )
+            # E12: only our own stamp is restored (a stale cache is a 409, then live).
+            await self.release(work, node, prior=prior.get(node))
         if keep != recorded:
             work.changed = True
         status["cordonedNodes"] = keep
@@ -543,13 +542,14 @@ class Sweeper(Part):
         where = ex.label.replace("/", " on ", 1)
         if not new_state.open:
             work.deliveries.append(Delivery(Reason.TEST_COMPLETED, ex.label, work.run))
-            work.events.append(
-                (
-                    "Warning" if new_state.phase in (Phase.FAILED, Phase.ERROR) else "Normal",
-                    f"Test{new_state.phase}",
-                    f"{where}: {new_state.phase}: {new_state.message}",
-                )
-            )
+            if new_state.phase in (Phase.FAILED, Phase.ERROR):
+                # An Event says what needs a look; a passed result is in status, in the
+                # sinks' TestCompleted and in the run's own transition Events, so it
+                # costs the apiserver no Event per node (no rule asks for one).
+                work.events.append(
+                    ("Warning", f"Test{new_state.phase}",
+                     f"{where}: {new_state.phase}: {new_state.message}")
+                )  # fmt: skip
             return Step.SETTLED
         if verdict.phase is Phase.ERROR:
             work.events.append(
@@ -686,28 +686,78 @@ class Sweeper(Part):
             work.confirmed = True
 
     async def cordon(self, work: Pass, test: PlannedTest, node: str) -> None:
-        """E10/E11: live read, stamp first, cordon second, with a precondition."""
+        """E10/E11: stamp first, cordon second, the first write preconditioned on the
+        node's resourceVersion.
+
+        A stale cache never decides a cordon (E22): the patches computed from the cached
+        node are written only under its resourceVersion, so a cache lagging our own
+        writes or another owner's stamp is a 409, and the node is then read live and the
+        patches computed again; a cached node that needs no write is read live too (a
+        cache can show a cordon that is gone). So the live node read is made only when
+        the cache cannot be trusted, not before every cordon."""
         await self.confirm(work)
-        # E10/E11: live, since a cache lagging our own writes would make our fresh
-        # cordon look pre-existing, or another owner's stamp look absent.
-        current = await self.reads.live_get(NODES, node)
-        if current is None:
-            return
         heat = (
             heat_until(work.now, seconds=heat_expiry_seconds(test.spec))
             if drives_sustained_load(test.kind)
             else None
         )
         prior = work.view.prior_unschedulable.get(node)
-        patches, record = cordon_patches(
-            current, stamp=RunRef.of(work.run), prior=prior, heat_until=heat
-        )
-        for patch in patches:
-            await self.client.patch(NODES, node, patch)
+        stamp = RunRef.of(work.run)
+        record = await self._cordon_from_cache(node, stamp=stamp, prior=prior, heat=heat)
+        if record is None:
+            # E10/E11: live, since a cache lagging our own writes would make our fresh
+            # cordon look pre-existing, or another owner's stamp look absent.
+            current = await self.reads.live_get(NODES, node)
+            if current is None:
+                return
+            patches, record = cordon_patches(current, stamp=stamp, prior=prior, heat_until=heat)
+            for patch in patches:
+                await self.client.patch(NODES, node, patch)
         recorded = work.view.cordoned_nodes
         if record and node not in recorded:
             work.status["cordonedNodes"] = sorted({*recorded, node})
             work.changed = True
+
+    async def _cordon_from_cache(
+        self, node: str, *, stamp: RunRef, prior: bool | None, heat: datetime | None
+    ) -> bool | None:
+        """The cordon written from the cached node under its resourceVersion: whether to
+        record it, or None when the cache cannot decide (no cached node, nothing to
+        write, or a 409: the cache lagged) and the node must be read live."""
+        cached = await self.reads.peek(NODES, node)
+        if cached is None:
+            return None
+        patches, record = cordon_patches(cached, stamp=stamp, prior=prior, heat_until=heat)
+        writes = conditioned(patches, cached)
+        if writes is None:
+            return None
+        try:
+            for patch in writes:
+                await self.client.patch(NODES, node, patch)
+        except ApiError as err:
+            if (is_conflict(err) or is_not_found(err)) and patch is writes[0]:
+                return None  # the cache lagged (or the node went): decide on a live read
+            raise
+        return record
+
+    async def release(self, work: Pass, node: str, *, prior: bool | None) -> None:
+        """E12: our stamp removed and the prior schedulability restored, written from
+        the cached node under its resourceVersion; a cache that shows no stamp of ours,
+        or lagged (409), is answered by :func:`kube.release_node`'s live read."""
+        stamp = RunRef.of(work.run)
+        cached = await self.reads.peek(NODES, node)
+        patch = release_patch(cached, stamp=stamp, prior=prior) if cached is not None else None
+        writes = conditioned([patch], cached) if patch is not None and cached is not None else None
+        if writes is not None:
+            try:
+                await self.client.patch(NODES, node, writes[0])
+                return
+            except ApiError as err:
+                if is_not_found(err):
+                    return
+                if not is_conflict(err):
+                    raise
+        await kube.release_node(self.client, node, stamp=stamp, prior=prior)
 
     def settle_rest(self, work: Pass, *, phase: Phase, message: str) -> None:
         """Every open result and every planned unit with no result gets ``phase``."""
