@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import structlog
 
@@ -85,6 +86,27 @@ JSON = dict[str, Any]
 def _uid(pod: Mapping[str, Any]) -> str:
     """The pod's UID: kept on its attempt once settled (the audit trail, 19.8)."""
     return str(kube.meta(pod).get("uid") or "")
+
+
+FANOUT: Final = 16
+"""The most requests one pass has in flight at once (releases, creates, log reads):
+enough to hide a request's round trip behind the others, few enough that one run's
+pass never floods the apiserver (the client's rate limit still applies to each)."""
+
+
+async def fan_out(calls: Sequence[Callable[[], Awaitable[None]]], *, limit: int = FANOUT) -> None:
+    """Run ``calls`` concurrently, at most ``limit`` at once; the first error is raised
+    once every call has ended (none is left running behind the pass)."""
+    gate = asyncio.Semaphore(limit)
+
+    async def bounded(call: Callable[[], Awaitable[None]]) -> None:
+        async with gate:
+            await call()
+
+    outcomes = await asyncio.gather(*(bounded(c) for c in calls), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
 
 
 def _unit_log_context(ex: Execution) -> Any:
@@ -216,14 +238,16 @@ class Sweeper(Part):
             if live is not None:
                 work.replace_pods(live)
                 busy = self._held(work)
-        keep: list[str] = []
+        keep = sorted(n for n in set(recorded) if n in busy)
         prior = work.view.prior_unschedulable
-        for node in sorted(set(recorded)):
-            if node in busy:
-                keep.append(node)
-                continue
-            # E12: only our own stamp is restored (a stale cache is a 409, then live).
-            await self.release(work, node, prior=prior.get(node))
+        # E12: only our own stamp is restored (a stale cache is a 409, then live); the
+        # releases are independent of each other, so they go out together (bounded).
+        await fan_out(
+            [
+                functools.partial(self.release, work, node, prior=prior.get(node))
+                for node in sorted(set(recorded) - busy)
+            ]
+        )
         if keep != recorded:
             work.changed = True
         status["cordonedNodes"] = keep
@@ -252,12 +276,25 @@ class Sweeper(Part):
         return run_phase(work.states())
 
     async def _create_planned(self, work: Pass) -> None:
-        """Create the pods the walk planned; a refusal or a foreign twin is an Error."""
-        namespace = work.view.namespace
+        """Create the pods the walk planned; a refusal or a foreign twin is an Error.
+
+        Units are independent, so their creates go out together (bounded); the pods of
+        one unit (a link's server and client, a group's ranks) are created in order,
+        since a refused member settles the attempt the later ones belong to."""
         planned, work.planned = work.planned, []
+        by_unit: dict[str, list[Launch]] = {}
         for launch in planned:
+            by_unit.setdefault(launch.execution.label, []).append(launch)
+        await fan_out(
+            [functools.partial(self._create_unit, work, launches) for launches in by_unit.values()]
+        )
+        work.wait(self.options.requeue_unstarted_seconds)
+
+    async def _create_unit(self, work: Pass, launches: Sequence[Launch]) -> None:
+        namespace = work.view.namespace
+        for launch in launches:
             if work.fail_fast_stops():
-                break  # D7: no new load once a required result has failed
+                return  # D7: no new load once a required result has failed
             if self._current(work, launch.execution).attempt != launch.execution.attempt:
                 continue  # its attempt was settled by an earlier launch of this pass
             with _unit_log_context(launch.execution):
@@ -273,7 +310,6 @@ class Sweeper(Part):
                     continue
             self.reads.created(work.run, str(kube.meta(created)["name"]))
             work.add_pod(created)
-        work.wait(self.options.requeue_unstarted_seconds)
 
     async def _existing_twin(self, work: Pass, launch: Launch) -> None:
         """Our create met a pod of the same name: adopt it only if it is provably ours."""
@@ -332,7 +368,44 @@ class Sweeper(Part):
         )
 
     async def sweep(self, work: Pass, *, launch: bool) -> Phase | None:
-        """Harvest and launch; the run's phase when nothing is left, else None."""
+        """Harvest and launch; the run's phase when nothing is left, else None.
+
+        The walk is in plan order (E8, E9 decide in it), but the runner logs it will
+        judge are read ahead, concurrently (:meth:`_read_ahead`)."""
+        self._read_ahead(work)
+        try:
+            return await self._walk(work, launch=launch)
+        finally:
+            for _, task in work.prefetched.values():
+                task.cancel()  # a read the walk did not reach (out of time, D7, an error)
+            work.prefetched.clear()
+
+    def _read_ahead(self, work: Pass) -> None:
+        """Start the log reads of the terminated pods the walk is about to judge: the
+        open Node units of the first test with any (E8 goes no further), each pod
+        proven ours first (a foreign pod is never read)."""
+        gate = asyncio.Semaphore(FANOUT)
+        for index, test in enumerate(work.plan.tests):
+            if test.scope in LINK_SCOPES:
+                return  # a link reads its sides itself, each once the link is judged
+            open_units = False
+            for unit in units_of_test(work.plan, index):
+                ex = work.execution(index, test, unit)
+                if not ex.open:
+                    continue
+                open_units = True
+                pod = work.pods.get(ex.pod_name)
+                if (
+                    pod is not None
+                    and podstate.terminated(pod)
+                    and self._unsupported(test) is None
+                    and self._foreign(work, ex, pod) is None
+                ):
+                    self.evidence.read_ahead(work, test, pod, gate=gate)
+            if open_units:
+                return
+
+    async def _walk(self, work: Pass, *, launch: bool) -> Phase | None:
         plan = work.plan
         for index, test in enumerate(plan.tests):
             if work.fail_fast_stops():
