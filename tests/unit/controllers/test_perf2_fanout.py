@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
+from typing import Any
 
 import pytest
 
 from glimmer.controllers.run import labels
+from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.sweep import FANOUT, fan_out
 from glimmer.engine import PODS
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
@@ -28,7 +31,8 @@ async def test_perf2_fan_out_runs_every_call_never_more_than_its_limit_at_once()
         running -= 1
         done.append(i)
 
-    task = asyncio.ensure_future(fan_out([lambda i=i: call(i) for i in range(3 * FANOUT)]))
+    calls = [functools.partial(call, i) for i in range(3 * FANOUT)]
+    task = asyncio.ensure_future(fan_out(calls))
     while peak < FANOUT:
         await asyncio.sleep(0)
     for _ in range(10):
@@ -56,7 +60,17 @@ async def test_perf2_fan_out_raises_only_once_every_call_has_ended() -> None:
     assert sorted(ended) == ["fails", "slow"]
 
 
-async def test_perf2_19_8_a_foreign_pod_under_our_name_is_never_read_ahead() -> None:
+async def test_perf2_19_8_a_foreign_pod_under_our_name_is_never_read_ahead(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    read_ahead: list[str] = []
+    original = Evidence.read_ahead
+
+    def spy(self: Evidence, work: Any, test: Any, pod: dict[str, Any], **kwargs: Any) -> None:
+        read_ahead.append(pod["metadata"]["name"])
+        original(self, work, test, pod, **kwargs)
+
+    monkeypatch.setattr(Evidence, "read_ahead", spy)
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run()
@@ -64,7 +78,7 @@ async def test_perf2_19_8_a_foreign_pod_under_our_name_is_never_read_ahead() -> 
     (ours,) = cluster.pods()
     name = ours["metadata"]["name"]
     foreign = copy.deepcopy(ours)
-    del foreign["metadata"]["ownerReferences"]  # not controlled by this run
+    foreign["spec"]["containers"][0]["image"] = "example.com/other:1"  # not this test's
     for key in ("uid", "resourceVersion", "creationTimestamp"):
         foreign["metadata"].pop(key, None)
     await cluster.client.delete(PODS, name, namespace=NS)
@@ -73,12 +87,23 @@ async def test_perf2_19_8_a_foreign_pod_under_our_name_is_never_read_ahead() -> 
     mark = len(cluster.client.requests)
     await cluster.reconcile()
     assert [r for r in cluster.client.requests[mark:] if r.verb == "log"] == []
+    assert read_ahead == []
     (result,) = (await cluster.run())["status"]["results"]
     assert result["phase"] == "Error" and "foreign pod" in result["message"], result
     assert labels.RUN_LABEL in cluster.pods()[0]["metadata"]["labels"]  # left where it is
 
 
-async def test_perf2_a_pass_harvests_every_finished_pod_and_releases_every_node() -> None:
+async def test_perf2_a_pass_harvests_every_finished_pod_and_releases_every_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    read_ahead: list[str] = []
+    original = Evidence.read_ahead
+
+    def spy(self: Evidence, work: Any, test: Any, pod: dict[str, Any], **kwargs: Any) -> None:
+        read_ahead.append(pod["metadata"]["name"])
+        original(self, work, test, pod, **kwargs)
+
+    monkeypatch.setattr(Evidence, "read_ahead", spy)
     cluster = Cluster(nodes=5)
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run(maxConcurrentNodes=5)
@@ -90,5 +115,6 @@ async def test_perf2_a_pass_harvests_every_finished_pod_and_releases_every_node(
     run = await cluster.run()
     assert run["status"]["phase"] == "Passed"
     assert [r.verb for r in cluster.client.requests[mark:]].count("log") == 5
+    assert len(read_ahead) == 5  # every one read ahead of the walk, once
     for node in cluster.node_names:
         assert labels.CORDON_OWNER not in (cluster.node(node)["metadata"].get("annotations") or {})
