@@ -31,7 +31,7 @@ from glimmer.controllers.run.indexes import (
     nodes_by_cordon_owner,
     pods_by_run,
 )
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
 from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler, now_utc
 from glimmer.engine import (
@@ -43,6 +43,7 @@ from glimmer.engine import (
     KubeClient,
     Readers,
     Watch,
+    compact,
     compact_node,
     compact_pod,
     strip_managed_fields,
@@ -73,6 +74,12 @@ def owner_run_keys(event: InformerEvent) -> list[str]:
         for ref in meta.get("ownerReferences") or []
         if ref.get("kind") == "BurnInRun" and ref.get("controller")
     ]
+
+
+def no_keys(event: InformerEvent) -> list[str]:
+    """A NodeFingerprint event enqueues nothing: the cache only answers E14's vendor read
+    at launch (a run waits on its pods, never on a fingerprint)."""
+    return []
 
 
 def run_controller(
@@ -125,6 +132,13 @@ def run_controller(
                 transform=compact_pod,
                 indexers={PODS_BY_RUN: pods_by_run},
                 to_keys=owner_run_keys,
+            ),
+            # E14: each launch reads its node's GPU vendor; cached, a miss confirmed live.
+            Watch(
+                FINGERPRINTS,
+                namespace=operator_namespace,
+                transform=compact,
+                to_keys=no_keys,
             ),
         ),
         options=ControllerOptions(max_concurrent_reconciles=workers),

@@ -8,12 +8,15 @@ from typing import Any
 
 import pytest
 
+from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import RUNS
-from glimmer.engine import NODES, CachedReader, InformerFactory, Resource
+from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
+from glimmer.controllers.run.setup import run_controller
+from glimmer.engine import NODES, CachedReader, InformerFactory, Readers, Resource
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 from tests.unit.controllers.run.test_run_reads_g import (
     cached,  # noqa: F401 (a pytest fixture, used by name)
+    cached_reconciler,
     calls_of_next_pass,
     start_run,
 )
@@ -156,3 +159,35 @@ async def test_perf2_a_passed_result_makes_no_event_a_failed_one_does() -> None:
     ]
     assert "TestPassed" not in reasons, reasons
     assert "TestFailed" in reasons, reasons
+
+
+async def test_perf2_E14_a_launch_reads_its_nodes_fingerprint_from_the_cache() -> None:
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.client.create(
+        FINGERPRINTS,
+        {"metadata": {"name": "n0"}, "status": {"gpus": [{"vendor": "nvidia"}]}},
+        namespace="glimmer-system",
+    )
+    factory = InformerFactory(cluster.client)
+    registration = run_controller(
+        client=cluster.client, namespace=None, operator_namespace="glimmer-system",
+        interlock=Interlock(),
+    )  # fmt: skip
+    for watch in registration.watches:
+        factory.informer(watch.resource, namespace=watch.namespace,
+                         label_selector=watch.label_selector, transform=watch.transform,
+                         indexers=watch.indexers)  # fmt: skip
+    factory.start()
+    try:
+        await settle_watches(cluster.client, factory)
+        cluster.reconciler = cached_reconciler(cluster, Readers.over(cluster.client, factory))
+        await cluster.create_run()
+        await settle_watches(cluster.client, factory)
+        mark = len(cluster.client.requests)
+        await cluster.reconcile()
+        assert len(cluster.live_pods()) == 1
+        gets = [r for r in cluster.client.requests[mark:] if r.verb == "get"]
+        assert not [r for r in gets if r.resource == str(FINGERPRINTS)], gets
+    finally:
+        await factory.stop()

@@ -10,13 +10,14 @@ from typing import Any
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run import cordon, labels, podstate
 from glimmer.controllers.run.indexes import nodes_by_cordon_owner, pods_by_run
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
 from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.setup import reaper_controller, run_controller
 from glimmer.engine import (
     NODES,
     PODS,
     FakeClient,
+    compact,
     compact_node,
     compact_pod,
     strip_managed_fields,
@@ -33,7 +34,8 @@ def test_perf2_nodes_and_runner_pods_are_cached_compact_runs_stripped() -> None:
                          interlock=Interlock())  # fmt: skip
     reaper = reaper_controller(client=client)
     by_resource = {w.resource: w.transform for r in (run, reaper) for w in r.watches}
-    assert by_resource == {RUNS: strip_managed_fields, PODS: compact_pod, NODES: compact_node}
+    assert by_resource == {RUNS: strip_managed_fields, PODS: compact_pod, NODES: compact_node,
+                           FINGERPRINTS: compact}  # fmt: skip
 
 
 async def _runner_pod() -> dict[str, Any]:
