@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.run import kube, labels
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.sweep import FANOUT, fan_out
 from glimmer.engine import PODS
@@ -116,5 +116,42 @@ async def test_perf2_a_pass_harvests_every_finished_pod_and_releases_every_node(
     assert run["status"]["phase"] == "Passed"
     assert [r.verb for r in cluster.client.requests[mark:]].count("log") == 5
     assert len(read_ahead) == 5  # every one read ahead of the walk, once
+    for node in cluster.node_names:
+        assert labels.CORDON_OWNER not in (cluster.node(node)["metadata"].get("annotations") or {})
+
+
+class Killed(BaseException):
+    """The manager dies here (not an Exception: nothing in the pass may swallow it)."""
+
+
+async def test_perf2_H_a_pass_killed_at_its_status_write_loses_no_settled_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Results settled in a pass exist only in memory until its one status write: a kill
+    there loses the write, and the next process settles the same results from the pods,
+    which are kept (each read again, none created twice)."""
+    cluster = Cluster(nodes=4)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run(maxConcurrentNodes=4)
+    await cluster.reconcile()
+    names = sorted(p["metadata"]["name"] for p in cluster.pods())
+    for name in names:
+        await cluster.kubelet(name, exit_code=0, log="ok=1\n")
+
+    async def killed(*args: Any, **kwargs: Any) -> Any:
+        raise Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(kube, "write_status", killed)
+        with pytest.raises(Killed):
+            await cluster.reconcile()  # harvested all four, then died before writing
+    assert not [r for r in (await cluster.run())["status"].get("results") or []
+                if r.get("phase") == "Passed"]  # fmt: skip
+    cluster.reconciler = cluster.new_reconciler()  # a fresh process
+    await cluster.reconcile()
+    run = await cluster.run()
+    assert run["status"]["phase"] == "Passed"
+    assert [r["phase"] for r in run["status"]["results"]] == ["Passed"] * 4
+    assert sorted(p["metadata"]["name"] for p in cluster.pods()) == names  # none re-created
     for node in cluster.node_names:
         assert labels.CORDON_OWNER not in (cluster.node(node)["metadata"].get("annotations") or {})
