@@ -66,6 +66,9 @@ class RunReads:
         self.readers = readers
         #: run UID -> names of pods created by this process, not yet seen in the cache.
         self._unseen: dict[str, set[str]] = {}
+        #: run UID -> (resourceVersion our last status write moved the run on from, how
+        #: many passes have been deferred since because the cache still showed it).
+        self._wrote: dict[str, tuple[str, int]] = {}
 
     # --- cached (falls back to live) ---------------------------------------------------
 
@@ -145,6 +148,45 @@ class RunReads:
             pods, cached = await self.live_pods_of(run), False
         return [p for p in pods if owned_by(p, str(meta["uid"]))], cached
 
+    def wrote(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> None:
+        """This process wrote the run: ``before`` as it was read, ``after`` the answer."""
+        old = str((before.get("metadata") or {}).get("resourceVersion") or "")
+        new = str((after.get("metadata") or {}).get("resourceVersion") or "")
+        if old and new and old != new:
+            self._wrote[str((after.get("metadata") or {})["uid"])] = (old, 0)
+
+    def behind_our_write(self, run: Mapping[str, Any], *, patience: int = 3) -> bool:
+        """Whether the cached ``run`` is the very version our last write replaced, so a
+        pass over it would redo what that write recorded and then lose a 409. True asks
+        the caller to wait for the cache (the write's own watch event requeues the run),
+        at most ``patience`` times in a row; then False (a cache that does not catch up
+        costs 409s, as before, never a wrong decision)."""
+        meta = run.get("metadata") or {}
+        uid = str(meta.get("uid") or "")
+        seen = self._wrote.get(uid)
+        if seen is None or seen[0] != str(meta.get("resourceVersion") or ""):
+            self._wrote.pop(uid, None)  # caught up (or someone else wrote since)
+            return False
+        if seen[1] >= patience:
+            self._wrote.pop(uid, None)
+            return False
+        self._wrote[uid] = (seen[0], seen[1] + 1)
+        return True
+
+    def shows_created(self, run: Mapping[str, Any], pods: Mapping[str, Any]) -> bool:
+        """Whether ``pods`` (the cached pods of ``run``, by name) hold every pod this
+        process created for it (those seen are forgotten: the cache keeps them now)."""
+        unseen = self._unseen.get(str((run.get("metadata") or {})["uid"]))
+        if not unseen:
+            return True
+        unseen.difference_update(pods)
+        return not unseen
+
+    def pods_for_release_settled(self, run: Mapping[str, Any]) -> None:
+        """A live list of ``run``'s pods was just read: nothing created before it is
+        unseen any more."""
+        self._unseen[str((run.get("metadata") or {})["uid"])] = set()
+
     def created(self, run: Mapping[str, Any], name: str) -> None:
         """This process created runner pod ``name`` for ``run`` (the apiserver said so)."""
         self._unseen.setdefault(str((run.get("metadata") or {})["uid"]), set()).add(name)
@@ -178,7 +220,7 @@ class RunReads:
                 if not is_not_found(err):
                     raise
         pods = await self.live_pods_of(run)
-        self._unseen[uid] = set()
+        self.pods_for_release_settled(run)
         return pods
 
     # --- live ------------------------------------------------------------------------

@@ -143,6 +143,13 @@ class Sweeper(Part):
         else:
             found, cached = await self.reads.pods_of(run)
         pods = {str(kube.meta(p)["name"]): p for p in found}
+        if cached and not self.reads.shows_created(run, pods):
+            # The cache has not shown pods this process just created: a walk over it
+            # would create them again (AlreadyExists, then a live read each). One live
+            # list instead, which also settles the release (pods_cached False).
+            found = await self.reads.live_pods_of(run)
+            pods, cached = {str(kube.meta(p)["name"]): p for p in found}, False
+            self.reads.pods_for_release_settled(run)
         return Pass(
             run=run,
             plan=plan,
@@ -257,9 +264,11 @@ class Sweeper(Part):
     async def _write(self, work: Pass) -> None:
         work.status["results"] = work.results
         self._recount(work)
+        before = work.run
         work.run = await kube.write_status(
             self.client, work.run, budget=self.options.status_budget_bytes
         )
+        self.reads.wrote(before, work.run)
         work.changed = False
         work.confirmed = True  # the write's answer is the apiserver's current object
 

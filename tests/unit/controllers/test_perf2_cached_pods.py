@@ -89,3 +89,53 @@ async def test_perf2_E16_a_stale_cached_pod_never_settles_a_pod_that_started(
     (result,) = (await cluster.run())["status"]["results"]
     assert result["phase"] == "Running", result
     assert [p["metadata"]["name"] for p in cluster.live_pods()] == [name]
+
+
+async def test_perf2_a_pass_over_a_cache_lagging_our_new_pods_creates_none_again(
+    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+) -> None:
+    cluster, factory = cached
+    await start_run(cluster, factory, cap=2)  # two pods created by this process
+    await settle_watches(cluster.client, factory)
+    cluster.reconciler.ctx.reads.cached = PodsUnseen(factory)  # the pod cache lags them
+    mark = len(cluster.client.requests)
+    await cluster.reconcile()
+    calls = [(r.verb, r.resource) for r in cluster.client.requests[mark:] if r.verb != "watch"]
+    assert ("create", "pods") not in calls, calls  # no AlreadyExists round trips
+    assert ("list", "pods") in calls  # one live list instead
+    assert len(cluster.pods()) == 2
+
+
+class BeforeOurWrite(CachedReader):
+    """The manager's caches, with the run frozen at one older copy."""
+
+    def __init__(self, factory: InformerFactory, run: dict[str, Any]) -> None:
+        super().__init__(factory)
+        self.run = run
+
+    async def get(self, resource: Resource, name: str, **kwargs: Any) -> Any:
+        if resource == RUNS:
+            return copy.deepcopy(self.run)
+        return await super().get(resource, name, **kwargs)
+
+
+async def test_perf2_a_cached_run_behind_our_own_write_waits_for_the_cache(
+    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+) -> None:
+    cluster, factory = cached
+    await start_run(cluster, factory, cap=1)
+    (pod,) = cluster.live_pods()
+    await cluster.kubelet(pod["metadata"]["name"], exit_code=None)
+    before = await cluster.run()
+    await settle_watches(cluster.client, factory)
+    await cluster.reconcile()  # records the start: a status write by this process
+    assert (await cluster.run())["metadata"]["resourceVersion"] != before["metadata"][
+        "resourceVersion"
+    ]
+    cluster.reconciler.ctx.reads.cached = BeforeOurWrite(factory, before)
+    mark = len(cluster.client.requests)
+    for _ in range(3):
+        assert (await cluster.reconcile()).requeue_after == 1.0
+    assert [r for r in cluster.client.requests[mark:] if r.verb != "watch"] == []
+    await cluster.reconcile()  # patience spent: the pass goes ahead (and loses a 409)
+    assert [r for r in cluster.client.requests[mark:] if r.verb != "watch"] != []
