@@ -128,6 +128,16 @@ async def run_manager(
         await client.close()
 
 
+def _qps(value: float) -> float:
+    """``--kube-api-qps``: at least 1, or negative (client-go's -1) for no limit; 0 and
+    fractions are refused (a bucket that refills that slowly would stall a run)."""
+    if value < 0:
+        return -1.0
+    if value < 1:
+        raise click.BadParameter(f"{value} is neither at least 1 nor -1 (no limit)")
+    return value
+
+
 @click.command()
 @click.option(
     "--kubeconfig",
@@ -188,16 +198,18 @@ async def run_manager(
 )
 @click.option(
     "--kube-api-qps",
-    type=click.FloatRange(min=1.0),
-    default=50.0,
+    type=float,
+    callback=lambda _ctx, _param, value: _qps(value),
+    default=ClientOptions().qps,
     show_default=True,
-    help="Sustained requests per second to the apiserver (a thousand-node run needs more "
-    "than client-go's 20).",
+    help="Sustained requests per second to the apiserver, at least 1; -1 for no "
+    "client-side limit (the apiserver's API Priority and Fairness still applies). "
+    "See docs/performance.md for sizing.",
 )
 @click.option(
     "--kube-api-burst",
     type=click.IntRange(min=1),
-    default=100,
+    default=ClientOptions().burst,
     show_default=True,
     help="Requests allowed above --kube-api-qps in a burst.",
 )

@@ -128,6 +128,19 @@ def cordon_patches(
     return patches, True
 
 
+def conditioned(patches: list[JSON], node: Mapping[str, Any]) -> list[JSON] | None:
+    """``patches`` with the first one preconditioned on ``node``'s resourceVersion, so
+    that a node read from a cache is written only if the cache was current (a stale
+    view is a 409, never a write); None when nothing is to be written or ``node`` has
+    no resourceVersion to condition on."""
+    version = _precondition(node)
+    if not patches or not version:
+        return None
+    first = dict(patches[0])
+    first["metadata"] = {**(first.get("metadata") or {}), **version}
+    return [first, *patches[1:]]
+
+
 def release_patch(node: Mapping[str, Any], *, stamp: RunRef, prior: bool | None) -> JSON | None:
     """E12: restore what was there if the stamp is still ours; None when it is not."""
     owner = owner_of(node)

@@ -16,6 +16,7 @@ kubelet marks), the operator itself records ``sim``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -257,9 +258,15 @@ class Evidence(Part):
         name = str(kube.meta(pod)["name"])
         namespace = str(kube.meta(work.run)["namespace"])
         exit_code = podstate.exit_code(pod)
-        read = await read_runner_log(
-            self.client, pod=name, namespace=namespace, kind=test.kind, exit_code=exit_code
-        )
+        ahead = work.prefetched.pop(name, None)
+        if ahead is not None and ahead[0] == str(kube.meta(pod).get("uid") or ""):
+            read: LogRead = await ahead[1]  # the same read, started ahead of the walk
+        else:
+            if ahead is not None:
+                ahead[1].cancel()
+            read = await read_runner_log(
+                self.client, pod=name, namespace=namespace, kind=test.kind, exit_code=exit_code
+            )
         provenance = Provenance.SIM if await self.simulated(pod) else None
         report = read.report
         if read.cut:
@@ -281,6 +288,25 @@ class Evidence(Part):
         if not read.cut and report.artifacts_in_order:
             refs = await self._store_artifacts(work, test, name, report)
         return verdict, refs
+
+    def read_ahead(
+        self, work: Pass, test: PlannedTest, pod: JSON, *, gate: asyncio.Semaphore
+    ) -> None:
+        """Start the whole-log read :meth:`judge` will make of terminated ``pod``, bounded
+        by ``gate`` (the caller has proven the pod ours: a foreign pod is never read)."""
+        meta = kube.meta(pod)
+        name = str(meta["name"])
+        if name in work.prefetched:
+            return
+
+        async def read() -> LogRead:
+            async with gate:
+                return await read_runner_log(
+                    self.client, pod=name, namespace=str(kube.meta(work.run)["namespace"]),
+                    kind=test.kind, exit_code=podstate.exit_code(pod),
+                )  # fmt: skip
+
+        work.prefetched[name] = (str(meta.get("uid") or ""), asyncio.ensure_future(read()))
 
     async def simulated(self, pod: Mapping[str, Any]) -> bool:
         """I19.4: the dispatcher's own knowledge that the pod ran against the simulated

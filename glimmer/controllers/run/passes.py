@@ -6,6 +6,7 @@ stays linear in the size of the run, which may hold thousands of node results.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import math
 import time
@@ -131,6 +132,9 @@ class Pass:
     _required: dict[str, bool] = field(default_factory=dict)
     _busy: set[str] | None = None
     _stops: bool | None = None
+    #: Runner logs read ahead of the walk, concurrently (pod name -> (pod UID, read)):
+    #: the walk judges each pod in order, but need not wait for each read in turn.
+    prefetched: dict[str, tuple[str, asyncio.Task[Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Indexes keep one pass linear in the run's size (thousands of node results).

@@ -54,11 +54,21 @@ def uncached(client: KubeClient) -> Readers:
 
 
 class RunReads:
-    """The cached and live reads of the run reconciler, with the fallbacks in one place."""
+    """The cached and live reads of the run reconciler, with the fallbacks in one place.
+
+    It remembers, per run UID, which runner pods this process created that the pod cache
+    has not shown yet (:meth:`created`), so :meth:`pods_for_release` can tell a cache
+    that is complete for a run from one that lags its newest pod.
+    """
 
     def __init__(self, readers: Readers) -> None:
         self.cached: CachedReader = readers.cached
         self.readers = readers
+        #: run UID -> names of pods created by this process, not yet seen in the cache.
+        self._unseen: dict[str, set[str]] = {}
+        #: run UID -> (resourceVersion our last status write moved the run on from, how
+        #: many passes have been deferred since because the cache still showed it).
+        self._wrote: dict[str, tuple[str, int]] = {}
 
     # --- cached (falls back to live) ---------------------------------------------------
 
@@ -74,6 +84,38 @@ class RunReads:
             if not is_not_found(err):
                 raise
         return await self.live_get(resource, name, namespace=namespace)
+
+    async def get_metadata(
+        self, resource: Resource, name: str, *, namespace: str | None = None
+    ) -> JSON | None:
+        """Only the object's ``metadata``, or None when it does not exist; cached (a copy
+        of the metadata alone, not of a megabyte of run status), a miss confirmed live."""
+        try:
+            return await self.cached.get_metadata(resource, name, namespace=namespace)
+        except NotCachedError:
+            pass
+        except ApiError as err:
+            if not is_not_found(err):
+                raise
+        live = await self.live_get(resource, name, namespace=namespace)
+        return None if live is None else dict(live.get("metadata") or {})
+
+    async def peek(
+        self, resource: Resource, name: str, *, namespace: str | None = None
+    ) -> JSON | None:
+        """The cached object alone, never a request: None when no cache holds it.
+
+        Only for a write preconditioned on the object's resourceVersion, so that the
+        apiserver refuses it (409) when the cache lagged; what the cache says needs no
+        write is no decision at all, and is read live by the caller (E22)."""
+        try:
+            return await self.cached.get(resource, name, namespace=namespace)
+        except NotCachedError:
+            return None
+        except ApiError as err:
+            if is_not_found(err):
+                return None
+            raise
 
     async def list(
         self,
@@ -105,6 +147,81 @@ class RunReads:
         except NotCachedError:
             pods, cached = await self.live_pods_of(run), False
         return [p for p in pods if owned_by(p, str(meta["uid"]))], cached
+
+    def wrote(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> None:
+        """This process wrote the run: ``before`` as it was read, ``after`` the answer."""
+        old = str((before.get("metadata") or {}).get("resourceVersion") or "")
+        new = str((after.get("metadata") or {}).get("resourceVersion") or "")
+        if old and new and old != new:
+            self._wrote[str((after.get("metadata") or {})["uid"])] = (old, 0)
+
+    def behind_our_write(self, run: Mapping[str, Any], *, patience: int = 3) -> bool:
+        """Whether the cached ``run`` is the very version our last write replaced, so a
+        pass over it would redo what that write recorded and then lose a 409. True asks
+        the caller to wait for the cache (the write's own watch event requeues the run),
+        at most ``patience`` times in a row; then False (a cache that does not catch up
+        costs 409s, as before, never a wrong decision)."""
+        meta = run.get("metadata") or {}
+        uid = str(meta.get("uid") or "")
+        seen = self._wrote.get(uid)
+        if seen is None or seen[0] != str(meta.get("resourceVersion") or ""):
+            self._wrote.pop(uid, None)  # caught up (or someone else wrote since)
+            return False
+        if seen[1] >= patience:
+            self._wrote.pop(uid, None)
+            return False
+        self._wrote[uid] = (seen[0], seen[1] + 1)
+        return True
+
+    def shows_created(self, run: Mapping[str, Any], pods: Mapping[str, Any]) -> bool:
+        """Whether ``pods`` (the cached pods of ``run``, by name) hold every pod this
+        process created for it (those seen are forgotten: the cache keeps them now)."""
+        unseen = self._unseen.get(str((run.get("metadata") or {})["uid"]))
+        if not unseen:
+            return True
+        unseen.difference_update(pods)
+        return not unseen
+
+    def pods_for_release_settled(self, run: Mapping[str, Any]) -> None:
+        """A live list of ``run``'s pods was just read: nothing created before it is
+        unseen any more."""
+        self._unseen[str((run.get("metadata") or {})["uid"])] = set()
+
+    def created(self, run: Mapping[str, Any], name: str) -> None:
+        """This process created runner pod ``name`` for ``run`` (the apiserver said so)."""
+        self._unseen.setdefault(str((run.get("metadata") or {})["uid"]), set()).add(name)
+
+    async def pods_for_release(self, run: Mapping[str, Any]) -> Objects | None:
+        """E12/H: None when the cached pods of ``run`` can decide a release, else the
+        live list to decide it on.
+
+        The only way a cache gets a release wrong is by lacking a pod (a pod it still
+        shows after it ended only holds a node longer). Every runner pod is created by
+        this manager, so the cache is complete for a run once it shows every pod this
+        process created for it; pods a previous process created are covered by the one
+        live list each run gets first in a process (the cache synced after they
+        existed). Anything else (a pod not shown yet, no cache) is a live list, after
+        which nothing is unseen."""
+        meta = run.get("metadata") or {}
+        uid = str(meta["uid"])
+        unseen = self._unseen.get(uid)
+        if unseen is not None:
+            _, selector = kube.run_pod_selector(run)
+            try:
+                for name in sorted(unseen):
+                    await self.cached.get_metadata(
+                        PODS, name, namespace=str(meta["namespace"]), label_selector=selector
+                    )
+                    unseen.discard(name)
+                return None
+            except NotCachedError:
+                pass
+            except ApiError as err:
+                if not is_not_found(err):
+                    raise
+        pods = await self.live_pods_of(run)
+        self.pods_for_release_settled(run)
+        return pods
 
     # --- live ------------------------------------------------------------------------
 

@@ -91,6 +91,12 @@ class RunReconciler:
         # 409), the cordon confirms the view first (reads.confirm), and a cached "not
         # found" is confirmed live before the run is taken as gone.
         run = await self.reads.get(kube.RUNS, name, namespace=namespace)
+        if run is not None and self.reads.behind_our_write(run):
+            # The cache still shows the run as it was before our last status write: its
+            # own watch event requeues the run in a moment (the 1 s is a backstop). A
+            # pass over it would redo what that write recorded and lose a 409. After a
+            # few such waits the pass goes ahead (its writes are 409s until it catches up).
+            return Result(requeue_after=1.0)
         if run is None:
             self.interlock.drop_run(key)
             if self._forget is not None:

@@ -4,10 +4,16 @@ Both are keyed so that the workqueue gives one worker per object, which is all t
 concurrency safety the run reconciler needs: it keeps no state between passes except
 the shared :class:`~glimmer.controllers.interlock.Interlock`, rebuilt from the cluster.
 
-The caches they fill store objects without ``managedFields`` (the ingest transform):
-that is usually the largest part of an object and no rule reads it, so every field a
-reconciler reads is kept. Pods are indexed by run, nodes by cordon owner, for the
-cached reader (see :mod:`glimmer.engine.reader`).
+The caches they fill store objects without ``managedFields`` (the ingest transforms):
+that is usually the largest part of an object and no rule reads it. Nodes and runner
+pods, cached by the thousand, go through :func:`~glimmer.engine.compact_node` /
+:func:`~glimmer.engine.compact_pod` (equal strings shared; on nodes the kubelet's image
+list and volume bookkeeping dropped, which no rule reads either), so every field a
+reconciler reads is kept (tests/unit/controllers/test_perf2_transforms.py). Runs keep
+:func:`~glimmer.engine.strip_managed_fields` only: a run is re-ingested on every status
+write, and sharing the strings of a megabyte of status would cost CPU each time for
+one object. Pods are indexed by run, nodes by cordon owner, for the cached reader (see
+:mod:`glimmer.engine.reader`).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from glimmer.controllers.run.indexes import (
     nodes_by_cordon_owner,
     pods_by_run,
 )
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
 from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler, now_utc
 from glimmer.engine import (
@@ -37,6 +43,9 @@ from glimmer.engine import (
     KubeClient,
     Readers,
     Watch,
+    compact,
+    compact_node,
+    compact_pod,
     strip_managed_fields,
 )
 from glimmer.sinks import RunExporter
@@ -65,6 +74,12 @@ def owner_run_keys(event: InformerEvent) -> list[str]:
         for ref in meta.get("ownerReferences") or []
         if ref.get("kind") == "BurnInRun" and ref.get("controller")
     ]
+
+
+def no_keys(event: InformerEvent) -> list[str]:
+    """A NodeFingerprint event enqueues nothing: the cache only answers E14's vendor read
+    at launch (a run waits on its pods, never on a fingerprint)."""
+    return []
 
 
 def run_controller(
@@ -114,9 +129,16 @@ def run_controller(
                 PODS,
                 namespace=namespace,
                 label_selector=labels.RUN_LABEL,
-                transform=strip_managed_fields,
+                transform=compact_pod,
                 indexers={PODS_BY_RUN: pods_by_run},
                 to_keys=owner_run_keys,
+            ),
+            # E14: each launch reads its node's GPU vendor; cached, a miss confirmed live.
+            Watch(
+                FINGERPRINTS,
+                namespace=operator_namespace,
+                transform=compact,
+                to_keys=no_keys,
             ),
         ),
         options=ControllerOptions(max_concurrent_reconciles=workers),
@@ -135,7 +157,7 @@ def reaper_controller(
         watches=(
             Watch(
                 NODES,
-                transform=strip_managed_fields,
+                transform=compact_node,
                 indexers={NODES_BY_CORDON_OWNER: nodes_by_cordon_owner},
             ),
         ),

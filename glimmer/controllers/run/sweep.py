@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final
 
 import structlog
 
@@ -39,7 +41,7 @@ from glimmer.contract.kinds import drives_sustained_load
 from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.artifacts import merge_refs
 from glimmer.controllers.run.context import Part, RunContext, run_key
-from glimmer.controllers.run.cordon import cordon_patches, heat_until
+from glimmer.controllers.run.cordon import conditioned, cordon_patches, heat_until, release_patch
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.finish import Finisher
@@ -56,7 +58,7 @@ from glimmer.controllers.run.passes import (
 from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
 from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.view import RunView
-from glimmer.engine import NODES, PODS, ApiError, is_already_exists
+from glimmer.engine import NODES, PODS, ApiError, is_already_exists, is_conflict, is_not_found
 from glimmer.plan import (
     ImageError,
     PinnedPlan,
@@ -86,6 +88,27 @@ def _uid(pod: Mapping[str, Any]) -> str:
     return str(kube.meta(pod).get("uid") or "")
 
 
+FANOUT: Final = 16
+"""The most requests one pass has in flight at once (releases, creates, log reads):
+enough to hide a request's round trip behind the others, few enough that one run's
+pass never floods the apiserver (the client's rate limit still applies to each)."""
+
+
+async def fan_out(calls: Sequence[Callable[[], Awaitable[None]]], *, limit: int = FANOUT) -> None:
+    """Run ``calls`` concurrently, at most ``limit`` at once; the first error is raised
+    once every call has ended (none is left running behind the pass)."""
+    gate = asyncio.Semaphore(limit)
+
+    async def bounded(call: Callable[[], Awaitable[None]]) -> None:
+        async with gate:
+            await call()
+
+    outcomes = await asyncio.gather(*(bounded(c) for c in calls), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+
+
 def _unit_log_context(ex: Execution) -> Any:
     """Log lines about one unit carry its test and node (beside the run's namespace and
     name, bound per reconcile by the controller)."""
@@ -103,14 +126,30 @@ class Sweeper(Part):
         self.links = Links(self)
 
     async def new_pass(self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False) -> Pass:
-        """A pass over ``run``. Its pods come from the cache (``live_pods``: a live list,
-        for a decision a lagging cache would get wrong); the walk reads a pod that its
-        status expects but the cache lacks live (H), and a release re-lists them live."""
+        """A pass over ``run``. Its pods come from the cache (by the run-label index, no
+        list request). The live reads the rules keep:
+
+        - ``live_pods``: a live list, for a decision a lagging cache would get wrong
+          (E18's cancel waits for what is running);
+        - a pod that status expects but the cache lacks is read live by name before its
+          attempt is settled as deleted (H, :meth:`get_pod`), and so is a twin our
+          create met (its foreign check runs on the live pod);
+        - a release is decided on a live list unless the cache shows every pod this
+          process created for the run (E12, :meth:`RunReads.pods_for_release`);
+        - a cordon confirms the run view and reads the node live first (E10, E22).
+        """
         if live_pods:
             found, cached = await self.reads.live_pods_of(run), False
         else:
             found, cached = await self.reads.pods_of(run)
         pods = {str(kube.meta(p)["name"]): p for p in found}
+        if cached and not self.reads.shows_created(run, pods):
+            # The cache has not shown pods this process just created: a walk over it
+            # would create them again (AlreadyExists, then a live read each). One live
+            # list instead, which also settles the release (pods_cached False).
+            found = await self.reads.live_pods_of(run)
+            pods, cached = {str(kube.meta(p)["name"]): p for p in found}, False
+            self.reads.pods_for_release_settled(run)
         return Pass(
             run=run,
             plan=plan,
@@ -199,20 +238,23 @@ class Sweeper(Part):
         recorded = work.view.cordoned_nodes
         busy = self._held(work)
         if work.pods_cached and set(recorded) - busy:
-            # H/E12: a release is decided on a live pod list, since a cache lagging a
-            # pod created a moment ago would hand its node back while it loads it.
-            work.replace_pods(await self.reads.live_pods_of(work.run))
-            busy = self._held(work)
-        keep: list[str] = []
+            # H/E12: a cache lagging a pod created a moment ago would hand its node back
+            # while it loads it: the release is decided on the cache only once it shows
+            # every pod this process created for the run, else on a live list.
+            live = await self.reads.pods_for_release(work.run)
+            if live is not None:
+                work.replace_pods(live)
+                busy = self._held(work)
+        keep = sorted(n for n in set(recorded) if n in busy)
         prior = work.view.prior_unschedulable
-        for node in sorted(set(recorded)):
-            if node in busy:
-                keep.append(node)
-                continue
-            # E12: release_node reads the node live and restores only our own stamp.
-            await kube.release_node(
-                self.client, node, stamp=RunRef.of(work.run), prior=prior.get(node)
-            )
+        # E12: only our own stamp is restored (a stale cache is a 409, then live); the
+        # releases are independent of each other, so they go out together (bounded).
+        await fan_out(
+            [
+                functools.partial(self.release, work, node, prior=prior.get(node))
+                for node in sorted(set(recorded) - busy)
+            ]
+        )
         if keep != recorded:
             work.changed = True
         status["cordonedNodes"] = keep
@@ -222,9 +264,11 @@ class Sweeper(Part):
     async def _write(self, work: Pass) -> None:
         work.status["results"] = work.results
         self._recount(work)
+        before = work.run
         work.run = await kube.write_status(
             self.client, work.run, budget=self.options.status_budget_bytes
         )
+        self.reads.wrote(before, work.run)
         work.changed = False
         work.confirmed = True  # the write's answer is the apiserver's current object
 
@@ -241,12 +285,25 @@ class Sweeper(Part):
         return run_phase(work.states())
 
     async def _create_planned(self, work: Pass) -> None:
-        """Create the pods the walk planned; a refusal or a foreign twin is an Error."""
-        namespace = work.view.namespace
+        """Create the pods the walk planned; a refusal or a foreign twin is an Error.
+
+        Units are independent, so their creates go out together (bounded); the pods of
+        one unit (a link's server and client, a group's ranks) are created in order,
+        since a refused member settles the attempt the later ones belong to."""
         planned, work.planned = work.planned, []
+        by_unit: dict[str, list[Launch]] = {}
         for launch in planned:
+            by_unit.setdefault(launch.execution.label, []).append(launch)
+        await fan_out(
+            [functools.partial(self._create_unit, work, launches) for launches in by_unit.values()]
+        )
+        work.wait(self.options.requeue_unstarted_seconds)
+
+    async def _create_unit(self, work: Pass, launches: Sequence[Launch]) -> None:
+        namespace = work.view.namespace
+        for launch in launches:
             if work.fail_fast_stops():
-                break  # D7: no new load once a required result has failed
+                return  # D7: no new load once a required result has failed
             if self._current(work, launch.execution).attempt != launch.execution.attempt:
                 continue  # its attempt was settled by an earlier launch of this pass
             with _unit_log_context(launch.execution):
@@ -260,8 +317,8 @@ class Sweeper(Part):
                     else:
                         raise
                     continue
+            self.reads.created(work.run, str(kube.meta(created)["name"]))
             work.add_pod(created)
-        work.wait(self.options.requeue_unstarted_seconds)
 
     async def _existing_twin(self, work: Pass, launch: Launch) -> None:
         """Our create met a pod of the same name: adopt it only if it is provably ours."""
@@ -320,7 +377,44 @@ class Sweeper(Part):
         )
 
     async def sweep(self, work: Pass, *, launch: bool) -> Phase | None:
-        """Harvest and launch; the run's phase when nothing is left, else None."""
+        """Harvest and launch; the run's phase when nothing is left, else None.
+
+        The walk is in plan order (E8, E9 decide in it), but the runner logs it will
+        judge are read ahead, concurrently (:meth:`_read_ahead`)."""
+        self._read_ahead(work)
+        try:
+            return await self._walk(work, launch=launch)
+        finally:
+            for _, task in work.prefetched.values():
+                task.cancel()  # a read the walk did not reach (out of time, D7, an error)
+            work.prefetched.clear()
+
+    def _read_ahead(self, work: Pass) -> None:
+        """Start the log reads of the terminated pods the walk is about to judge: the
+        open Node units of the first test with any (E8 goes no further), each pod
+        proven ours first (a foreign pod is never read)."""
+        gate = asyncio.Semaphore(FANOUT)
+        for index, test in enumerate(work.plan.tests):
+            if test.scope in LINK_SCOPES:
+                return  # a link reads its sides itself, each once the link is judged
+            open_units = False
+            for unit in units_of_test(work.plan, index):
+                ex = work.execution(index, test, unit)
+                if not ex.open:
+                    continue
+                open_units = True
+                pod = work.pods.get(ex.pod_name)
+                if (
+                    pod is not None
+                    and podstate.terminated(pod)
+                    and self._unsupported(test) is None
+                    and self._foreign(work, ex, pod) is None
+                ):
+                    self.evidence.read_ahead(work, test, pod, gate=gate)
+            if open_units:
+                return
+
+    async def _walk(self, work: Pass, *, launch: bool) -> Phase | None:
         plan = work.plan
         for index, test in enumerate(plan.tests):
             if work.fail_fast_stops():
@@ -393,6 +487,17 @@ class Sweeper(Part):
             problem = self._foreign(work, ex, pod)
             if problem is not None:
                 return self.record_foreign(work, ex, pod, problem=problem)
+            if work.pods_cached and not podstate.terminated(pod) and self._gives_up(work, ex, pod):
+                # A stale cache never settles a live pod early: the pod it would give up
+                # on (overdue, or an image that will not arrive) is read live first.
+                pod = await self.get_pod(work, ex.pod_name)
+                if pod is None:
+                    work.forget_pod(ex.pod_name)
+                    work.wait(1.0)  # gone since the cache saw it: the next pass decides
+                    return Step.WAITING
+                problem = self._foreign(work, ex, pod)
+                if problem is not None:
+                    return self.record_foreign(work, ex, pod, problem=problem)
             work.add_pod(pod)
             if podstate.terminated(pod):
                 return await self._harvest(work, ex, pod)
@@ -519,13 +624,14 @@ class Sweeper(Part):
         where = ex.label.replace("/", " on ", 1)
         if not new_state.open:
             work.deliveries.append(Delivery(Reason.TEST_COMPLETED, ex.label, work.run))
-            work.events.append(
-                (
-                    "Warning" if new_state.phase in (Phase.FAILED, Phase.ERROR) else "Normal",
-                    f"Test{new_state.phase}",
-                    f"{where}: {new_state.phase}: {new_state.message}",
-                )
-            )
+            if new_state.phase in (Phase.FAILED, Phase.ERROR):
+                # An Event says what needs a look; a passed result is in status, in the
+                # sinks' TestCompleted and in the run's own transition Events, so it
+                # costs the apiserver no Event per node (no rule asks for one).
+                work.events.append(
+                    ("Warning", f"Test{new_state.phase}",
+                     f"{where}: {new_state.phase}: {new_state.message}")
+                )  # fmt: skip
             return Step.SETTLED
         if verdict.phase is Phase.ERROR:
             work.events.append(
@@ -543,6 +649,22 @@ class Sweeper(Part):
             finished=podstate.finished_at(pod) or format_time(work.now), artifacts=refs,
             pod_uid=_uid(pod),
         )  # fmt: skip
+
+    def _gives_up(self, work: Pass, ex: Execution, pod: JSON) -> bool:
+        """Whether :meth:`_running_or_pending` would settle this live pod as Error: it is
+        overdue (E16), or it never started and its image will not arrive."""
+        created = kube.meta(pod).get("creationTimestamp")
+        age = (work.now - parse_time(str(created))).total_seconds() if created else 0.0
+        if age >= overdue_after_seconds(ex.test.spec):
+            return True
+        if podstate.started_at(pod):
+            return False
+        reason, _ = podstate.waiting(pod)
+        if reason in podstate.PERMANENT_IMAGE_REASONS:
+            return True
+        return (
+            reason in podstate.IMAGE_PULL_REASONS and age >= self.options.image_pull_grace_seconds
+        )
 
     def _running_or_pending(self, work: Pass, ex: Execution, pod: JSON) -> Step:
         """A live pod: its start recorded (the UID pinned), or it is overdue (E16) or
@@ -569,7 +691,7 @@ class Sweeper(Part):
                 }
                 base["attempts"] = [*(base.get("attempts") or []), flight]
                 work.put(base, ex.state)  # the in-flight entry is not the verdict's
-            if age >= overdue:
+            if self._gives_up(work, ex, pod):
                 # E16: the kubelet's own deadline should have ended it long ago (a lost
                 # node, a stuck kubelet); nothing it printed is a verdict.
                 message = (
@@ -587,9 +709,8 @@ class Sweeper(Part):
         # Never started: overdue (E16), or an image that will not be pulled.
         reason, detail = podstate.waiting(pod)
         pulling = reason in podstate.IMAGE_PULL_REASONS
-        permanent = reason in podstate.PERMANENT_IMAGE_REASONS
         grace = self.options.image_pull_grace_seconds
-        if permanent or (pulling and age >= grace) or age >= overdue:
+        if self._gives_up(work, ex, pod):
             account = podstate.scheduler_message(pod)
             if reason:
                 account = f"container waiting: {reason}" + (f": {detail}" if detail else "")
@@ -647,28 +768,78 @@ class Sweeper(Part):
             work.confirmed = True
 
     async def cordon(self, work: Pass, test: PlannedTest, node: str) -> None:
-        """E10/E11: live read, stamp first, cordon second, with a precondition."""
+        """E10/E11: stamp first, cordon second, the first write preconditioned on the
+        node's resourceVersion.
+
+        A stale cache never decides a cordon (E22): the patches computed from the cached
+        node are written only under its resourceVersion, so a cache lagging our own
+        writes or another owner's stamp is a 409, and the node is then read live and the
+        patches computed again; a cached node that needs no write is read live too (a
+        cache can show a cordon that is gone). So the live node read is made only when
+        the cache cannot be trusted, not before every cordon."""
         await self.confirm(work)
-        # E10/E11: live, since a cache lagging our own writes would make our fresh
-        # cordon look pre-existing, or another owner's stamp look absent.
-        current = await self.reads.live_get(NODES, node)
-        if current is None:
-            return
         heat = (
             heat_until(work.now, seconds=heat_expiry_seconds(test.spec))
             if drives_sustained_load(test.kind)
             else None
         )
         prior = work.view.prior_unschedulable.get(node)
-        patches, record = cordon_patches(
-            current, stamp=RunRef.of(work.run), prior=prior, heat_until=heat
-        )
-        for patch in patches:
-            await self.client.patch(NODES, node, patch)
+        stamp = RunRef.of(work.run)
+        record = await self._cordon_from_cache(node, stamp=stamp, prior=prior, heat=heat)
+        if record is None:
+            # E10/E11: live, since a cache lagging our own writes would make our fresh
+            # cordon look pre-existing, or another owner's stamp look absent.
+            current = await self.reads.live_get(NODES, node)
+            if current is None:
+                return
+            patches, record = cordon_patches(current, stamp=stamp, prior=prior, heat_until=heat)
+            for patch in patches:
+                await self.client.patch(NODES, node, patch)
         recorded = work.view.cordoned_nodes
         if record and node not in recorded:
             work.status["cordonedNodes"] = sorted({*recorded, node})
             work.changed = True
+
+    async def _cordon_from_cache(
+        self, node: str, *, stamp: RunRef, prior: bool | None, heat: datetime | None
+    ) -> bool | None:
+        """The cordon written from the cached node under its resourceVersion: whether to
+        record it, or None when the cache cannot decide (no cached node, nothing to
+        write, or a 409: the cache lagged) and the node must be read live."""
+        cached = await self.reads.peek(NODES, node)
+        if cached is None:
+            return None
+        patches, record = cordon_patches(cached, stamp=stamp, prior=prior, heat_until=heat)
+        writes = conditioned(patches, cached)
+        if writes is None:
+            return None
+        try:
+            for patch in writes:
+                await self.client.patch(NODES, node, patch)
+        except ApiError as err:
+            if (is_conflict(err) or is_not_found(err)) and patch is writes[0]:
+                return None  # the cache lagged (or the node went): decide on a live read
+            raise
+        return record
+
+    async def release(self, work: Pass, node: str, *, prior: bool | None) -> None:
+        """E12: our stamp removed and the prior schedulability restored, written from
+        the cached node under its resourceVersion; a cache that shows no stamp of ours,
+        or lagged (409), is answered by :func:`kube.release_node`'s live read."""
+        stamp = RunRef.of(work.run)
+        cached = await self.reads.peek(NODES, node)
+        patch = release_patch(cached, stamp=stamp, prior=prior) if cached is not None else None
+        writes = conditioned([patch], cached) if patch is not None and cached is not None else None
+        if writes is not None:
+            try:
+                await self.client.patch(NODES, node, writes[0])
+                return
+            except ApiError as err:
+                if is_not_found(err):
+                    return
+                if not is_conflict(err):
+                    raise
+        await kube.release_node(self.client, node, stamp=stamp, prior=prior)
 
     def settle_rest(self, work: Pass, *, phase: Phase, message: str) -> None:
         """Every open result and every planned unit with no result gets ``phase``."""
