@@ -66,7 +66,11 @@ ENGINE = [
     "WorkQueue",
     "annotation_index",
     "autojump",
+    "compact",
+    "compact_node",
+    "compact_pod",
     "configure_logging",
+    "copy_json",
     "default_controller_rate_limiter",
     "default_identity",
     "is_already_exists",
@@ -78,6 +82,7 @@ ENGINE = [
     "load_configuration",
     "object_key",
     "settle",
+    "share_strings",
     "strip_managed_fields",
 ]
 

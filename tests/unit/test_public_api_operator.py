@@ -31,6 +31,9 @@ from glimmer.engine import (
     FakeClock,
     Manager,
     ManagerOptions,
+    compact,
+    compact_node,
+    compact_pod,
     strip_managed_fields,
 )
 
@@ -63,7 +66,11 @@ def test_the_operator_is_the_run_fingerprint_and_schedule_controllers() -> None:
     ]
     run = registrations[0]
     assert isinstance(run.reconciler, RunReconciler)
-    assert [(w.resource, w.namespace) for w in run.watches] == [(RUNS, None), (PODS, None)]
+    assert [(w.resource, w.namespace) for w in run.watches] == [
+        (RUNS, None),
+        (PODS, None),
+        (FINGERPRINTS, "glimmer-system"),
+    ]
     assert [w.resource for w in registrations[1].watches] == [NODES, FINGERPRINTS, RUNS]
     assert [w.resource for w in registrations[2].watches] == [SCHEDULES, RUNS]
 
@@ -78,7 +85,14 @@ def test_served_namespaces_reach_the_run_options() -> None:
 def test_every_cache_strips_managed_fields_and_keeps_the_rest() -> None:
     m, registrations = wired(None)
     watches = [w for r in registrations for w in r.watches]
-    assert {w.transform for w in watches} == {strip_managed_fields}
+    # Runs and schedules only lose managedFields; pods and nodes are compacted to what
+    # reconcilers read (tests/unit/controllers/test_perf2_transforms.py).
+    assert {w.transform for w in watches} == {
+        strip_managed_fields,
+        compact_pod,
+        compact_node,
+        compact,
+    }
     assert len(m.informers.informers) == 5  # runs, pods, nodes, fingerprints, schedules
     pod = {"metadata": {"name": "p", "managedFields": [{}], "labels": {"x": "y"}}, "spec": {"a": 1}}
     assert strip_managed_fields(pod) == {"metadata": {"name": "p", "labels": {"x": "y"}},

@@ -40,6 +40,8 @@ from glimmer.engine import (
     KubeClient,
     Readers,
     Watch,
+    compact,
+    compact_node,
     strip_managed_fields,
 )
 
@@ -110,16 +112,18 @@ def fingerprint_controller(
         name=FINGERPRINT_CONTROLLER,
         reconciler=reconciler,
         watches=(
+            # The same transforms as the run controller's watches of these kinds: one
+            # shared informer per kind, so they must agree (the factory refuses two).
             Watch(
                 NODES,
-                transform=strip_managed_fields,
+                transform=compact_node,
                 indexers={NODES_BY_CORDON_OWNER: nodes_by_cordon_owner},
                 to_keys=node_keys,
             ),
             Watch(
                 FINGERPRINTS,
                 namespace=options.operator_namespace,
-                transform=strip_managed_fields,
+                transform=compact,
                 to_keys=fingerprint_keys,
             ),
             Watch(
