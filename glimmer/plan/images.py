@@ -65,6 +65,21 @@ def default_image(kind: str) -> str | None:
     return None if entry is None else entry.reference(kind)
 
 
+def depends_on_vendor(*, kind: str, runner: Mapping[str, Any] | None) -> bool:
+    """Whether the image for ``kind`` turns on the node's GPU vendor (E14): no
+    ``runner.image``, and either ``imagesByVendor`` entries or a default built for one
+    vendor. Such an execution must know the vendor; guessing it would run another
+    vendor's image on the node."""
+    runner = runner or {}
+    explicit = runner.get("image")
+    if isinstance(explicit, str) and explicit:
+        return False
+    if runner.get("imagesByVendor"):
+        return True
+    default = DEFAULT_IMAGES.get(kind)
+    return default is not None and default.vendor != ANY_VENDOR
+
+
 def resolve_image(
     *, kind: str, runner: Mapping[str, Any] | None, node_vendor: str | None
 ) -> str | ImageError:

@@ -61,7 +61,6 @@ from glimmer.plan import (
     overdue_after_seconds,
     pair_rendezvous,
     pod_name,
-    resolve_image,
     service_name,
     units_of_test,
 )
@@ -466,7 +465,9 @@ class Links:
             ex.unit.nodes, busy=frozenset(work.busy()), cap=work.view.max_concurrent_nodes
         ):
             return Step.WAITING  # E9: every node of the unit admitted at once, or none
-        image = await self._image(att.lead, ex)
+        image = await self._image(work, att.lead, ex)
+        if image is None:
+            return Step.WAITING  # E14: the lead node's fingerprint is not captured yet
         if isinstance(image, ImageError):
             # E14: that execution is an Error (no cordon placed), retried under the budget.
             message = (
@@ -500,12 +501,9 @@ class Links:
             work.launch(node)
         return Step.WAITING
 
-    async def _image(self, member: Member, ex: Execution) -> str | ImageError:
-        return resolve_image(
-            kind=ex.test.kind,
-            runner=specs.runner(ex.test.spec),
-            node_vendor=await self.sweeper.node_vendor(member.node),
-        )
+    async def _image(self, work: Pass, member: Member, ex: Execution) -> str | ImageError | None:
+        """E14 through the sweeper's one rule; None = the node's fingerprint is pending."""
+        return await self.sweeper.image_for(work, ex.test, member.node)
 
     async def _launch_followers(
         self, work: Pass, att: LinkAttempt, missing: Sequence[Member]
@@ -513,7 +511,9 @@ class Links:
         """F1/F4: the server (rank 0) is Ready: the client (every worker) together."""
         images: dict[Member, str] = {}
         for member in missing:
-            image = await self._image(member, att.ex)
+            image = await self._image(work, member, att.ex)
+            if image is None:
+                return Step.WAITING  # E14: this member's fingerprint is not captured yet
             if isinstance(image, ImageError):
                 # F2's quirk: Error, but the running server (rank 0) is left to run on.
                 message = (

@@ -38,6 +38,8 @@ import structlog
 
 from glimmer.api import format_time, parse_time
 from glimmer.contract.kinds import drives_sustained_load
+from glimmer.controllers.fingerprint import FingerprintPendingError, vendor_of
+from glimmer.controllers.fingerprint.names import fingerprint_name
 from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.artifacts import merge_refs
 from glimmer.controllers.run.context import Part, RunContext, run_key
@@ -65,6 +67,7 @@ from glimmer.plan import (
     PlannedTest,
     Unit,
     can_launch,
+    depends_on_vendor,
     heat_expiry_seconds,
     overdue_after_seconds,
     resolve_image,
@@ -88,6 +91,10 @@ def _uid(pod: Mapping[str, Any]) -> str:
     return str(kube.meta(pod).get("uid") or "")
 
 
+#: E14: how long a launch waits for its node's NodeFingerprint to be captured (a node
+#: that just joined), from the run's start, and how often it looks again.
+FINGERPRINT_GRACE_SECONDS: Final = 120.0
+FINGERPRINT_RECHECK_SECONDS: Final = 5.0
 FANOUT: Final = 16
 """The most requests one pass has in flight at once (releases, creates, log reads):
 enough to hide a request's round trip behind the others, few enough that one run's
@@ -729,15 +736,37 @@ class Sweeper(Part):
             work.wait(grace - age)
         return Step.WAITING
 
-    async def node_vendor(self, node: str) -> str | None:
+    async def image_for(self, work: Pass, test: PlannedTest, node: str) -> str | ImageError | None:
+        """E14: the runner image for ``test`` on ``node``; None = wait for the node's
+        fingerprint.
+
+        When the image turns on the node's GPU vendor, the vendor comes from the node's
+        captured NodeFingerprint (cached; a miss is confirmed live). A node whose
+        fingerprint is not captured yet is a retryable state, never the default image
+        by accident (an AMD node given the NVIDIA image): the launch waits up to
+        ``FINGERPRINT_GRACE_SECONDS`` from the run's start (a node that just joined),
+        then the attempt is Error, retried under the budget.
+        """
+        runner = specs.runner(test.spec)
+        if not depends_on_vendor(kind=test.kind, runner=runner):
+            return resolve_image(kind=test.kind, runner=runner, node_vendor=None)
         fingerprint = await self.reads.get(
-            kube.FINGERPRINTS, node, namespace=self.options.operator_namespace
+            kube.FINGERPRINTS, fingerprint_name(node), namespace=self.options.operator_namespace
         )
-        if fingerprint is None:
-            return None
-        gpus = (fingerprint.get("status") or {}).get("gpus") or []
-        vendor = gpus[0].get("vendor") if gpus and isinstance(gpus[0], Mapping) else None
-        return str(vendor) if vendor else None
+        try:
+            vendor = vendor_of(fingerprint, node=node)
+        except FingerprintPendingError as pending:
+            started = parse_time(work.view.started_at or "")
+            waited = (work.now - started).total_seconds() if started else 0.0
+            if waited < FINGERPRINT_GRACE_SECONDS:
+                work.wait(min(FINGERPRINT_RECHECK_SECONDS, FINGERPRINT_GRACE_SECONDS - waited))
+                return None
+            return ImageError(
+                f"FingerprintPending: {pending}; the {test.kind!r} image depends on the "
+                "node's GPU vendor, which only its NodeFingerprint says (is the manager's "
+                "fingerprint controller running?)"
+            )
+        return resolve_image(kind=test.kind, runner=runner, node_vendor=vendor)
 
     async def _launch(self, work: Pass, ex: Execution) -> Step:
         """Plan the attempt's pod (created after the cordon is written), or settle it."""
@@ -745,11 +774,9 @@ class Sweeper(Part):
             ex.unit.nodes, busy=frozenset(work.busy()), cap=work.view.max_concurrent_nodes
         ):
             return Step.WAITING  # held back by the interlock (E9)
-        image = resolve_image(
-            kind=ex.test.kind,
-            runner=specs.runner(ex.test.spec),
-            node_vendor=await self.node_vendor(ex.node),
-        )
+        image = await self.image_for(work, ex.test, ex.node)
+        if image is None:
+            return Step.WAITING  # E14: the node's fingerprint is not captured yet
         if isinstance(image, ImageError):
             # E14: that execution is an Error (no cordon placed), retried under the budget.
             message = f"no runner image for node {ex.node}: {image.message}"

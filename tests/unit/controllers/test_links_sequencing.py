@@ -375,12 +375,13 @@ async def test_F2_quirk_client_image_unresolved_leaves_the_running_server() -> N
     }
     spec["kind"] = "tcp-baseline"
     await cluster.setup(tests={"t": spec})
-    await cluster.client.create(
-        kube.FINGERPRINTS,
-        {"metadata": {"name": "n0"}, "spec": {"nodeName": "n0"},
-         "status": {"gpus": [{"vendor": "nvidia"}]}},
-        namespace="glimmer-system",
-    )  # fmt: skip
+    for node, vendor in (("n0", "nvidia"), ("n1", "amd")):  # the client's has no image
+        await cluster.client.create(
+            kube.FINGERPRINTS,
+            {"metadata": {"name": node}, "spec": {"nodeName": node},
+             "status": {"digest": f"glimmer-v1:{node}", "gpus": [{"vendor": vendor}]}},
+            namespace="glimmer-system",
+        )  # fmt: skip
     await cluster.create_run(maxConcurrentNodes=2, retryOnErrorLimit=1)
     await cluster.reconcile()
     await running(cluster, "server")
