@@ -89,8 +89,8 @@ While a run fits, `status.results[]` holds full `TestResult`s, exactly as below.
 512 KiB, a status write first moves the evidence of *settled* single-node results
 (metrics, message, attempts, violations, artifacts, scope, times) into immutable
 ConfigMaps `<run>-ev-<digest>` owned by the run (label `{GROUP}/evidence-shard`), and
-leaves in `status.results[]` a compact record per result: name, kind, phase, nodes, the
-counters, provenance, suspect, variantAxes and `evidence` (`<digest>/<index>`). The
+leaves in `status.results[]` a compact record per result: name, kind, phase, nodes,
+provenance, suspect, variantAxes and `evidence` (`<digest>/<index>`). The
 status stays the checkpoint and its counts (the `kubectl get` columns) stay exact;
 sinks expand compact records from the shards, and a shard that is missing, foreign or
 altered makes its results `Error` (unjudged), never dropped and never their recorded

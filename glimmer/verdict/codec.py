@@ -326,23 +326,13 @@ def result_from_json(
 
 # --- compact records (issue 18: runs with thousands of results) ------------------------
 
-#: The fields of a compact record: the verdict and the unit's identity, so the status
-#: stays the checkpoint (E1) and ``kubectl get`` counts stay right; the evidence
-#: (metrics, message, attempts, violations, artifacts, scope, times) lives in a shard.
-COMPACT_KEYS: Final = (
-    "name",
-    "kind",
-    "phase",
-    "nodes",
-    "repeatsRequired",
-    "repeatsCompleted",
-    "errorRetries",
-    "provenance",
-    "suspect",
-    "variantAxes",
-)
-#: Counters a compact record leaves out at the value a decode reads for them anyway.
-_COMPACT_DEFAULTS: Final = {"repeatsRequired": 1, "errorRetries": 0}
+#: The fields of a compact record: a settled unit's identity and what the run's verdict
+#: reads of it (phase, provenance, suspect: D5 counts, certification, Measured), so the
+#: status stays the checkpoint (E1) and ``kubectl get`` counts stay right. Everything
+#: else (metrics, message, attempts, counters, violations, artifacts, scope, times) is
+#: evidence, and lives in a shard; only open results need their counters, and they are
+#: never compacted.
+COMPACT_KEYS: Final = ("name", "kind", "phase", "nodes", "provenance", "suspect", "variantAxes")
 #: Where a compact record's full result lives: ``<shard digest>/<index>``.
 EVIDENCE_KEY: Final = "evidence"
 #: Hex digits of a shard's SHA-256 that name it (and are checked on every read).
@@ -385,9 +375,6 @@ def evidence_ref(record: Mapping[str, Any]) -> tuple[str, int] | None:
 def compact_result(result: Mapping[str, Any], *, shard: str, index: int) -> JSON:
     """``result``'s compact record: its verdict and identity, and where the rest is."""
     record: JSON = {k: result[k] for k in COMPACT_KEYS if k in result}
-    for key, default in _COMPACT_DEFAULTS.items():
-        if record.get(key) == default:
-            del record[key]
     record[EVIDENCE_KEY] = f"{shard}/{index}"
     return record
 

