@@ -8,11 +8,12 @@ from datetime import UTC, datetime
 import pytest
 
 from glimmer.controllers.run import labels, shards
+from glimmer.controllers.run.kube import PROFILES
 from glimmer.engine import CONFIGMAPS
 from glimmer.sinks import build
 from glimmer.verdict import codec
 
-from .run.harness import Cluster, custom_test
+from .run.harness import NS, Cluster, custom_test
 
 NODES = 30
 
@@ -52,6 +53,7 @@ async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shard
             "b": custom_test("echo bw=1"),
         }
     )
+    await cluster.client.patch(PROFILES, "prof", {"spec": {"sinks": ["s"]}}, namespace=NS)
     await cluster.create_run(maxConcurrentNodes=NODES)
     await _launch(cluster)
     assert await _settle_live_pods(cluster) == NODES  # test a, everywhere
@@ -83,6 +85,13 @@ async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shard
     assert {r.phase for r in envelope.results} == {"Passed"}
     a_results = [r for r in envelope.results if r.name == "a"]
     assert all(r.metrics.get("bw") == str(len(r.nodes[0])) for r in a_results)
+    # The terminal envelope the manager sends is built from every result in full.
+    [terminal] = [d for d in cluster.delivered.sent if d.reason == "RunPhaseChanged"
+                  and d.event_key == "Passed"]  # fmt: skip
+    sent = terminal.run["status"]["results"]
+    assert len(sent) == 2 * NODES
+    assert not any(codec.is_compact(r) for r in sent)
+    assert all(r.get("metrics") for r in sent)
 
 
 async def test_shards_a_shard_lost_mid_run_shows_its_results_unjudged(
