@@ -229,15 +229,31 @@ async def write_status(
 
     A run over ``shard_at`` bytes (default ``shards.SHARD_AT_BYTES``) first has its
     settled results' evidence moved to run-owned shards (docs/status-shards.md),
-    created before this write is sent; a shard that cannot be created is
-    ``shards.ShardError`` and nothing is written."""
+    created before this write is sent. A shard the apiserver refuses makes a status
+    that needs it :class:`StatusTooLargeError` (a transient failure stays
+    ``shards.ShardError``: nothing is written, the next pass retries); the terminal
+    write then goes without shards, clamped as above, so it never loops."""
     body = copy.deepcopy(dict(run))
-    await shards.offload(
-        client,
-        body,
-        at=shards.SHARD_AT_BYTES if shard_at is None else shard_at,
-        must_at=budget - budget // 8,
-    )
+    try:
+        await shards.offload(
+            client,
+            body,
+            at=shards.SHARD_AT_BYTES if shard_at is None else shard_at,
+            must_at=budget - budget // 8,
+        )
+    except shards.ShardError as err:
+        if terminal:
+            # The verdict never waits on evidence shards: the terminal write goes
+            # without them (fitted by clamping below), so it cannot loop on a shard.
+            body = copy.deepcopy(dict(run))
+        elif err.refused:
+            raise StatusTooLargeError(
+                run=run,  # as it was: its settled results still whole
+                size=encoded_size(run),
+                detail=f"the run status needs evidence shards, which were refused: {err}",
+            ) from err
+        else:
+            raise
     size = fit_status(body, budget=budget, terminal=terminal)
     try:
         return await client.replace(

@@ -50,7 +50,13 @@ SHARD_LABEL: Final = f"{GROUP}/evidence-shard"
 
 
 class ShardError(Exception):
-    """A shard could not be made durable; the status write that needed it is not sent."""
+    """A shard could not be made durable; the status write that needed it is not sent.
+    ``refused``: the apiserver refused it for what it is (4xx: size, quota, RBAC, a
+    foreign object under its name), so retrying it unchanged cannot help."""
+
+    def __init__(self, detail: str, *, refused: bool) -> None:
+        super().__init__(detail)
+        self.refused = refused
 
 
 def shardable(result: Mapping[str, Any]) -> bool:
@@ -102,6 +108,8 @@ def plan_offload(run: JSON) -> list[JSON]:
         if not isinstance(result, dict) or not shardable(result):
             continue
         weight = len(codec.canonical(result)) + 1
+        if weight > SHARD_MAX_BYTES:
+            continue  # no shard can hold it: it stays whole, and the budget decides
         if chunks[-1] and size + weight > SHARD_MAX_BYTES:
             chunks.append([])
             size = 0
@@ -135,11 +143,14 @@ async def create_shards(client: KubeClient, bodies: Sequence[JSON]) -> None:
             await client.create(CONFIGMAPS, body, namespace=namespace)
         except ApiError as err:
             if not is_already_exists(err):
-                raise ShardError(f"evidence shard {name} could not be created: {err}") from err
+                raise ShardError(
+                    f"evidence shard {name} could not be created: {err}",
+                    refused=400 <= err.status < 500 and err.status != 429,
+                ) from err
             current = await client.get(CONFIGMAPS, name, namespace=namespace)
             if not _ours(current, body):
                 raise ShardError(
-                    f"evidence shard {name} exists with other content or owner"
+                    f"evidence shard {name} exists with other content or owner", refused=True
                 ) from err
 
 

@@ -166,23 +166,57 @@ async def test_shards_open_and_pair_results_always_stay_full() -> None:
 
 
 class RefusingShards(FakeClient):
-    """A FakeClient whose ConfigMap creates fail (quota, RBAC, an outage)."""
+    """A FakeClient whose ConfigMap creates fail (``code``: quota/RBAC, or an outage)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__()
+        self.code = code
 
     async def create(self, resource: Any, body: Any, **kwargs: Any) -> Any:
         if resource == CONFIGMAPS:
-            raise ApiError(status=403, reason="Forbidden", body={"message": "quota"})
+            raise ApiError(status=self.code, reason="No", body={"message": "refused"})
         return await super().create(resource, body, **kwargs)
 
 
-async def test_shards_the_status_is_never_written_before_its_shards_exist() -> None:
-    client = RefusingShards()
+@pytest.mark.parametrize(
+    ("code", "error"), [(403, kube.StatusTooLargeError), (503, shards.ShardError)]
+)
+async def test_shards_the_status_is_never_written_before_its_shards_exist(
+    code: int, error: type[Exception]
+) -> None:
+    client = RefusingShards(code)
     run = await new_run(client)
     before = await client.get(kube.RUNS, "r1", namespace=NS)
     run["status"]["results"] = [full_result(n) for n in range(900)]
-    with pytest.raises(shards.ShardError):
+    with pytest.raises(error) as caught:
         await kube.write_status(client, run)
     after = await client.get(kube.RUNS, "r1", namespace=NS)
     assert after == before  # no status names a shard that was never made durable
+    if isinstance(caught.value, kube.StatusTooLargeError):
+        # what the reconciler's terminal Error write starts from: every result whole
+        assert not any(codec.is_compact(r) for r in caught.value.run["status"]["results"])
+
+
+async def test_shards_a_terminal_write_never_waits_on_a_refused_shard() -> None:
+    client = RefusingShards(403)
+    run = await new_run(client)
+    run["status"]["results"] = [full_result(n) for n in range(900)]
+    written = await kube.write_status(client, run, terminal=True)
+    results = written["status"]["results"]
+    assert len(results) == 900
+    assert not any(codec.is_compact(r) for r in results)  # no reference to a missing shard
+    assert {r["phase"] for r in results} == {"Passed"}
+
+
+async def test_shards_a_result_no_shard_can_hold_stays_whole() -> None:
+    client = FakeClient()
+    run = await new_run(client)
+    huge = full_result(0) | {"message": "x" * (shards.SHARD_MAX_BYTES + 1)}
+    run["status"]["results"] = [huge, *(full_result(n) for n in range(1, 900))]
+    run = await kube.write_status(client, run)
+    first, *rest = run["status"]["results"]
+    assert first == huge
+    assert all(codec.is_compact(r) for r in rest)
 
 
 async def test_shards_a_retried_write_reuses_the_same_shard() -> None:
