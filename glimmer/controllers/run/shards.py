@@ -107,7 +107,7 @@ def plan_offload(run: JSON) -> list[JSON]:
     for index, result in enumerate(results):
         if not isinstance(result, dict) or not shardable(result):
             continue
-        weight = len(codec.canonical(result)) + 1
+        weight = _weight(result)
         if weight > SHARD_MAX_BYTES:
             continue  # no shard can hold it: it stays whole, and the budget decides
         if chunks[-1] and size + weight > SHARD_MAX_BYTES:
@@ -154,11 +154,18 @@ async def create_shards(client: KubeClient, bodies: Sequence[JSON]) -> None:
                 ) from err
 
 
+def _weight(result: Mapping[str, Any]) -> int:
+    """Bytes a result takes in a shard's payload (with its separator)."""
+    return len(codec.canonical(result)) + 1
+
+
 def _movable_bytes(run: JSON) -> int:
+    """The evidence bytes an offload could move now (results no shard can hold stay)."""
     results = RunView(run).status.get("results")
     if not isinstance(results, list):
         return 0
-    return sum(len(codec.canonical(r)) for r in results if isinstance(r, dict) and shardable(r))
+    weights = (_weight(r) for r in results if isinstance(r, dict) and shardable(r))
+    return sum(w for w in weights if w <= SHARD_MAX_BYTES)
 
 
 async def offload(
