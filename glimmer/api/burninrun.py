@@ -308,6 +308,13 @@ class TestResult:
         description="A Passed result measured on the simulated GPU for a hardware-dependent "
         "kind: it proves the plumbing, never the part.",
     )
+    evidence: str | None = field(
+        json="evidence",
+        description="Set only on a compact record (a run too large for one object): "
+        "<shard digest>/<index> of this result's full record in ConfigMap "
+        "<run>-ev-<digest>, owned by the run; a shard that is missing, unreadable or "
+        "disagrees reads Error, never this phase (docs/status-shards.md).",
+    )
 
 
 @attrs.define(kw_only=True)

@@ -81,6 +81,21 @@ result Passed on `silicon`, with no simulated or suspect result. Condition
 `{MEASURED_CONDITION}` (column Measured) is written on every finished run: `False` with
 reason `{REASON_NOTHING_MEASURED}` when no required result was judged on hardware (for
 example all Skipped, which still reads Passed), so such a run certifies nothing.
+
+## Runs with thousands of results
+
+A run object must stay under etcd's request limit (~1.5 MiB): about 900 full results.
+While a run fits, `status.results[]` holds full `TestResult`s, exactly as below. Past
+512 KiB, a status write first moves the evidence of *settled* single-node results
+(metrics, message, attempts, violations, artifacts, scope, times) into immutable
+ConfigMaps `<run>-ev-<digest>` owned by the run (label `{GROUP}/evidence-shard`), and
+leaves in `status.results[]` a compact record per result: name, kind, phase, nodes,
+provenance, suspect, variantAxes and `evidence` (`<digest>/<index>`). The
+status stays the checkpoint and its counts (the `kubectl get` columns) stay exact;
+sinks expand compact records from the shards, and a shard that is missing, foreign or
+altered makes its results `Error` (unjudged), never dropped and never their recorded
+phase. Open and Pair/Group results always stay full. Design, ordering, measurements
+and limits: [status-shards.md](status-shards.md).
 """
 
 

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
+import aiohttp
+
 from glimmer.contract.envelope import (
     REASON_CHECKPOINT,
     REASON_RUN_PHASE_CHANGED,
@@ -31,8 +33,12 @@ from glimmer.contract.envelope import (
     format_sent_at,
     parse_time,
 )
+from glimmer.engine import CONFIGMAPS, ApiError, KubeClient
+from glimmer.verdict import codec
 
 CANCELLED: Final = "Cancelled"
+#: What a failed shard read can raise besides a 404; any of them means "unreadable".
+_READ_ERRORS: Final = (ApiError, OSError, TimeoutError, aiohttp.ClientError)
 #: A bare host's run identity (N2): namespace ``local``, name = the node.
 LOCAL_NAMESPACE: Final = "local"
 
@@ -148,6 +154,36 @@ def summary_of(results: Sequence[TestResult]) -> Summary:
     )
 
 
+async def read_evidence(client: KubeClient, run: JSON) -> dict[str, Any]:
+    """Every evidence shard ``run``'s status names, decoded; None for one that is
+    missing, foreign, unreadable or cannot be fetched (its results then read Error)."""
+    meta, status = _mapping(run.get("metadata")), _mapping(run.get("status"))
+    namespace, uid = _text(meta.get("namespace")), _text(meta.get("uid"))
+    found: dict[str, Any] = {}
+    for digest in codec.shard_digests(_objects(status.get("results"))):
+        name = codec.shard_name(_text(meta.get("name")), digest)
+        try:
+            config_map = await client.get(CONFIGMAPS, name, namespace=namespace)
+        except _READ_ERRORS:
+            config_map = None
+        found[digest] = codec.decode_shard_payload(config_map, uid=uid, digest=digest)
+    return found
+
+
+def expand_run(run: JSON, shards: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``run`` whose ``status.results`` are every result in full: compact
+    records expanded from ``shards`` (``read_evidence``), unreadable ones as Error."""
+    out = dict(run)
+    status = dict(_mapping(out.get("status")))
+    results = status.get("results")
+    if isinstance(results, list):
+        status["results"] = [
+            codec.expand_result(r, shards) if isinstance(r, Mapping) else r for r in results
+        ]
+    out["status"] = status
+    return out
+
+
 def build_envelope(
     run: JSON,
     *,
@@ -156,14 +192,19 @@ def build_envelope(
     sent_at: datetime,
     baseline: bool,
     cluster: ClusterRef | None = None,
+    shards: Mapping[str, Any] | None = None,
 ) -> Envelope:
     """The envelope for ``run`` as written. ``baseline`` is the pinned plan's (the
-    caller reads the plan); ``cluster`` only when configured (``--cluster-name``)."""
+    caller reads the plan); ``cluster`` only when configured (``--cluster-name``).
+    ``shards`` (``read_evidence``) expands compact records; without it a compact
+    record's result travels as Error (unjudged), never as its recorded phase."""
     meta, spec = _mapping(run.get("metadata")), _mapping(run.get("spec"))
     status = _mapping(run.get("status"))
     uid = _text(meta.get("uid"))
     phase = _text(status.get("phase"))
-    results = tuple(result_of(r) for r in _objects(status.get("results")))
+    results = tuple(
+        result_of(codec.expand_result(r, shards or {})) for r in _objects(status.get("results"))
+    )
     return Envelope(
         baseline=baseline,
         delivery_id=delivery_id(uid, reason, event_key),

@@ -23,6 +23,8 @@ once. Decisions, each fail closed or bounded:
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, TypeVar
 
@@ -320,3 +322,123 @@ def result_from_json(
         provenance=provenance_from_json(result.get("provenance")),
         suspect=bool(result.get("suspect")),
     )
+
+
+# --- compact records (issue 18: runs with thousands of results) ------------------------
+
+#: The fields of a compact record: a settled unit's identity and what the run's verdict
+#: reads of it (phase, provenance, suspect: D5 counts, certification, Measured), so the
+#: status stays the checkpoint (E1) and ``kubectl get`` counts stay right. Everything
+#: else (metrics, message, attempts, counters, violations, artifacts, scope, times) is
+#: evidence, and lives in a shard; only open results need their counters, and they are
+#: never compacted.
+COMPACT_KEYS: Final = ("name", "kind", "phase", "nodes", "provenance", "suspect", "variantAxes")
+#: Where a compact record's full result lives: ``<shard digest>/<index>``.
+EVIDENCE_KEY: Final = "evidence"
+#: Hex digits of a shard's SHA-256 that name it (and are checked on every read).
+SHARD_DIGEST_HEX: Final = 16
+#: The key of a shard ConfigMap's payload: a JSON list of full results.
+SHARD_PAYLOAD_KEY: Final = "results.json"
+SHARD_UNREADABLE: Final = "evidence shard {shard} is missing or unreadable ({why}); result unjudged"
+#: What must agree between a compact record and the full result it points at.
+_IDENTITY: Final = ("name", "kind", "phase", "nodes", "variantAxes")
+
+
+def canonical(obj: Any) -> bytes:
+    """The one byte form a digest is taken of (sorted keys, no spaces, UTF-8)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def shard_digest(payload: str) -> str:
+    """The digest that names a shard: of its payload text exactly as stored."""
+    return hashlib.sha256(payload.encode()).hexdigest()[:SHARD_DIGEST_HEX]
+
+
+def shard_name(run_name: str, digest: str) -> str:
+    """The ConfigMap that holds shard ``digest`` of run ``run_name``."""
+    return f"{run_name[:200]}-ev-{digest}"
+
+
+def is_compact(result: Mapping[str, Any]) -> bool:
+    return EVIDENCE_KEY in result
+
+
+def evidence_ref(record: Mapping[str, Any]) -> tuple[str, int] | None:
+    """``(shard digest, index)`` of a compact record, None when unreadable."""
+    digest, _, index = _text(record.get(EVIDENCE_KEY)).partition("/")
+    position = int_or_default(index, None)
+    if not digest or position is None or position < 0:
+        return None
+    return digest, position
+
+
+def compact_result(result: Mapping[str, Any], *, shard: str, index: int) -> JSON:
+    """``result``'s compact record: its verdict and identity, and where the rest is."""
+    record: JSON = {k: result[k] for k in COMPACT_KEYS if k in result}
+    record[EVIDENCE_KEY] = f"{shard}/{index}"
+    return record
+
+
+def _unjudged(record: Mapping[str, Any], *, why: str) -> JSON:
+    """Fail closed: a compact record whose evidence cannot be read is Error (unjudged),
+    never its recorded phase; identity stays, so it is counted, never dropped."""
+    out: JSON = {k: record[k] for k in COMPACT_KEYS if k in record}
+    out["phase"] = str(Phase.ERROR)
+    shard = _text(record.get(EVIDENCE_KEY)).partition("/")[0]
+    out["message"] = clamp_text(SHARD_UNREADABLE.format(shard=shard, why=why), MAX_MESSAGE_BYTES)
+    return out
+
+
+def expand_result(record: Mapping[str, Any], shards: Mapping[str, Any]) -> JSON:
+    """The full result a record stands for. ``shards`` maps a shard digest to its
+    decoded payload (a list of full results), or to None when it could not be read. A
+    record that is not compact is itself; one whose shard is absent or unreadable, or
+    whose entry is missing or disagrees with it (name, kind, phase, nodes, axes), reads
+    Error."""
+    if not is_compact(record):
+        return dict(record)
+    ref = evidence_ref(record)
+    if ref is None:
+        return _unjudged(record, why="unreadable reference")
+    payload = shards.get(ref[0])
+    if not isinstance(payload, list):
+        return _unjudged(record, why="absent, foreign or altered")
+    full = payload[ref[1]] if ref[1] < len(payload) else None
+    if not isinstance(full, Mapping):
+        return _unjudged(record, why=f"no entry {ref[1]}")
+    for key in _IDENTITY:
+        if full.get(key) != record.get(key):
+            return _unjudged(record, why=f"{key} disagrees with the status")
+    return dict(full)
+
+
+def shard_digests(results: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The shards ``results`` reference (by digest), in first-reference order."""
+    names: dict[str, None] = {}
+    for result in results:
+        if isinstance(result, Mapping) and is_compact(result):
+            ref = evidence_ref(result)
+            if ref is not None:
+                names[ref[0]] = None
+    return list(names)
+
+
+def decode_shard_payload(config_map: Any, *, uid: str, digest: str) -> list[Any] | None:
+    """A shard ConfigMap's payload, or None when it is absent, not owned by the run
+    ``uid``, unreadable, or not the bytes its ``digest`` names: every result it holds
+    then reads Error (:func:`expand_result`)."""
+    if not isinstance(config_map, Mapping):
+        return None
+    metadata = config_map.get("metadata")
+    owners = metadata.get("ownerReferences") if isinstance(metadata, Mapping) else None
+    if not any(isinstance(o, Mapping) and o.get("uid") == uid for o in _list(owners)):
+        return None
+    data = config_map.get("data")
+    text = data.get(SHARD_PAYLOAD_KEY) if isinstance(data, Mapping) else None
+    if not isinstance(text, str) or shard_digest(text) != digest:
+        return None
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return None
+    return payload if isinstance(payload, list) else None

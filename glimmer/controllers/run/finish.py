@@ -16,7 +16,7 @@ import aiohttp
 import structlog
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.run import kube, labels, wire
+from glimmer.controllers.run import kube, labels, shards, wire
 from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part, RunContext
 from glimmer.controllers.run.delivery import (
@@ -162,7 +162,11 @@ class Finisher(Part):
         if wait > 0:
             requeue = wait  # a pending re-send is not due yet (our own writes wake us)
         elif deliver or pending:
-            delivery = Delivery(Reason.RUN_PHASE_CHANGED, phase, run, sinks)
+            # Issue 18: the terminal envelope carries every result in full, its compact
+            # records expanded from the run's evidence shards (an unreadable shard's
+            # results travel as Error); a run with no compact record costs no read.
+            evidence = await shards.hydrated(self.client, run) if sinks else run
+            delivery = Delivery(Reason.RUN_PHASE_CHANGED, phase, evidence, sinks)
             ok, run = await self._deliver_terminal(run, delivery)
             self._note_terminal_attempt(view.uid, delivered=ok)
             if ok and pending:

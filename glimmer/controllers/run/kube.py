@@ -37,7 +37,7 @@ from typing import Any, Final
 import aiohttp
 
 from glimmer.api import API_VERSION, GROUP, KINDS_BY_NAME, VERSION
-from glimmer.controllers.run import labels
+from glimmer.controllers.run import labels, shards
 from glimmer.controllers.run.conditions import clamp
 from glimmer.controllers.run.cordon import owner_of, release_patch
 from glimmer.controllers.run.podstate import live, owned_by
@@ -218,14 +218,42 @@ async def write_status(
     *,
     budget: int = STATUS_BUDGET_BYTES,
     terminal: bool = False,
+    shard_at: int | None = None,
 ) -> JSON:
     """PUT the status subresource; the body's resourceVersion is the precondition, so a
     stale view is a 409 (requeue), never a blind overwrite. The answer carries the new
     resourceVersion, which counts as reading the write back (H).
 
     The body is fitted to the size budget first (module docstring); a status that cannot
-    fit, or that the apiserver refuses for size, is :class:`StatusTooLargeError`."""
+    fit, or that the apiserver refuses for size, is :class:`StatusTooLargeError`.
+
+    A run over ``shard_at`` bytes (default ``shards.SHARD_AT_BYTES``) first has its
+    settled results' evidence moved to run-owned shards (docs/status-shards.md),
+    created before this write is sent. A shard the apiserver refuses makes a status
+    that needs it :class:`StatusTooLargeError` (a transient failure stays
+    ``shards.ShardError``: nothing is written, the next pass retries); the terminal
+    write then goes without shards, clamped as above, so it never loops."""
     body = copy.deepcopy(dict(run))
+    try:
+        await shards.offload(
+            client,
+            body,
+            at=shards.SHARD_AT_BYTES if shard_at is None else shard_at,
+            must_at=budget - budget // 8,
+        )
+    except shards.ShardError as err:
+        if terminal:
+            # The verdict never waits on evidence shards: the terminal write goes
+            # without them (fitted by clamping below), so it cannot loop on a shard.
+            body = copy.deepcopy(dict(run))
+        elif err.refused:
+            raise StatusTooLargeError(
+                run=run,  # as it was: its settled results still whole
+                size=encoded_size(run),
+                detail=f"the run status needs evidence shards, which were refused: {err}",
+            ) from err
+        else:
+            raise
     size = fit_status(body, budget=budget, terminal=terminal)
     try:
         return await client.replace(

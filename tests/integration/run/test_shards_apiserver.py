@@ -1,0 +1,102 @@
+"""Issue 18 against a real apiserver: a run with thousands of results, written through
+``kube.write_status`` (compact records + evidence shards), every write accepted, every
+result readable back through the read sinks use (docs/status-shards.md)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from glimmer.controllers.run import kube as run_kube
+from glimmer.controllers.run import shards
+from glimmer.engine import CONFIGMAPS, ApiError, ApiServerClient
+from glimmer.sinks import build
+from glimmer.verdict import codec
+
+from .conftest import create_run
+
+TESTS = ("gpu-burn", "memory-bw", "nccl", "dcgm-diag", "host-health", "clock-probe")
+
+
+def synthetic(test: str, index: int) -> dict[str, Any]:
+    """A settled result of the size a KWOK-run one has."""
+    node = f"kwok-node-{index:04d}"
+    return {
+        "name": test,
+        "kind": "custom",
+        "scope": "Node",
+        "phase": "Passed",
+        "nodes": [node],
+        "startedAt": "2026-12-01T12:00:00Z",
+        "finishedAt": "2026-12-01T12:00:09Z",
+        "metrics": {"exit_code": "0", "bw_gbps": f"{400 + index % 7}"},
+        "message": f"{test} passed on {node}: every gate met",
+        "repeatsRequired": 1,
+        "repeatsCompleted": 1,
+        "errorRetries": 0,
+        "attempts": [
+            {"attempt": 1, "trigger": "Initial", "phase": "Passed", "exitCode": 0,
+             "node": node, "podName": f"r-{test}-{node}-a1", "podUID": f"uid-{index}",
+             "startedAt": "2026-12-01T12:00:00Z", "finishedAt": "2026-12-01T12:00:09Z",
+             "deciding": True, "provenance": "unknown"}
+        ],
+        "provenance": "unknown",
+    }  # fmt: skip
+
+
+@pytest.mark.timeout(600)
+async def test_shards_6000_results_every_write_accepted_by_the_apiserver_and_readable(
+    kube: ApiServerClient, namespace: str
+) -> None:
+    nodes = 1000
+    run = await create_run(kube, namespace, "big", ["kwok-node-0000"], suspend=True)
+    expected = [synthetic(t, n) for t in TESTS for n in range(nodes)]
+    for start in range(0, len(expected), 500):
+        results = [dict(r) for r in run.get("status", {}).get("results") or []]
+        run.setdefault("status", {})["results"] = results + copy.deepcopy(
+            expected[start : start + 500]
+        )
+        run = await run_kube.write_status(kube, run)  # raises on any refusal
+    stored = await kube.get(run_kube.RUNS, "big", namespace=namespace)
+    recorded = stored["status"]["results"]
+    assert len(recorded) == 6000
+    assert sum(codec.is_compact(r) for r in recorded) >= 5500  # the apiserver kept `evidence`
+    assert len(codec.canonical(stored)) <= run_kube.STATUS_BUDGET_BYTES
+    evidence = await build.read_evidence(kube, stored)
+    assert evidence and all(isinstance(p, list) for p in evidence.values())
+    envelope = build.build_envelope(
+        stored, reason="Checkpoint", event_key="c1", sent_at=datetime.now(UTC),
+        baseline=False, shards=evidence,
+    )  # fmt: skip
+    got = {(r.name, r.nodes[0]): r for r in envelope.results}
+    assert len(envelope.results) == len(got) == 6000
+    assert {r.phase for r in envelope.results} == {"Passed"}
+    for want in (expected[0], expected[2345], expected[-1]):
+        result = got[(want["name"], want["nodes"][0])]
+        assert dict(result.metrics) == want["metrics"]
+        assert result.message == want["message"]
+
+
+async def test_shards_a_shard_is_immutable_and_its_loss_reads_error(
+    kube: ApiServerClient, namespace: str
+) -> None:
+    run = await create_run(kube, namespace, "mid", ["kwok-node-0000"], suspend=True)
+    run.setdefault("status", {})["results"] = [synthetic("t", n) for n in range(900)]
+    run = await run_kube.write_status(kube, run)
+    digests = codec.shard_digests(run["status"]["results"])
+    assert digests
+    name = codec.shard_name("mid", digests[0])
+    shard = await kube.get(CONFIGMAPS, name, namespace=namespace)
+    shard["data"][shards.PAYLOAD_KEY] = "[]"
+    with pytest.raises(ApiError):  # immutable: nothing rewrites evidence a status names
+        await kube.replace(CONFIGMAPS, shard, namespace=namespace)
+    await kube.delete(CONFIGMAPS, name, namespace=namespace)
+    envelope = build.build_envelope(
+        run, reason="Checkpoint", event_key="c1", sent_at=datetime.now(UTC), baseline=False,
+        shards=await build.read_evidence(kube, run),
+    )  # fmt: skip
+    assert len(envelope.results) == 900
+    assert "Error" in {r.phase for r in envelope.results}  # unjudged, not dropped
