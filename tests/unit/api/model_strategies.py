@@ -91,7 +91,8 @@ def _value(type_: Any, spec: FieldSpec) -> st.SearchStrategy[Any]:
                 getattr(value, a.name) for a in attrs.fields(type(value)) if spec_of(a).json in keys
             )
 
-        unique_by = key_of if keys else (lambda v: v) if spec.json == "nodeNames" else None
+        # A listType=set list holds each value once (the apiserver refuses duplicates).
+        unique_by = key_of if keys else (lambda v: v) if spec.list_type == "set" else None
         return st.lists(
             _value(item, item_spec),
             min_size=spec.min_items or 0,
