@@ -28,6 +28,7 @@ from glimmer.controllers.run.view import RunView
 from glimmer.engine import NAMESPACES, ApiError
 from glimmer.plan import PinnedPlan
 from glimmer.sinks import FanoutReport, SinkFanout, build_envelope
+from glimmer.sinks.build import read_evidence
 
 #: The namespace whose UID identifies the cluster in envelopes (L1).
 CLUSTER_IDENTITY_NAMESPACE = "kube-system"
@@ -131,5 +132,8 @@ class SinkDeliverer:
             sent_at=self.now(),
             baseline=pinned_baseline(view, view.readable_plan()),
             cluster=await self.cluster(),
+            # A large run's settled results live in evidence shards (docs/status-shards.md):
+            # every envelope carries them in full (one GET per shard; none for a run that fits).
+            shards=await read_evidence(self.fanout.client, dict(delivery.run)),
         )
         return await self.fanout.deliver(envelope, namespace=view.namespace, sinks=delivery.sinks)

@@ -319,3 +319,28 @@ def test_shards_a_record_that_disagrees_with_its_entry_reads_error() -> None:
     assert codec.expand_result(record | {"evidence": "garbage"}, {"d": [failed]})["phase"] == (
         "Error"
     )
+
+
+async def test_shards_every_envelope_of_a_sharded_run_carries_its_results_in_full() -> None:
+    """TestCompleted and Checkpoint envelopes too, not only the terminal one: the
+    deliverer reads the run's shards (without them every compact record reads Error)."""
+    from glimmer.controllers.run.delivery import Delivery, Reason, SinkDeliverer
+    from glimmer.sinks import FanoutReport, SinkFanout
+
+    client = FakeClient()
+    run = await _sharded(client)
+    assert any("evidence" in r for r in run["status"]["results"])  # it did shard
+    seen: list[Any] = []
+
+    class Capture(SinkFanout):
+        async def deliver(self, envelope: Any, **_: Any) -> FanoutReport:
+            seen.append(envelope)
+            return FanoutReport()
+
+    deliverer = SinkDeliverer(fanout=Capture(client=client), now=lambda: datetime.now(UTC))
+    for reason, key in ((Reason.TEST_COMPLETED, "gpu-burn/n1"), (Reason.CHECKPOINT, "3")):
+        await deliverer.deliver(Delivery(reason, key, run, ("hook",)))
+    assert len(seen) == 2
+    for envelope in seen:
+        assert len(envelope.results) == 900
+        assert {r.phase for r in envelope.results} == {"Passed"}
