@@ -60,7 +60,11 @@ async def test_entering_waits_for_synced_caches_and_running_controllers(
         assert operator.running
         assert operator.manager.caches_synced()
         assert operator.manager.controllers_running
-        assert [c.name for c in operator.manager.controllers] == ["burninrun", "nodefingerprint", "burninschedule"]
+        assert [c.name for c in operator.manager.controllers] == [
+            "burninrun",
+            "nodefingerprint",
+            "burninschedule",
+        ]
         assert all(c.running for c in operator.manager.controllers)
     assert not operator.running
     with pytest.raises(RuntimeError, match="not running"):
