@@ -383,6 +383,7 @@ def test_public_surface_is_pinned() -> None:
             "can_launch",
             "current_test",
             "default_image",
+            "depends_on_vendor",
             "describe_findings",
             "execution_window_seconds",
             "group_ranks",
