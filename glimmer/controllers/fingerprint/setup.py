@@ -30,10 +30,9 @@ from glimmer.controllers.fingerprint.reconciler import (
     runs_by_node,
 )
 from glimmer.controllers.reaper import StampReaper
-from glimmer.controllers.run.indexes import NODES_BY_CORDON_OWNER, nodes_by_cordon_owner
+from glimmer.controllers.run.indexes import node_watch
 from glimmer.controllers.run.labels import CORDON_OWNER
 from glimmer.engine import (
-    NODES,
     ControllerOptions,
     ControllerRegistration,
     InformerEvent,
@@ -41,7 +40,6 @@ from glimmer.engine import (
     Readers,
     Watch,
     compact,
-    compact_node,
     strip_managed_fields,
 )
 
@@ -114,12 +112,7 @@ def fingerprint_controller(
         watches=(
             # The same transforms as the run controller's watches of these kinds: one
             # shared informer per kind, so they must agree (the factory refuses two).
-            Watch(
-                NODES,
-                transform=compact_node,
-                indexers={NODES_BY_CORDON_OWNER: nodes_by_cordon_owner},
-                to_keys=node_keys,
-            ),
+            node_watch(to_keys=node_keys),
             Watch(
                 FINGERPRINTS,
                 namespace=options.operator_namespace,

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Final
 
 from glimmer.controllers.run import labels
-from glimmer.engine import annotation_index, label_index
+from glimmer.engine import NODES, Watch, annotation_index, compact_node, label_index
+from glimmer.engine.manager import KeyMapper, own_key
 
 #: Runner pods by the run label's value (``label_value(run name)``).
 PODS_BY_RUN: Final = "run"
@@ -19,3 +20,15 @@ pods_by_run: Final = label_index(labels.RUN_LABEL)
 #: Nodes by their cordon-owner stamp (``<namespace>/<name>/<uid>``).
 NODES_BY_CORDON_OWNER: Final = "cordon-owner"
 nodes_by_cordon_owner: Final = annotation_index(labels.CORDON_OWNER)
+
+
+def node_watch(*, to_keys: KeyMapper = own_key) -> Watch:
+    """The one Node informer: compact nodes (what reconcilers read) indexed by cordon
+    owner for the orphan-stamp reaper (E21, run inside the fingerprint controller);
+    every controller that watches Nodes uses it, so the shared informer agrees."""
+    return Watch(
+        NODES,
+        transform=compact_node,
+        indexers={NODES_BY_CORDON_OWNER: nodes_by_cordon_owner},
+        to_keys=to_keys,
+    )

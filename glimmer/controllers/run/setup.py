@@ -22,20 +22,16 @@ from collections.abc import Callable
 from datetime import datetime
 
 from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.reaper import StampReaper
 from glimmer.controllers.run import labels
 from glimmer.controllers.run.delivery import Deliverer
 from glimmer.controllers.run.indexes import (
-    NODES_BY_CORDON_OWNER,
     PODS_BY_RUN,
-    nodes_by_cordon_owner,
     pods_by_run,
 )
 from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
 from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler, now_utc
 from glimmer.engine import (
-    NODES,
     PODS,
     ControllerOptions,
     ControllerRegistration,
@@ -44,7 +40,6 @@ from glimmer.engine import (
     Readers,
     Watch,
     compact,
-    compact_node,
     compact_pod,
     strip_managed_fields,
 )
@@ -57,13 +52,6 @@ def run_log_context(key: str) -> dict[str, str]:
     """Every log line of a run's reconcile names the run."""
     namespace, _, name = key.partition("/")
     return {"namespace": namespace, "run": name}
-
-
-def node_log_context(key: str) -> dict[str, str]:
-    return {"node": key}
-
-
-REAPER_CONTROLLER: str = "cordon-reaper"
 
 
 def owner_run_keys(event: InformerEvent) -> list[str]:
@@ -143,23 +131,4 @@ def run_controller(
         ),
         options=ControllerOptions(max_concurrent_reconciles=workers),
         log_context=run_log_context,
-    )
-
-
-def reaper_controller(
-    *, client: KubeClient, readers: Readers | None = None
-) -> ControllerRegistration:
-    """E21 over every Node event (plus its own 5-minute recheck of live stamps).
-    ``readers`` as for :func:`run_controller`."""
-    return ControllerRegistration(
-        name=REAPER_CONTROLLER,
-        reconciler=StampReaper(client=client, readers=readers),
-        watches=(
-            Watch(
-                NODES,
-                transform=compact_node,
-                indexers={NODES_BY_CORDON_OWNER: nodes_by_cordon_owner},
-            ),
-        ),
-        log_context=node_log_context,
     )

@@ -13,10 +13,9 @@ from glimmer.controllers.run import labels
 from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import NODES, CachedReader, InformerFactory, Readers, Resource
+from tests.unit.controllers.conftest import cached_reconciler
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 from tests.unit.controllers.run.test_run_reads_g import (
-    cached,  # noqa: F401 (a pytest fixture, used by name)
-    cached_reconciler,
     calls_of_next_pass,
     start_run,
 )
@@ -48,7 +47,7 @@ async def _finish_first_pod(cluster: Cluster) -> None:
 
 
 async def test_perf2_E22_a_cordon_and_a_release_from_a_current_cache_read_no_node(
-    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+    cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
     await start_run(cluster, factory, cap=1)
@@ -63,7 +62,7 @@ async def test_perf2_E22_a_cordon_and_a_release_from_a_current_cache_read_no_nod
 
 
 async def test_perf2_E22_a_stale_cache_never_takes_another_owners_cordon(
-    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+    cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
     await start_run(cluster, factory, cap=1)  # n0 cordoned and loaded
@@ -82,7 +81,7 @@ async def test_perf2_E22_a_stale_cache_never_takes_another_owners_cordon(
 
 @pytest.mark.parametrize("unschedulable", [True, False])
 async def test_perf2_E22_a_cache_showing_a_cordon_that_is_gone_never_decides_the_cordon(
-    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+    cached: tuple[Cluster, InformerFactory],
     unschedulable: bool,
 ) -> None:
     """The cache shows n1 already stamped by this run (so the cordon would write nothing,
@@ -104,7 +103,7 @@ async def test_perf2_E22_a_cache_showing_a_cordon_that_is_gone_never_decides_the
 
 
 async def test_perf2_E12_a_cache_lagging_our_cordon_never_keeps_the_node_cordoned(
-    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+    cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
     before = copy.deepcopy(cluster.node("n0"))  # unstamped: the cache lags our cordon
@@ -123,7 +122,7 @@ async def test_perf2_E12_a_cache_lagging_our_cordon_never_keeps_the_node_cordone
 
 
 async def test_perf2_E12_a_release_from_a_stale_cache_never_touches_another_owners_stamp(
-    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+    cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
     await start_run(cluster, factory, cap=1)

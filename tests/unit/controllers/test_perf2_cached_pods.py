@@ -11,7 +11,6 @@ from glimmer.controllers.run.kube import RUNS
 from glimmer.engine import PODS, ApiError, CachedReader, InformerFactory, Resource
 from tests.unit.controllers.run.harness import NS, Cluster
 from tests.unit.controllers.run.test_run_reads_g import (
-    cached,  # noqa: F401 (a pytest fixture, used by name)
     calls_of_next_pass,
     start_run,
 )
@@ -42,7 +41,7 @@ class FrozenPods(CachedReader):
 
 
 async def test_perf2_E12_a_release_over_a_cache_that_shows_every_created_pod_lists_nothing(
-    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+    cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
     await start_run(cluster, factory, cap=1)  # n0 cordoned, its pod created by this process
@@ -56,7 +55,7 @@ async def test_perf2_E12_a_release_over_a_cache_that_shows_every_created_pod_lis
 
 
 async def test_perf2_E12_a_cache_lagging_a_pod_this_process_created_never_releases_its_node(
-    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+    cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
     await start_run(cluster, factory, cap=1)  # the same reconciler created n0's pod
@@ -73,7 +72,7 @@ async def test_perf2_E12_a_cache_lagging_a_pod_this_process_created_never_releas
 
 
 async def test_perf2_E16_a_stale_cached_pod_never_settles_a_pod_that_started(
-    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+    cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
     await start_run(cluster, factory, cap=1)
@@ -92,7 +91,7 @@ async def test_perf2_E16_a_stale_cached_pod_never_settles_a_pod_that_started(
 
 
 async def test_perf2_a_pass_over_a_cache_lagging_our_new_pods_creates_none_again(
-    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+    cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
     await start_run(cluster, factory, cap=2)  # two pods created by this process
@@ -120,7 +119,7 @@ class BeforeOurWrite(CachedReader):
 
 
 async def test_perf2_a_cached_run_behind_our_own_write_waits_for_the_cache(
-    cached: tuple[Cluster, InformerFactory],  # noqa: F811 (the fixture)
+    cached: tuple[Cluster, InformerFactory],
 ) -> None:
     cluster, factory = cached
     await start_run(cluster, factory, cap=1)

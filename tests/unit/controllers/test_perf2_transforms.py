@@ -9,10 +9,10 @@ from typing import Any
 
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run import cordon, labels, podstate
-from glimmer.controllers.run.indexes import nodes_by_cordon_owner, pods_by_run
+from glimmer.controllers.run.indexes import node_watch, nodes_by_cordon_owner, pods_by_run
 from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
 from glimmer.controllers.run.ref import RunRef
-from glimmer.controllers.run.setup import reaper_controller, run_controller
+from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import (
     NODES,
     PODS,
@@ -32,8 +32,7 @@ def test_perf2_nodes_and_runner_pods_are_cached_compact_runs_stripped() -> None:
     client = FakeClient()
     run = run_controller(client=client, namespace=None, operator_namespace="x",
                          interlock=Interlock())  # fmt: skip
-    reaper = reaper_controller(client=client)
-    by_resource = {w.resource: w.transform for r in (run, reaper) for w in r.watches}
+    by_resource = {w.resource: w.transform for w in (*run.watches, node_watch())}
     assert by_resource == {RUNS: strip_managed_fields, PODS: compact_pod, NODES: compact_node,
                            FINGERPRINTS: compact}  # fmt: skip
 

@@ -3,23 +3,18 @@ they require it (docs/development.md §7), and a NotCachedError falls back to li
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
-
-import pytest_asyncio
 
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.reaper import StampReaper
 from glimmer.controllers.run import labels
 from glimmer.controllers.run.kube import RUNS
-from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
-from glimmer.controllers.run.setup import reaper_controller, run_controller
+from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import (
     NODES,
     PODS,
     CachedReader,
     FakeClient,
-    FakeClock,
     InformerEvent,
     InformerFactory,
     NotCachedError,
@@ -27,44 +22,9 @@ from glimmer.engine import (
     Resource,
 )
 from glimmer.engine.fake import Request
+from tests.unit.controllers.conftest import cached_reconciler
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 from tests.unit.engine.test_reader import settle_watches
-
-
-def cached_reconciler(cluster: Cluster, readers: Readers) -> RunReconciler:
-    return RunReconciler(
-        client=cluster.client,
-        interlock=cluster.interlock,
-        options=RunOptions(operator_namespace="glimmer-system"),
-        deliverer=cluster.delivered,
-        now=lambda: cluster.clock,
-        readers=readers,
-    )
-
-
-@pytest_asyncio.fixture(loop_scope="function")
-async def cached() -> AsyncIterator[tuple[Cluster, InformerFactory]]:
-    """A cluster whose reconciler reads through informers, as the manager wires them."""
-    cluster = Cluster(nodes=2)
-    await cluster.setup(tests={"t": custom_test("echo")})
-    factory = InformerFactory(cluster.client, clock=FakeClock())
-    registrations = [
-        run_controller(client=cluster.client, namespace=None, operator_namespace="x",
-                       interlock=Interlock()),
-        reaper_controller(client=cluster.client),
-    ]  # fmt: skip
-    for watch in (w for r in registrations for w in r.watches):
-        factory.informer(
-            watch.resource,
-            label_selector=watch.label_selector,
-            transform=watch.transform,
-            indexers=watch.indexers,
-        )
-    factory.start()
-    await settle_watches(cluster.client, factory)
-    cluster.reconciler = cached_reconciler(cluster, Readers.over(cluster.client, factory))
-    yield cluster, factory
-    await factory.stop()
 
 
 async def start_run(cluster: Cluster, factory: InformerFactory, *, cap: int) -> None:

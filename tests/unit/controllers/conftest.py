@@ -1,0 +1,51 @@
+"""Fixtures shared by the controller tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest_asyncio
+
+from glimmer.controllers.interlock import Interlock
+from glimmer.controllers.run.indexes import node_watch
+from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
+from glimmer.controllers.run.setup import run_controller
+from glimmer.engine import FakeClock, InformerFactory, Readers
+from tests.unit.controllers.run.harness import Cluster, custom_test
+from tests.unit.engine.test_reader import settle_watches
+
+
+def cached_reconciler(cluster: Cluster, readers: Readers) -> RunReconciler:
+    return RunReconciler(
+        client=cluster.client,
+        interlock=cluster.interlock,
+        options=RunOptions(operator_namespace="glimmer-system"),
+        deliverer=cluster.delivered,
+        now=lambda: cluster.clock,
+        readers=readers,
+    )
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def cached() -> AsyncIterator[tuple[Cluster, InformerFactory]]:
+    """A cluster whose reconciler reads through informers, as the manager wires them."""
+    cluster = Cluster(nodes=2)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    factory = InformerFactory(cluster.client, clock=FakeClock())
+    registrations = [
+        run_controller(client=cluster.client, namespace=None, operator_namespace="x",
+                       interlock=Interlock()),
+    ]  # fmt: skip
+    watches = [*(w for r in registrations for w in r.watches), node_watch()]
+    for watch in watches:
+        factory.informer(
+            watch.resource,
+            label_selector=watch.label_selector,
+            transform=watch.transform,
+            indexers=watch.indexers,
+        )
+    factory.start()
+    await settle_watches(cluster.client, factory)
+    cluster.reconciler = cached_reconciler(cluster, Readers.over(cluster.client, factory))
+    yield cluster, factory
+    await factory.stop()
