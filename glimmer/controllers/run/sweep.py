@@ -757,7 +757,8 @@ class Sweeper(Part):
             vendor = vendor_of(fingerprint, node=node)
         except FingerprintPendingError as pending:
             started = parse_time(work.view.started_at or "")
-            waited = (work.now - started).total_seconds() if started else 0.0
+            # No recorded start: no grace to measure, so no wait (never an unbounded hold).
+            waited = (work.now - started).total_seconds() if started else FINGERPRINT_GRACE_SECONDS
             if waited < FINGERPRINT_GRACE_SECONDS:
                 work.wait(min(FINGERPRINT_RECHECK_SECONDS, FINGERPRINT_GRACE_SECONDS - waited))
                 return None
