@@ -25,6 +25,7 @@ from glimmer.controllers.run.delivery import (
     ReportingDeliverer,
     pinned_baseline,
 )
+from glimmer.controllers.run.services import LINK_SCOPES
 from glimmer.controllers.run.view import RunView
 from glimmer.engine import ApiError, Result
 from glimmer.plan import PinnedPlan
@@ -138,9 +139,12 @@ class Finisher(Part):
         return run
 
     async def _unload(self, run: JSON) -> JSON:
-        """(2) delete live pods, (3) release every stamp naming this run."""
+        """(2) delete live pods and rendezvous Services, (3) release every stamp naming
+        this run."""
         await kube.delete_live_pods(self.client, run)
         view = RunView(run)
+        if _may_hold_services(view):
+            await kube.delete_owned_services(self.client, run)
         await kube.release_all_stamps(self.client, run, prior=view.prior_unschedulable)
         if view.cordoned_nodes:
             run["status"] = {k: v for k, v in view.status.items() if k != "cordonedNodes"}
@@ -263,6 +267,8 @@ class Finisher(Part):
         finalizers = view.finalizers
         if labels.FINALIZER in finalizers:
             await kube.delete_live_pods(self.client, run)
+            if _may_hold_services(view):
+                await kube.delete_owned_services(self.client, run)
             await kube.release_all_stamps(self.client, run, prior=view.prior_unschedulable)
             await kube.patch_metadata(
                 self.client, run, {"finalizers": [f for f in finalizers if f != labels.FINALIZER]}
@@ -272,3 +278,13 @@ class Finisher(Part):
         if self._forget is not None:
             self._forget(view.namespace, view.name)
         return Result()
+
+
+def _may_hold_services(view: RunView) -> bool:
+    """Whether the run may have made a rendezvous Service: its pinned plan has a Pair or
+    Group test, or a plan is pinned that cannot be read (then look rather than guess). A
+    run with no pinned plan never created one; node-only runs skip the extra list."""
+    if view.plan_text is None:
+        return False
+    plan = view.readable_plan()
+    return plan is None or any(test.scope in LINK_SCOPES for test in plan.tests)

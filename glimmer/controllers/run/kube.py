@@ -308,6 +308,30 @@ async def delete_live_pods(client: KubeClient, run: Mapping[str, Any]) -> int:
     return deleted
 
 
+async def delete_owned_services(client: KubeClient, run: Mapping[str, Any]) -> int:
+    """Uncached: delete every rendezvous Service the run controls (F1/F4 clean-up).
+
+    The terminal unload's sweep, so a manager killed between the verdict write and the
+    settling pass's own Service deletes leaves none behind: the run label selects, the
+    controller UID decides, and the delete carries the UID precondition."""
+    m = meta(run)
+    _, selector = run_pod_selector(run)
+    found = await list_all(client, SERVICES, namespace=str(m["namespace"]), label_selector=selector)
+    deleted = 0
+    for service in found:
+        if not owned_by(service, str(m["uid"])):
+            continue
+        with contextlib.suppress(ApiError):
+            await client.delete(
+                SERVICES,
+                str(meta(service)["name"]),
+                namespace=str(meta(service)["namespace"]),
+                precondition_uid=str(meta(service).get("uid") or "") or None,
+            )
+            deleted += 1
+    return deleted
+
+
 async def release_node(client: KubeClient, node: str, *, stamp: RunRef, prior: bool | None) -> None:
     """E12: uncached read, restore only if the stamp is still ours; missing node is fine."""
     try:

@@ -52,7 +52,11 @@ from glimmer.controllers.run.passes import (
 )
 from glimmer.controllers.run.pods import PodRequest, build_pod
 from glimmer.controllers.run.ref import RunRef
-from glimmer.controllers.run.services import build_service, foreign_service_reason
+from glimmer.controllers.run.services import (
+    LINK_SCOPES,
+    build_service,
+    foreign_service_reason,
+)
 from glimmer.engine import ApiError, is_already_exists
 from glimmer.plan import (
     ImageError,
@@ -80,9 +84,6 @@ JSON = dict[str, Any]
 #: How an overdue message names a member that never ran / was still running (F5).
 NEVER_STARTED: Final = "never started"
 NEVER_FINISHED: Final = "never finished"
-
-#: The scopes whose unit is one execution over several pods.
-LINK_SCOPES: Final = frozenset({"Pair", "Group"})
 
 
 @dataclass(frozen=True)

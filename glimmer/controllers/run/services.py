@@ -17,13 +17,16 @@ collected with it) and deleted once its attempt has settled, after the status wr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from glimmer.controllers.run import labels
 from glimmer.controllers.run.ref import RunRef
 from glimmer.plan import label_value
 
 JSON = dict[str, Any]
+
+#: The scopes whose unit is one execution over several pods, met at a rendezvous Service.
+LINK_SCOPES: Final = frozenset({"Pair", "Group"})
 
 
 def service_selector(run: RunRef, *, test: str, attempt: int) -> dict[str, str]:

@@ -47,7 +47,7 @@ from glimmer.controllers.run.cordon import conditioned, cordon_patches, heat_unt
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.finish import Finisher
-from glimmer.controllers.run.links import LINK_SCOPES, Links
+from glimmer.controllers.run.links import Links
 from glimmer.controllers.run.passes import (
     Execution,
     Launch,
@@ -59,6 +59,7 @@ from glimmer.controllers.run.passes import (
 )
 from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
 from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.run.services import LINK_SCOPES
 from glimmer.controllers.run.view import RunView
 from glimmer.engine import NODES, PODS, ApiError, is_already_exists, is_conflict, is_not_found
 from glimmer.plan import (

@@ -20,6 +20,7 @@ from glimmer.contract.envelope import decode, delivery_id
 from glimmer.controllers.run import kube as kube_
 from glimmer.controllers.run import labels
 from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
+from glimmer.controllers.run.links import Links
 from glimmer.engine import CONFIGMAPS, NODES, PODS, ApiServerClient
 from glimmer.sinks.fanout import SINKS
 from tests.integration.run.conftest import Operator, apply_profile, create_run, terminal_run
@@ -154,6 +155,29 @@ async def test_F1_F3_a_pair_passes_over_real_tcp_naming_both_nodes_client_after_
     assert len(added) == 1, seen
     assert ready and min(ready) < added[0], seen
     assert len({name for _, name, _, _ in seen}) == 2  # no duplicate pods
+    await assert_nothing_left(kube, namespace, nodes.names)
+
+
+async def test_F1_the_terminal_unload_sweeps_a_service_the_settling_pass_left_behind(
+    operator: Operator,
+    kube: ApiServerClient,
+    namespace: str,
+    sim_nodes: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A manager killed between the verdict write and the settling pass's Service delete
+    # (chaos CI, seed 3905459115): the next manager only converges the terminal run, so
+    # the unload itself must delete the run's Services, or one is left for ever.
+    async def lost(self: Any, work: Any, name: str) -> None:
+        return None
+
+    monkeypatch.setattr(Links, "delete_service", lost)
+    nodes = link_nodes(sim_nodes, 2)
+    gate = [{"metric": "tcpThroughputGbps", "comparison": "GreaterThanOrEqual", "value": "0.001"}]
+    await apply_profile(kube, namespace, {"tcp": tcp_pair(thresholds=gate)})
+    await create_run(kube, namespace, "lost-delete", nodes.names)
+    run = await terminal_run(kube, namespace, "lost-delete", timeout=120)
+    assert only_result(run)["phase"] == "Passed", only_result(run)
     await assert_nothing_left(kube, namespace, nodes.names)
 
 
