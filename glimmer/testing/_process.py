@@ -20,7 +20,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
@@ -30,8 +30,10 @@ _PR_SET_PDEATHSIG = 1
 # One worker, never shut down before interpreter exit: the thread every child is forked on.
 _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="glimmer-spawner")
 
-#: pids of every child this process started, for the leak check at the end of a test run.
-SPAWNED: set[int] = set()
+#: Every child this process started (pid -> its kernel start time), for the leak check at
+#: the end of a test run. The start time tells our child from a later process that was
+#: given the same pid (pid_max is often 32768: a long run on a busy machine wraps it).
+SPAWNED: dict[int, str | None] = {}
 
 
 # Resolved once in the parent: the child between fork and exec should only make syscalls,
@@ -71,7 +73,7 @@ def spawn(
             )
 
     process = _SPAWNER.submit(fork).result()
-    SPAWNED.add(process.pid)
+    SPAWNED[process.pid] = start_time(process.pid)
     return process
 
 
@@ -129,14 +131,29 @@ def log_tail(log_path: Path | None, *, lines: int = 30) -> str:
     return f"\n--- last {len(tail)} lines of {log_path} ---\n" + "\n".join(tail)
 
 
-def surviving(pids: set[int]) -> list[int]:
-    """Those of ``pids`` that still run (zombies awaiting a reap count as gone)."""
+def start_time(pid: int) -> str | None:
+    """The process's start time since boot (``/proc/<pid>/stat`` field 22), None if gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (FileNotFoundError, IndexError):
+        return None
+
+
+def surviving(pids: Iterable[int] | Mapping[int, str | None]) -> list[int]:
+    """Those of ``pids`` that still run (zombies awaiting a reap count as gone).
+
+    Given a mapping of pid to start time (:data:`SPAWNED`), a pid now held by a process
+    that started at another time is a different process, and counts as gone."""
+    started = pids if isinstance(pids, Mapping) else {}
     alive = []
     for pid in sorted(pids):
         try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except (FileNotFoundError, IndexError):
             continue
-        if state not in ("Z", "X"):
-            alive.append(pid)
+        if fields[0] in ("Z", "X"):
+            continue
+        if started.get(pid) is not None and fields[19] != started[pid]:
+            continue  # the pid was reused
+        alive.append(pid)
     return alive
