@@ -282,7 +282,8 @@ def report(figures: dict[str, Any], lines: list[str]) -> str:
             f"manager start -> every node fingerprinted:    {_num(g('capture_s'))} s "
             f"({g('captured', 0)}/{g('nodes')} captured)",
             f"/readyz -> every node fingerprinted:          {_num(g('capture_from_ready_s'))} s",
-            f"label change on {g('sample', '-')} nodes (1%) -> all Drifted: {_num(g('drift_s'), '.2f')} s",
+            f"label change on {g('sample', '-')} nodes (1%) -> all Drifted: "
+            f"{_num(g('drift_s'), '.2f')} s",
             f"label change -> all VerdictCurrent=False:     {_num(g('expire_s'), '.2f')} s",
             f"nodes Drifted that were not changed:          {g('foreign_drift', '-')}",
             f"manager CPU: {_num(g('capture_cpu_s'))} s to capture, {_num(g('drift_cpu_s'))} s for "
