@@ -74,6 +74,10 @@ GPU_LABELS = {
 }
 
 
+#: Seconds without a fingerprint event that count as settled.
+QUIET = 5.0
+
+
 class Bench:
     def __init__(self, *, nodes: int, timeout: float, work: Path, glimmer_args: str) -> None:
         self.count = nodes
@@ -185,6 +189,19 @@ class Bench:
                      f"(load {load_average()})")  # fmt: skip
             if not ok:
                 return
+            # Settled: no fingerprint changed for QUIET seconds (the second writes a pass
+            # makes after its own node label are part of the cost of a capture).
+            await self._wait(
+                "the fingerprints to settle",
+                lambda: time.time() - watch.last_event > QUIET,
+                progress=lambda: f"{watch.events} events so far",
+            )
+            f["settle_s"] = watch.last_event - spawned
+            f["settle_audit"] = read_audit(
+                self.trial.audit_log, user=OPERATOR_USER, start=spawned - 1, end=time.time() + 1
+            )
+            f["settle_rss_mib"] = peak_rss_mib(process.pid)
+            self.say(f"settled {f['settle_s']:.1f} s after the start ({watch.events} events)")
 
             await asyncio.sleep(1.1)  # the verdict's run must start after the capture
             await self._judge(client, sample)
@@ -289,8 +306,12 @@ def report(figures: dict[str, Any], lines: list[str]) -> str:
             f"manager CPU: {_num(g('capture_cpu_s'))} s to capture, {_num(g('drift_cpu_s'))} s for "
             f"the drift, {_num(g('cpu_s'))} s in all",
             f"manager peak RSS: {_num(g('capture_rss_mib'), '.0f')} MiB after capture, "
+            f"{_num(g('settle_rss_mib'), '.0f')} MiB settled, "
             f"{_num(g('peak_rss_mib'), '.0f')} MiB at the end",
+            f"manager start -> fingerprints settled (no change for {QUIET:.0f} s): "
+            f"{_num(g('settle_s'))} s",
             f"manager API requests, capture: {_audit(g('capture_audit'))}",
+            f"manager API requests, to settled: {_audit(g('settle_audit'))}",
             f"manager API requests, drift:   {_audit(g('drift_audit'))}",
             f"manager API requests, all:     {_audit(g('total_audit'))}",
             f"apiserver requests (all clients) while the manager ran: "

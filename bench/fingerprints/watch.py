@@ -30,10 +30,12 @@ class FingerprintWatch:
         self.expired: dict[str, float] = {}
         self.events = 0
         self.relists = 0
+        self.last_event = time.time()
 
     def ingest(self, fingerprint: dict[str, Any]) -> None:
         now = time.time()
         self.events += 1
+        self.last_event = now
         node = str((fingerprint.get("spec") or {}).get("nodeName") or "")
         if not node:
             return
