@@ -204,6 +204,7 @@ class Bench:
             self.say(f"settled {f['settle_s']:.1f} s after the start ({watch.events} events)")
 
             await asyncio.sleep(1.1)  # the verdict's run must start after the capture
+            judged = time.time()
             await self._judge(client, sample)
             ok = await self._wait(
                 "verdicts bound",
@@ -213,6 +214,10 @@ class Bench:
             if not ok:
                 return
             self.say(f"{len(sample)} verdicts bound (VerdictCurrent=True)")
+            f["judge_rss_mib"] = peak_rss_mib(process.pid)
+            f["judge_audit"] = read_audit(
+                self.trial.audit_log, user=OPERATOR_USER, start=judged - 1, end=time.time() + 1
+            )
             cpu_mid = cpu_seconds(process.pid)
             changed = time.time()
             for node in sample:
@@ -234,6 +239,7 @@ class Bench:
             f["drift_audit"] = read_audit(
                 self.trial.audit_log, user=OPERATOR_USER, start=changed - 1, end=time.time() + 1
             )
+            f["drift_rss_mib"] = peak_rss_mib(process.pid)
             f["sample"] = len(sample)
             f["foreign_drift"] = len(set(watch.drifted) - set(sample))
         finally:
@@ -307,11 +313,14 @@ def report(figures: dict[str, Any], lines: list[str]) -> str:
             f"the drift, {_num(g('cpu_s'))} s in all",
             f"manager peak RSS: {_num(g('capture_rss_mib'), '.0f')} MiB after capture, "
             f"{_num(g('settle_rss_mib'), '.0f')} MiB settled, "
+            f"{_num(g('judge_rss_mib'), '.0f')} MiB after the verdict run was handled, "
+            f"{_num(g('drift_rss_mib'), '.0f')} MiB after the drift, "
             f"{_num(g('peak_rss_mib'), '.0f')} MiB at the end",
             f"manager start -> fingerprints settled (no change for {QUIET:.0f} s): "
             f"{_num(g('settle_s'))} s",
             f"manager API requests, capture: {_audit(g('capture_audit'))}",
             f"manager API requests, to settled: {_audit(g('settle_audit'))}",
+            f"manager API requests, verdict run: {_audit(g('judge_audit'))}",
             f"manager API requests, drift:   {_audit(g('drift_audit'))}",
             f"manager API requests, all:     {_audit(g('total_audit'))}",
             f"apiserver requests (all clients) while the manager ran: "
