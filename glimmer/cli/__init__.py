@@ -23,6 +23,7 @@ _COMMANDS: dict[str, str] = {
     "merge": "glimmer.cli.merge:merge",
     "plan": "glimmer.cli.plan:plan",
     "report": "glimmer.cli.report:report",
+    "schedule": "glimmer.cli.schedule:schedule",
 }
 
 

@@ -4,9 +4,21 @@ Public: the registration, the reconciler (time injectable) and the expression pa
 """
 
 from glimmer.controllers.schedule.cron import Schedule, ScheduleError, parse_schedule
-from glimmer.controllers.schedule.reconciler import SCHEDULE_VALID, ScheduleReconciler, run_body
+from glimmer.controllers.schedule.reconciler import (
+    SCHEDULE_VALID,
+    ScheduleReconciler,
+    run_body,
+    schedule_cursor,
+    starting_deadline,
+)
 from glimmer.controllers.schedule.setup import SCHEDULE_CONTROLLER, SCHEDULES, schedule_controller
-from glimmer.controllers.schedule.ticks import MAX_TICKS, TickPlan, plan_ticks
+from glimmer.controllers.schedule.ticks import (
+    MAX_TICKS,
+    TickPlan,
+    plan_ticks,
+    under_policy,
+    upcoming_ticks,
+)
 
 __all__ = [
     "MAX_TICKS",
@@ -21,4 +33,8 @@ __all__ = [
     "plan_ticks",
     "run_body",
     "schedule_controller",
+    "schedule_cursor",
+    "starting_deadline",
+    "under_policy",
+    "upcoming_ticks",
 ]

@@ -46,6 +46,11 @@ def _recency(run: Mapping[str, Any]) -> tuple[str, str]:
     return (str(stamp), str(meta.get("name") or ""))
 
 
+def newest_first(runs: Iterable[Mapping[str, Any]]) -> list[JSON]:
+    """J1's order: newest by scheduled-at, else creation; the tie goes to the larger name."""
+    return sorted((dict(r) for r in runs), key=_recency, reverse=True)
+
+
 def _finished(run: Mapping[str, Any]) -> str:
     return str((run.get("status") or {}).get("finishedAt") or "")
 
@@ -62,7 +67,7 @@ class RunsView:
 def view_runs(
     runs: Iterable[Mapping[str, Any]], *, successful_limit: int, failed_limit: int
 ) -> RunsView:
-    ordered = sorted((dict(r) for r in runs), key=_recency, reverse=True)
+    ordered = newest_first(runs)
     newest = ordered[0] if ordered else None
     passed = [r for r in ordered if phase_of(r) == "Passed"]
     failed = [r for r in ordered if phase_of(r) in FAILED_KIND]

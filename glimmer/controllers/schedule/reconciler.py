@@ -38,7 +38,12 @@ from glimmer.controllers.schedule.history import (
     reference,
     view_runs,
 )
-from glimmer.controllers.schedule.ticks import plan_ticks, saturating_add
+from glimmer.controllers.schedule.ticks import (
+    plan_ticks,
+    saturating_add,
+    under_policy,
+    upcoming_ticks,
+)
 from glimmer.engine import NODES, ApiError, KubeClient, Readers, Resource, Result, is_not_found
 from glimmer.plan import label_value
 
@@ -124,29 +129,27 @@ class ScheduleReconciler:
             await self._write(schedule, stored, status)
             return Result(requeue_after=IDLE_RECHECK_SECONDS)
 
-        cursor = (
-            _time(stored.get("lastScheduleTime")) or _time(meta.get("creationTimestamp")) or now
-        )
-        plan = plan_ticks(
-            parsed,
-            since=cursor,
-            now=now,
-            starting_deadline_seconds=_optional_int(spec.get("startingDeadlineSeconds")),
+        cursor = schedule_cursor(schedule, now=now)
+        plan = under_policy(
+            plan_ticks(
+                parsed,
+                since=cursor,
+                now=now,
+                starting_deadline_seconds=starting_deadline(spec),
+            ),
+            concurrency_policy=spec.get("concurrencyPolicy", "Forbid"),
+            active=bool(view.active),
         )
         if plan.jumped:
             log.warning("more than 1000 ticks passed; cursor jumped to now, nothing fired",
                         schedule=key, counted=plan.missed)  # fmt: skip
         missed = plan.missed
         fire = plan.fire
-        if fire is not None and spec.get("concurrencyPolicy", "Forbid") != "Allow" and view.active:
-            missed += 1  # J5 Forbid: a run is still active, so this tick is skipped
-            fire = None
         if plan.cursor is not None:
             status["lastScheduleTime"] = format_time(plan.cursor)
         if missed:
             status["missedSchedules"] = saturating_add(status.get("missedSchedules"), missed)
-        after = max(now, plan.cursor or cursor)
-        upcoming = parsed.next_after(after)
+        [upcoming] = upcoming_ticks(parsed, plan=plan, cursor=cursor, count=1)
         status["nextScheduleTime"] = format_time(upcoming)
         requeue = max(MIN_REQUEUE_SECONDS, (upcoming - now).total_seconds())
 
@@ -222,6 +225,17 @@ class ScheduleReconciler:
         target["nodeNames"] = chosen
         target.pop("nodeSelector", None)
         return target
+
+
+def schedule_cursor(schedule: Mapping[str, Any], *, now: datetime) -> datetime:
+    """J4's cursor: ``lastScheduleTime``, else the schedule's creation, else now."""
+    meta = schedule.get("metadata") or {}
+    stored = schedule.get("status") or {}
+    return _time(stored.get("lastScheduleTime")) or _time(meta.get("creationTimestamp")) or now
+
+
+def starting_deadline(spec: Mapping[str, Any]) -> int | None:
+    return _optional_int(spec.get("startingDeadlineSeconds"))
 
 
 def run_body(schedule: Mapping[str, Any], *, tick: datetime, target: Mapping[str, Any]) -> JSON:

@@ -10,9 +10,9 @@ the weekend.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from glimmer.controllers.schedule.cron import Schedule
 
@@ -32,6 +32,8 @@ class TickPlan:
     """The new cursor (None: unchanged, no tick has passed)."""
     jumped: bool = False
     """More than MAX_TICKS ticks had passed: the cursor jumped to now, nothing fires."""
+    forbidden: bool = False
+    """J5 Forbid: the tick was due but a run of the schedule is active, so it is skipped."""
 
 
 def plan_ticks(
@@ -56,6 +58,31 @@ def plan_ticks(
     ):
         return TickPlan(fire=None, missed=len(due), cursor=latest)
     return TickPlan(fire=latest, missed=len(due) - 1, cursor=latest)
+
+
+def under_policy(plan: TickPlan, *, concurrency_policy: Any, active: bool) -> TickPlan:
+    """J5 Forbid (the default): a due tick that finds an active run is skipped and counted;
+    the cursor still moves to it."""
+    if plan.fire is None or concurrency_policy == "Allow" or not active:
+        return plan
+    return replace(plan, fire=None, missed=plan.missed + 1, forbidden=True)
+
+
+def upcoming_ticks(
+    schedule: Schedule, *, plan: TickPlan, cursor: datetime, count: int
+) -> list[datetime]:
+    """The next ``count`` ticks after this pass, continuing from the cursor it leaves.
+
+    From the cursor, not from the moment of the pass: ``@every 1h`` reconciled at 10:20
+    (a run finished) still ticks at 11:00 when its last tick was 10:00, which is the
+    tick :func:`plan_ticks` will fire. For cron expressions the two are the same.
+    """
+    ticks: list[datetime] = []
+    tick = plan.cursor or cursor
+    for _ in range(count):
+        tick = schedule.next_after(tick)
+        ticks.append(tick)
+    return ticks
 
 
 def saturating_add(count: int | None, more: int) -> int:
