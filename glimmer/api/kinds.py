@@ -125,6 +125,11 @@ KINDS: Final[tuple[KindInfo, ...]] = (
             PrinterColumn(name="Suspend", json_path=".spec.suspend", type="boolean"),
             PrinterColumn(name="Last Schedule", json_path=".status.lastScheduleTime", type="date"),
             PrinterColumn(name="Last Phase", json_path=".status.lastRunPhase", type="string"),
+            # Additive (not in the reference): a string, since kubectl prints a future
+            # `date` as <invalid>. `glimmer schedule NAME` shows the ticks after it.
+            PrinterColumn(
+                name="Next Schedule", json_path=".status.nextScheduleTime", type="string"
+            ),
             _age(),
         ),
     ),

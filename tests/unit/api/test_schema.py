@@ -345,6 +345,7 @@ ADDITIVE_COLUMNS = {
         ("Certified", ".status.certifiesSilicon", "boolean", 0),
         ("Provenance", ".status.provenance", "string", 1),
     ],
+    "BurnInSchedule": [("Next Schedule", ".status.nextScheduleTime", "string", 0)],
 }
 
 
