@@ -5,6 +5,7 @@ library path is an Error (never a Pass on a precision nobody tested)."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -92,3 +93,32 @@ def test_fp4_missing_from_the_library_is_a_declared_skip_naming_what_is_missing(
 def test_fail_closed_another_precision_missing_from_the_library_is_an_error() -> None:
     code, message = _with_library_refusing("h200", "tf32")
     assert code == 3 and message.startswith("GEMM_SWEEP_ERROR:")
+
+
+def _wrong_on_device_1(device: int, precision: str, real: Any, call: int) -> Any:
+    if device == 1:
+        return dataclasses.replace(real, max_abs_error=(real.max_abs_ref or 1.0) * 0.02)
+    return real
+
+
+def test_a_finite_error_above_the_precision_tolerance_fails_on_that_gpu() -> None:
+    base = simulated("h200x2")
+    wrapped = WrappedCompute(base.compute(), check=_wrong_on_device_1)
+    report, _ = run_in_process(
+        kind="gemm-sweep",
+        prefix="GEMM_SWEEP",
+        measure=gemm_sweep.measure,
+        platform=dataclasses.replace(base, _compute=lambda: wrapped),
+        env={"BURNIN_VARIANT_PRECISION": "bf16", "BURNIN_GEMM_SWEEP_SECONDS": "1"},
+    )
+    assert report.exit_code == 1 and "exceeds 0.01" in report.message
+    assert report.metrics["worstDeviceIndex"] == "1"
+    # The same error is within fp8's tolerance: the gate is per precision.
+    report, _ = run_in_process(
+        kind="gemm-sweep",
+        prefix="GEMM_SWEEP",
+        measure=gemm_sweep.measure,
+        platform=dataclasses.replace(simulated("h200x2"), _compute=lambda: wrapped),
+        env={"BURNIN_VARIANT_PRECISION": "fp8", "BURNIN_GEMM_SWEEP_SECONDS": "1"},
+    )
+    assert report.exit_code == 0, report.message

@@ -41,7 +41,7 @@ def test_finite_but_wrong_result_is_a_miscompare_and_a_silent_corruption() -> No
 
 def test_nonfinite_result_is_a_miscompare_but_not_a_silent_one() -> None:
     burn = tally()
-    burn.record(check(nonfinite=7, error=0.001))
+    burn.record(check(nonfinite=7, error=0.5))  # the finite elements are wrong too
     assert (burn.miscompares, burn.sdc, burn.nonfinite) == (1, 0, 7)
 
 
