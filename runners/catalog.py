@@ -62,6 +62,26 @@ _FOLD = frozenset(
     }
 )
 
+#: What gpu-burn and thermal-soak print on every healthy window (§O).
+_BURN = frozenset(
+    {
+        "provenance",
+        "miscompares",
+        "sdcDetections",
+        "nonfiniteCount",
+        "eccErrors",
+        "iterationsCompleted",
+        "elapsedS",
+        "sustainedThroughputTflops",
+        "gpuTempC",
+        "powerDrawW",
+        "throttleEvents",
+        "sustainedClockPct",
+        "sustainedClockSpreadPct",
+        "deviceWindowS",
+    }
+)
+
 #: What every perftest runner prints about the port and the registration it used.
 _RDMA = frozenset(
     {
@@ -134,6 +154,64 @@ RUNNERS: dict[str, RunnerSpec] = {
                 "pciBusId",
             },
             missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
+        ),
+        RunnerSpec(
+            kind="gpu-burn",
+            module="runners.gpu_burn",
+            prefix="GPU_BURN",
+            pass_line="GPU_BURN_PASS",
+            fail_prefix="GPU_BURN_FAIL:",
+            error_prefix="GPU_BURN_ERROR:",
+            healthy_metrics=_FOLD | _BURN,
+            test_env={"BURNIN_DURATION_SECONDS": "60"},
+            missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
+            image="ghcr.io/glimmer-ai/glimmer-runner-gpu-burn",
+        ),
+        RunnerSpec(
+            kind="thermal-soak",
+            module="runners.thermal_soak",
+            prefix="THERMAL_SOAK",
+            pass_line="THERMAL_SOAK_PASS",
+            fail_prefix="THERMAL_SOAK_FAIL:",
+            error_prefix="THERMAL_SOAK_ERROR:",
+            healthy_metrics=_FOLD
+            | _BURN
+            | {
+                "meanPowerW",
+                "smClockMHz",
+                "throttledSamples",
+                "xidEvents",
+                "xidWindowsWatched",
+            },
+            test_env={"BURNIN_DURATION_SECONDS": "60"},
+            missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
+            image="ghcr.io/glimmer-ai/glimmer-runner-thermal-soak",
+        ),
+        RunnerSpec(
+            kind="gemm-sweep",
+            module="runners.gemm_sweep",
+            prefix="GEMM_SWEEP",
+            pass_line="GEMM_SWEEP_PASS",
+            fail_prefix="GEMM_SWEEP_FAIL:",
+            error_prefix="GEMM_SWEEP_ERROR:",
+            healthy_metrics=_FOLD
+            | {
+                "provenance",
+                "achievedTflops",
+                "maxRelativeError",
+                "nonfiniteCount",
+                "gemmPrecision",
+                "gemmShape",
+                "iterationsCompleted",
+                "totalKernelMs",
+                "sampleWindowS",
+                "gemmThroughputSpreadPct",
+            },
+            test_env={"BURNIN_GEMM_SWEEP_SECONDS": "2"},
+            missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
+            # FP4 on a Hopper part: the part has no FP4 tensor cores.
+            declared_skip_env={SIM_GPU_ENV: "h200", "BURNIN_VARIANT_PRECISION": "fp4"},
+            image="ghcr.io/glimmer-ai/glimmer-runner-gemm-sweep",
         ),
         RunnerSpec(
             kind="clockprobe",

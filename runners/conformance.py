@@ -175,6 +175,10 @@ def cases_for(kind: str) -> list[Case]:
             expected_exit=3,
         )
     )
+    if spec.declared_skip_env is not None:
+        cases.append(
+            Case(kind=kind, label="declared-skip", env=spec.declared_skip_env, expected_exit=2)
+        )
     cases.append(
         Case(
             kind=kind,

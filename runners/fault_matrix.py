@@ -42,6 +42,9 @@ _P, _F, _E, _N = PASSED, FAILED, ERROR, NOT_READ
 #: kind -> one phase per entry of FAULTS, in order.
 _ROWS: Final[dict[str, tuple[str, ...]]] = {
     "compute-smoke": (_P, _P, _P, _P, _E, _P, _P, _F, _E, _E),
+    "gpu-burn": (_P, _P, _P, _P, _E, _P, _P, _F, _E, _E),
+    "thermal-soak": (_P, _P, _P, _P, _E, _F, _P, _F, _E, _E),
+    "gemm-sweep": (_P, _P, _P, _P, _E, _P, _P, _F, _E, _E),
     "clockprobe": (_P, _F, _P, _P, _E, _P, _P, _P, _E, _E),
     "dcgm-diag": (_P, _P, _F, _F, _E, _F, _F, _P, _E, _E),
     "host-health": (_P, _P, _F, _F, _F, _F, _P, _P, _E, _E),
@@ -114,8 +117,8 @@ FABRIC_FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
 def _healthy_phase(kind: str, profile: str) -> str:
     if kind == "compute-smoke" and profile == "t4":
         return SKIPPED  # sm_75: no low-precision tensor path, declared skip
-    if kind == "compute-smoke" and profile in ("b200", "gb200", "gb10"):
-        return ERROR  # FP4 hardware, no implemented FP4 path: refused, never downgraded
+    if kind == "gemm-sweep" and profile == "t4":
+        return SKIPPED  # sm_75: no BF16 tensor cores (the sweep's default precision)
     if kind == "nccl":
         return SKIPPED  # every healthy profile here is one GPU: no intra-node collective
     if not RUNNERS[kind].reads_gpu and profile != "h200":

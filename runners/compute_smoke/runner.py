@@ -13,8 +13,8 @@ from runners.compute_smoke.precision import TOLERANCE, choose_precision, image_r
 from runners.sdk.entry import RunnerContext
 from runners.sdk.fold import print_fold, settle_concurrency
 from runners.sdk.gpus import DeviceSlot, open_gpus
-from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
-from runners.sdk.protocols import GemmCheck
+from runners.sdk.outcome import DeclaredSkip, Failed, Passed, RunnerError, Verdict
+from runners.sdk.protocols import Compute, GemmCheck, NotSupportedError
 
 CHECK_SIZE = 4096
 THROUGHPUT_SIZE = 8192
@@ -40,6 +40,26 @@ class DeviceResult:
         return (self.check.nonfinite, rel if rel is not None else float("inf"))
 
 
+def _measure_device(
+    *, compute: Compute, slot: DeviceSlot, precision: str, capability: tuple[int, int]
+) -> tuple[GemmCheck, float]:
+    """The check and the throughput; a library without the part's FP4 path is a declared
+    skip naming what is missing (any other missing path is an Error, exit 3)."""
+    try:
+        check = compute.gemm_check(device=slot.index, precision=precision, size=CHECK_SIZE)
+        tflops = compute.gemm_throughput_tflops(
+            device=slot.index, precision=precision, size=THROUGHPUT_SIZE, seconds=THROUGHPUT_SECONDS
+        )
+    except NotSupportedError as error:
+        arch = f"sm_{capability[0]}{capability[1]}"
+        if precision == "fp4":
+            raise DeclaredSkip(
+                f"{arch} has FP4 tensor cores but this image cannot run an FP4 GEMM: {error}"
+            ) from error
+        raise RunnerError(f"{arch}: {precision} GEMM not available: {error}") from error
+    return check, tflops
+
+
 def measure(ctx: RunnerContext) -> Verdict:
     report = ctx.report
     platform = ctx.platform()
@@ -57,9 +77,8 @@ def measure(ctx: RunnerContext) -> Verdict:
             raise RunnerError(
                 f"image not built for sm_{capability[0]}{capability[1]} (has {','.join(built)})"
             )
-        check = compute.gemm_check(device=slot.index, precision=precision, size=CHECK_SIZE)
-        tflops = compute.gemm_throughput_tflops(
-            device=slot.index, precision=precision, size=THROUGHPUT_SIZE, seconds=THROUGHPUT_SECONDS
+        check, tflops = _measure_device(
+            compute=compute, slot=slot, precision=precision, capability=capability
         )
         result = DeviceResult(slot=slot, capability=capability, check=check, tflops=tflops)
         results.append(result)

@@ -2,13 +2,18 @@
 
 DCGM is not redistributable, so the site mounts it; without it the runner exits 3
 (Error), never 1. Level: ``BURNIN_DCGM_DIAG_LEVEL`` (1-4, default 2; anything else is
-refused). Exit 1 iff some test reported ``Fail``; an unreadable document, a runtime
-error, or a run in which no test passed or failed is exit 3.
+refused). ``BURNIN_DCGM_ALLOW`` (comma-separated DCGM plugin names) limits which tests
+are judged (``runners.dcgm_diag.allowlist``). Exit 1 iff some judged test reported
+``Fail``; an unreadable document, a runtime error, or a run in which no judged test passed
+or failed is exit 3. NVML's lifetime counters are read before and after the diagnostic and
+their deltas printed (``runners.dcgm_diag.counters``).
 """
 
 from __future__ import annotations
 
-from runners.dcgm_diag.parse import UnexpectedDocumentError, parse_diag
+from runners.dcgm_diag.allowlist import parse_allowlist, plugin_of
+from runners.dcgm_diag.counters import print_deltas, read_counters
+from runners.dcgm_diag.parse import DiagReport, UnexpectedDocumentError, parse_diag
 from runners.sdk.entry import RunnerContext
 from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
 from runners.sdk.protocols import DriverUnavailableError, GpuLostError, NotSupportedError
@@ -32,21 +37,46 @@ def _max_temperature(ctx: RunnerContext) -> float | None:
     return max(temps) if temps else None
 
 
+def _judged(ctx: RunnerContext, diag: DiagReport, allowed: frozenset[str] | None) -> DiagReport:
+    """The tests the allowlist keeps; the excluded ones are printed, never silently lost."""
+    if allowed is None:
+        return diag
+    kept = tuple(t for t in diag.tests if plugin_of(t) in allowed)
+    excluded = [t for t in diag.tests if plugin_of(t) not in allowed]
+    out = ctx.report
+    out.metric("dcgmAllow", ",".join(sorted(allowed)))
+    out.metric("testsExcluded", len(excluded))
+    failed = [t.name for t in excluded if t.status in ("Fail", "Warn")]
+    if failed:
+        out.metric("excludedTestsNotPassed", ",".join(sorted(failed)))
+    return DiagReport(
+        layout=diag.layout,
+        tests=kept,
+        runtime_error=diag.runtime_error,
+        driver_version=diag.driver_version,
+        dcgm_version=diag.dcgm_version,
+        gpus=diag.gpus,
+    )
+
+
 def measure(ctx: RunnerContext) -> Verdict:
     report = ctx.report
     platform = ctx.platform()
     level = int(ctx.env.choice("BURNIN_DCGM_DIAG_LEVEL", default="2", allowed=("1", "2", "3", "4")))
+    allowed = parse_allowlist(ctx.env.raw.get("BURNIN_DCGM_ALLOW", ""))
     timeout_s = LEVEL_TIMEOUT_S[level]
     if ctx.env.duration_budget_s is not None:
         timeout_s = min(timeout_s, max(ctx.env.duration_budget_s - BUDGET_MARGIN_S, 10.0))
     dcgmi = platform.dcgmi()
     report.metric("diagLevel", level)
     before = _max_temperature(ctx)
+    counters_before = read_counters(platform.nvml)
     clock = platform.clock
     started = clock.monotonic()
     result = dcgmi.diag(level=level, timeout_s=timeout_s)
     elapsed = clock.monotonic() - started
     after = _max_temperature(ctx)
+    counters_after = read_counters(platform.nvml)
     try:
         diag = parse_diag(result.stdout)
     except UnexpectedDocumentError as error:
@@ -56,6 +86,8 @@ def measure(ctx: RunnerContext) -> Verdict:
         ) from None
     if diag.runtime_error:
         raise RunnerError(f"dcgmi diag could not run: {diag.runtime_error}")
+    everything = diag
+    diag = _judged(ctx, diag, allowed)
     for test in diag.tests:
         if test.status in ("Fail", "Warn"):
             report.note(f"{test.category}/{test.name}: {test.status}: {'; '.join(test.warnings)}")
@@ -72,6 +104,7 @@ def measure(ctx: RunnerContext) -> Verdict:
     report.metric("testsSkipped", diag.count("Skip") + diag.count("Not Run"))
     if diag.gpus:
         report.metric("devicesVisible", len(diag.gpus))
+    print_deltas(report, counters_before, counters_after)
     temps = [t for t in (before, after) if t is not None]
     if temps:
         report.metric("gpuTempC", max(temps))
@@ -82,7 +115,9 @@ def measure(ctx: RunnerContext) -> Verdict:
         names = ", ".join(t.name for t in diag.tests if t.status == "Fail")
         return Failed(f"{failed} diagnostic test(s) failed: {names}")
     if failed + warned + passed == 0:
-        raise RunnerError("dcgmi diag ran no test to a result (all skipped or not run)")
-    if result.exit_code != 0:
+        raise RunnerError(
+            "dcgmi diag ran no judged test to a result (all skipped, not run or excluded)"
+        )
+    if result.exit_code != 0 and everything.count("Fail") == 0:
         raise RunnerError(f"dcgmi diag exited {result.exit_code} without a failed test")
     return Passed()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from runners.compute_smoke import precision
 from runners.compute_smoke.precision import choose_precision, hardware_precision, image_runs_on
 from runners.sdk.outcome import DeclaredSkip, RunnerError
 
@@ -23,7 +24,20 @@ def test_tensor_core_precision_by_architecture(capability: tuple[int, int], prec
     assert hardware_precision(capability) == precision
 
 
-def test_fp4_hardware_without_fp4_path_is_an_error_never_a_downgrade() -> None:
+@pytest.mark.parametrize("capability", [(10, 0), (12, 0), (12, 1)], ids=["b200", "sm120", "gb10"])
+def test_fp4_hardware_is_tested_in_fp4_never_downgraded(capability: tuple[int, int]) -> None:
+    assert choose_precision(capability) == "fp4"
+
+
+def test_hopper_and_ampere_skip_fp4_and_test_their_own_precision() -> None:
+    assert choose_precision((9, 0)) == "fp8"
+    assert choose_precision((8, 0)) == "bf16"
+
+
+def test_a_precision_without_an_implementation_is_an_error_never_a_downgrade(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(precision, "IMPLEMENTED_PRECISIONS", frozenset({"fp8", "bf16"}))
     with pytest.raises(RunnerError, match="FP4"):
         choose_precision((10, 0))
 

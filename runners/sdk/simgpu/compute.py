@@ -3,19 +3,29 @@
 No arithmetic is performed: errors and throughputs are nominal figures (and the injected
 faults), so under simulation they show that the runner's *logic* reacts correctly, never
 that a part computes correctly.
+
+Precisions follow the part's tensor cores as PyTorch exposes them: FP8 needs sm_89+,
+block-scaled FP4 sm_100+ (B200, GB200, GB10 at sm_121), TF32 sm_80+; BF16 and FP64 run
+everywhere (BF16 below sm_80 without tensor cores, as PyTorch does). A precision the part
+lacks raises ``NotSupportedError`` naming what is missing, as the silicon backend does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runners.sdk.protocols import GemmCheck, GpuLostError
+from runners.sdk.protocols import GemmCheck, GpuLostError, NotSupportedError
+from runners.sdk.simgpu.load_faults import SDC_EVERY_NTH_CHECK, SDC_FAULT, SDC_RELATIVE_ERROR
 from runners.sdk.simgpu.state import SimState
 
 #: The arch list a typical CUDA 12.8 PyTorch wheel is built for (static under simulation).
 SIM_BUILT_ARCHES = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "compute_120"]
-_PRECISION_SPEEDUP = {"bf16": 1.0, "fp8": 2.0, "fp4": 4.0}
-_NOMINAL_ERROR = {"bf16": 3.9e-3, "fp8": 2.1e-2, "fp4": 6.0e-2}
+#: Dense throughput relative to BF16 (datasheet ratios of Hopper/Blackwell class parts).
+_PRECISION_SPEEDUP = {"fp64": 0.068, "tf32": 0.5, "bf16": 1.0, "fp8": 2.0, "fp4": 4.0}
+#: Normwise error against a float64 reference from the same (quantised) operands.
+_NOMINAL_ERROR = {"fp64": 2.0e-15, "tf32": 4.0e-4, "bf16": 3.9e-3, "fp8": 2.1e-2, "fp4": 2.4e-2}
+#: The lowest compute capability whose tensor cores (as PyTorch exposes them) run it.
+_MIN_CAPABILITY = {"fp64": (0, 0), "bf16": (0, 0), "tf32": (8, 0), "fp8": (8, 9), "fp4": (10, 0)}
 _EFFICIENCY = 0.8
 
 
@@ -42,6 +52,24 @@ class SimCompute:
     def __init__(self, state: SimState) -> None:
         state.require_driver("CUDA driver not found (torch.cuda.is_available() is False)")
         self._state = state
+        self._checks: dict[int, int] = {}
+
+    def _require_precision(self, precision: str) -> None:
+        if precision not in _MIN_CAPABILITY:
+            raise ValueError(f"no implemented path for precision {precision!r}")
+        capability = self._state.spec.profile.compute_capability
+        need = _MIN_CAPABILITY[precision]
+        if capability < need:
+            raise NotSupportedError(
+                f"{precision} GEMM needs sm_{need[0]}{need[1]}+, this part is "
+                f"sm_{capability[0]}{capability[1]}"
+            )
+
+    def _corrupted(self, device: int) -> bool:
+        """The ``sdc`` fault: every n-th check on the faulty device disagrees."""
+        count = self._checks.get(device, 0) + 1
+        self._checks[device] = count
+        return self._state.fault_on(SDC_FAULT, device) and count % SDC_EVERY_NTH_CHECK == 0
 
     def _check(self, device: int) -> None:
         if not 0 <= device < self._state.spec.count:
@@ -57,7 +85,9 @@ class SimCompute:
 
     def gemm_check(self, *, device: int, precision: str, size: int) -> GemmCheck:
         self._check(device)
+        self._require_precision(precision)
         ref = 4.0 * size**0.5
+        corrupted = self._corrupted(device)
         if self._state.fault_on("nan-compute", device):
             return GemmCheck(
                 precision=precision,
@@ -70,7 +100,7 @@ class SimCompute:
             precision=precision,
             shape=(size, size, size),
             nonfinite=0,
-            max_abs_error=ref * _NOMINAL_ERROR[precision],
+            max_abs_error=ref * (SDC_RELATIVE_ERROR if corrupted else _NOMINAL_ERROR[precision]),
             max_abs_ref=ref,
         )
 
@@ -78,6 +108,7 @@ class SimCompute:
         self, *, device: int, precision: str, size: int, seconds: float
     ) -> float:
         self._check(device)
+        self._require_precision(precision)
         profile = self._state.spec.profile
         scale = 1.0
         if self._state.fault_on("low-clock", device):

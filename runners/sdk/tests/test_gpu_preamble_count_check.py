@@ -21,7 +21,14 @@ from runners.sdk.report import Markers, Report
 SIM = "h200x2"
 MISMATCH = "NVML sees 2 GPUs but CUDA sees 1"
 #: The runners that drive CUDA; each must refuse a count mismatch through the preamble.
-CUDA_RUNNERS = {"compute-smoke", "clockprobe", "memory-bw"}
+CUDA_RUNNERS = {
+    "compute-smoke",
+    "clockprobe",
+    "memory-bw",
+    "gpu-burn",
+    "thermal-soak",
+    "gemm-sweep",
+}
 
 
 class HidesOneGpu:

@@ -1,0 +1,1 @@
+"""gemm-sweep: one GEMM precision per test, throughput and error (docs/runners.md)."""

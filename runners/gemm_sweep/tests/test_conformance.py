@@ -1,0 +1,13 @@
+"""gemm-sweep against the runner contract and the fault matrix (runners/conformance.py)."""
+
+import pytest
+
+from runners.catalog import RUNNERS
+from runners.conformance import Case, cases_for, check
+
+KIND = "gemm-sweep"
+
+
+@pytest.mark.parametrize("case", cases_for(KIND), ids=str)
+def test_conforms_to_contract_and_fault_matrix(case: Case) -> None:
+    assert check(RUNNERS[KIND], case) == []

@@ -1,0 +1,1 @@
+"""gpu-burn: sustained GEMM load checked against a reference (docs/runners.md)."""

@@ -1,0 +1,13 @@
+"""gpu-burn against the runner contract and the fault matrix (runners/conformance.py)."""
+
+import pytest
+
+from runners.catalog import RUNNERS
+from runners.conformance import Case, cases_for, check
+
+KIND = "gpu-burn"
+
+
+@pytest.mark.parametrize("case", cases_for(KIND), ids=str)
+def test_conforms_to_contract_and_fault_matrix(case: Case) -> None:
+    assert check(RUNNERS[KIND], case) == []

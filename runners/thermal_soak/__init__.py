@@ -1,0 +1,1 @@
+"""thermal-soak: long sustained load with re-printed readings (docs/runners.md)."""
