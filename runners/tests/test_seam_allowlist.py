@@ -49,3 +49,16 @@ def test_seam_implementations_import_only_protocols_outcome_and_their_own_packag
                 continue
             offenders.append(f"{path.relative_to(SDK)}: {name}")
     assert offenders == []
+
+
+def test_every_runner_package_is_in_the_seam_layers_contract() -> None:
+    # import-linter leaves a package the layers contract does not name unconstrained, so a
+    # new runner left out of pyproject.toml could import silicon or simgpu directly.
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    contracts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]
+    [seam] = [c for c in contracts["contracts"] if c["name"].startswith("runner seam, one way")]
+    listed = {name.strip() for layer in seam["layers"] for name in layer.split("|")}
+    runners = {f"runners.{path.parent.name}" for path in (root / "runners").glob("*/__main__.py")}
+    assert runners - listed == set(), "add these to the runner seam layers in pyproject.toml"

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from runners.compute_smoke import runner as compute_smoke
-from runners.gpu_burn.tests.harness import WrappedCompute, run_in_process, simulated
+from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
 from runners.sdk.protocols import NotSupportedError
 from runners.tests.fake_tools import run_module
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from runners.gemm_sweep import runner as gemm_sweep
-from runners.gpu_burn.tests.harness import WrappedCompute, run_in_process, simulated
+from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
 from runners.sdk.protocols import NotSupportedError
 from runners.tests.fake_tools import run_module
 

@@ -10,7 +10,7 @@ import pytest
 
 from runners.gpu_burn import runner as gpu_burn
 from runners.gpu_burn.burn import DeviceBurn, Sample
-from runners.gpu_burn.tests.harness import WrappedCompute, run_in_process, simulated
+from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
 from runners.sdk.gpus import DeviceSlot
 from runners.sdk.outcome import RunnerError
 from runners.sdk.protocols import GemmCheck, GpuDevice, Nvml

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from runners.sdk.protocols import DriverUnavailableError, GemmCheck
+from runners.sdk.protocols import DriverUnavailableError, GemmCheck, NotSupportedError
 
 _FP8_MAX = 448.0  # largest finite float8_e4m3fn
 
@@ -103,7 +103,44 @@ class TorchCompute:
                 a8.float().double() * scale_a.double(), b8.float().double() * scale_b.double()
             )
             return out, ref
+        if precision == "tf32":
+            return self._tf32(a32, b32), torch.matmul(a32.double(), b32.double())
+        if precision == "fp64":
+            a, b = a32.double(), b32.double()
+            # The reference is the same product through a different kernel (two half-K
+            # GEMMs summed): no wider type exists on the device to check FP64 against.
+            half = a.shape[1] // 2
+            ref = torch.matmul(a[:, :half], b[:half]) + torch.matmul(a[:, half:], b[half:])
+            return torch.matmul(a, b), ref
+        if precision == "fp4":
+            raise self._no_fp4()
         raise ValueError(f"no implemented path for precision {precision!r}")
+
+    def _tf32(self, a32: Any, b32: Any) -> Any:
+        """A float32 GEMM on the TF32 tensor cores (the global flag restored after)."""
+        torch = self._t
+        previous = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            return torch.matmul(a32, b32)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = previous
+
+    def _no_fp4(self) -> NotSupportedError:
+        """What this image lacks for a block-scaled FP4 GEMM, named for the declared skip."""
+        torch = self._t
+        missing = [
+            name for name in ("float4_e2m1fn_x2", "float8_e8m0fnu") if not hasattr(torch, name)
+        ]
+        if missing:
+            return NotSupportedError(
+                f"torch {torch.__version__} has no {', '.join('torch.' + m for m in missing)} "
+                "(block-scaled FP4 GEMMs need PyTorch >= 2.8 built with CUDA >= 12.8)"
+            )
+        return NotSupportedError(
+            f"torch {torch.__version__} exposes FP4 dtypes but this backend has no validated "
+            "block-scaled FP4 GEMM path yet (torch._scaled_mm with e8m0 block scales)"
+        )
 
     def _operands(self, *, device: int, size: int) -> tuple[Any, Any]:
         torch = self._t
@@ -151,6 +188,17 @@ class TorchCompute:
 
                 def step() -> None:
                     torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+            elif precision == "tf32":
+
+                def step() -> None:
+                    self._tf32(a32, b32)
+            elif precision == "fp64":
+                a64, b64 = a32.double(), b32.double()
+
+                def step() -> None:
+                    torch.matmul(a64, b64)
+            elif precision == "fp4":
+                raise self._no_fp4()
             else:
                 raise ValueError(f"no implemented path for precision {precision!r}")
             for _ in range(3):
