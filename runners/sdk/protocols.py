@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from runners.sdk.outcome import RunnerError
 
@@ -128,6 +128,14 @@ class GpuDevice(Protocol):
     def uncorrected_ecc_total(self) -> int: ...
     def remapped_rows(self) -> RemappedRows: ...
     def pcie_replay_count(self) -> int: ...
+
+
+@runtime_checkable
+class GfxTargetedDevice(Protocol):
+    """An AMD GPU's extra identity: its LLVM gfx target (``gfx942``), the AMD counterpart
+    of a CUDA compute capability (evidence ``gfxTarget``)."""
+
+    def gfx_target(self) -> str: ...
 
 
 class Nvml(Protocol):
