@@ -63,3 +63,61 @@ def test_amd_healthy_run_prints_the_amd_evidence_with_provenance_sim(profile: st
     printed = set(run.report.metrics) | set(run.report.unmeasurable)
     assert printed >= AMD_EVIDENCE, run.stdout[-600:]
     assert run.report.provenance == "sim"
+
+
+def test_unreadable_throttle_reasons_claim_no_throttle_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An AMD part whose firmware publishes no throttler status: the throttle counts are
+    unknown, so none is printed (a gate on them fails closed), never a zero."""
+    import importlib
+    import io
+    from dataclasses import replace
+    from typing import Any
+
+    from runners.sdk import entry
+    from runners.sdk.entry import guarded_main
+    from runners.sdk.platform import SIM_ENV, open_platform
+    from runners.sdk.protocols import NotSupportedError, Platform
+    from runners.sdk.report import Markers, Report
+
+    class NoReasons:
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def clock_event_reasons(self) -> int:
+            raise NotSupportedError("indep_throttle_status is N/A")
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._inner, name)
+
+    class Library:
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def device(self, index: int) -> NoReasons:
+            return NoReasons(self._inner.device(index))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._inner, name)
+
+    def platform(environ: Any) -> Platform:
+        opened = open_platform(environ)
+        inner = opened._nvml
+        return replace(opened, _nvml=lambda: Library(inner()))
+
+    monkeypatch.setattr(entry, "open_platform", platform)
+    runner = importlib.import_module("runners.clockprobe.runner")
+    out = io.StringIO()
+    markers = Markers.for_prefix("CLOCKPROBE")
+    code = guarded_main(
+        markers=markers,
+        measure=runner.measure,
+        environ={SIM_ENV: "mi300xx2"},
+        report=Report(markers=markers, out=out),
+    )
+    text = out.getvalue()
+    assert code == 0, text
+    for name in ("throttleEvents=", "throttledSamples=", "throttleReasons="):
+        assert name not in text
+    assert "sustainedClockPct=" in text

@@ -63,3 +63,16 @@ def test_amd_healthy_run_prints_the_amd_evidence_with_provenance_sim(profile: st
     printed = set(run.report.metrics) | set(run.report.unmeasurable)
     assert printed >= AMD_EVIDENCE, run.stdout[-600:]
     assert run.report.provenance == "sim"
+
+
+def test_amd_part_has_no_xids_so_xid_events_is_unmeasurable_never_zero() -> None:
+    spec = RUNNERS[KIND]
+    run = execute(
+        spec.command,
+        kind=KIND,
+        env={**spec.test_env, "GLIMMER_SIM_GPU": "mi300xx2"},
+        timeout_s=60,
+    )
+    assert "xidEvents" in run.report.unmeasurable
+    assert "xidEvents" not in run.report.metrics
+    assert run.report.metrics["eccSource"] == "amdsmi"

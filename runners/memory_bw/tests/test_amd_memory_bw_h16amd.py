@@ -7,6 +7,8 @@ until that table carries AMD rows this local one is the record. ``xid:79`` is re
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from runners.catalog import RUNNERS
@@ -63,3 +65,14 @@ def test_amd_healthy_run_prints_the_amd_evidence_with_provenance_sim(profile: st
     printed = set(run.report.metrics) | set(run.report.unmeasurable)
     assert printed >= AMD_EVIDENCE, run.stdout[-600:]
     assert run.report.provenance == "sim"
+
+
+@pytest.mark.parametrize(("profile", "rated"), [("mi300x", 5300), ("mi325x", 6000)])
+def test_amd_hbm_floor_is_the_datasheet_bandwidth(profile: str, rated: int) -> None:
+    """amdsmi's MCLK counts four transfers per clock on CDNA3: the floor's basis must be
+    the part's rated HBM bandwidth, not half of it (which would hide a slow part)."""
+    spec = RUNNERS[KIND]
+    run = execute(spec.command, kind=KIND, env={"GLIMMER_SIM_GPU": profile}, timeout_s=60)
+    floors = [float(x) for x in re.findall(r"d2d: .* of ([0-9.]+) GB/s theoretical", run.stdout)]
+    assert floors, run.stdout[-600:]
+    assert all(abs(floor - rated) / rated < 0.01 for floor in floors), floors

@@ -142,3 +142,12 @@ def test_K_settle_vendor_table(
     declared: str | None, seen: dict[str, set[str]], expected: str
 ) -> None:
     assert settle_vendor(declared=declared, seen=seen) == expected
+
+
+def test_K_a_platform_assembled_without_a_vendor_refuses_to_name_one(tmp_path: Path) -> None:
+    """The NVIDIA silicon assembler names no vendor itself (the platform choice does):
+    on its own, its ``vendor()`` refuses rather than defaulting to NVIDIA."""
+    from runners.sdk.silicon.platform import open_silicon
+
+    with pytest.raises(VendorUndeterminedError, match="without a GPU vendor"):
+        open_silicon(silicon_env(tmp_path)).vendor()
