@@ -67,9 +67,11 @@ def test_K_amd_pci_function_selects_the_amd_backend(tmp_path: Path) -> None:
 
 
 def test_K_amd_cpu_and_chipset_functions_are_not_gpus(tmp_path: Path) -> None:
-    """0x1022 is AMD's CPU/chipset id (every EPYC host): it is no evidence of an AMD GPU."""
+    """0x1022 is AMD's CPU/chipset id (every EPYC host, and its on-die accelerators such
+    as an NPU): even in an accelerator class it is no evidence of an AMD GPU."""
     env = silicon_env(tmp_path)
     pci_function(tmp_path / "sys", "0000:00:00.0", vendor="0x1022", klass="0x060000")
+    pci_function(tmp_path / "sys", "0000:c4:00.1", vendor="0x1022", klass="0x120000")
     pci_function(tmp_path / "sys", "0000:3b:00.0", vendor="0x10de", klass="0x030200")
     assert open_platform(env).vendor() == "nvidia"
 
@@ -151,3 +153,16 @@ def test_K_a_platform_assembled_without_a_vendor_refuses_to_name_one(tmp_path: P
 
     with pytest.raises(VendorUndeterminedError, match="without a GPU vendor"):
         open_silicon(silicon_env(tmp_path)).vendor()
+
+
+def test_K_a_settled_vendor_without_a_backend_is_refused(tmp_path: Path) -> None:
+    """Defence behind the rule: a vendor the node's backends do not cover is refused
+    (exit 3), never handed to another vendor's backend."""
+    from runners.sdk import platform as chooser
+
+    base = open_platform(silicon_env(tmp_path))
+    guarded = chooser._vendor_guarded(
+        base=base, backends={"nvidia": lambda: base}, settle=lambda: "amd"
+    )
+    with pytest.raises(VendorUndeterminedError, match="no amd GPU backend"):
+        guarded.nvml()
