@@ -60,16 +60,20 @@ class RocmCompute:
     """``TorchCompute`` on a ROCm build, device indices translated to HIP's."""
 
     def __init__(self, *, seam_bdfs: Sequence[str]) -> None:
+        # torch is imported by TorchCompute alone (the import contract names that one
+        # module); its handle is read back from it, inside this package.
         try:
-            import torch
-        except ImportError as error:
-            raise DriverUnavailableError(f"PyTorch is not installed: {error}") from error
+            self._inner = TorchCompute()
+        except DriverUnavailableError as error:
+            raise DriverUnavailableError(
+                f"{error}; an AMD node needs PyTorch's ROCm build (torch.version.hip set)"
+            ) from error
+        torch: Any = self._inner._t
         if getattr(torch.version, "hip", None) is None:
             raise DriverUnavailableError(
                 "this PyTorch is not a ROCm build (torch.version.hip is None): an AMD node "
                 "needs the ROCm wheel or a rocm/pytorch image"
             )
-        self._inner = TorchCompute()
         count = self._inner.device_count()
         hip_bdfs = [hip_pci_address(torch.cuda.get_device_properties(i)) for i in range(count)]
         self._hip = match_devices(seam_bdfs=seam_bdfs, hip_bdfs=hip_bdfs)
