@@ -173,7 +173,8 @@ PROFILES: dict[str, GpuProfile] = {
 #: 304 CUs on both); 2100 MHz peak engine clock, PCIe Gen5 x16 and the 8192-bit HBM
 #: interface are AMD's MI300-series datasheet figures. The PCI device ids (0x74a1,
 #: 0x74a5) are those the amdgpu driver binds; board numbers and VBIOS strings are
-#: illustrative.
+#: illustrative. ``compute_capability`` (9, 4) only mirrors gfx9.4.2 for the shared
+#: simulated compute: the amdsmi path answers ``compute_capability()`` as not supported.
 AMD_PROFILES: dict[str, GpuProfile] = {
     "mi300x": GpuProfile(
         key="mi300x",
