@@ -32,7 +32,6 @@ from runners.sdk.protocols import (
     GpuLostError,
     NotSupportedError,
     Sysfs,
-    VendorUndeterminedError,
 )
 
 DEFAULT_WINDOW_S = 15.0
@@ -124,7 +123,7 @@ def measure(ctx: RunnerContext) -> Verdict:
                 _read_gpu(nvml.device(index), gpu)
             except GpuLostError as lost:
                 gpu.lost.append(lost.index)
-    except (DriverUnavailableError, VendorUndeterminedError) as error:
+    except DriverUnavailableError as error:  # VendorUndeterminedError included
         driver_problem = str(error)
         report.note(f"GPU counters unreadable: {error}")
 

@@ -107,6 +107,13 @@ def _vendor_guarded(
         return backend().compute()
 
     def dcgmi() -> Dcgmi:
+        # dcgmi is a site-mounted host tool that finds NVIDIA's GPUs itself, not a library
+        # this seam opens: it needs no vendor choice, but a node settled as another
+        # vendor's gets that backend's answer (the AMD one refuses it).
+        try:
+            vendor()
+        except VendorUndeterminedError:
+            return base.dcgmi()
         return backend().dcgmi()
 
     return Platform(

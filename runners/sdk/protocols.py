@@ -31,9 +31,12 @@ class GpuLostError(RunnerError):
         self.index = index
 
 
-class VendorUndeterminedError(RunnerError):
+class VendorUndeterminedError(DriverUnavailableError):
     """Which vendor's GPUs this node has cannot be established, or the evidence conflicts:
-    nothing may be read through either vendor's library (exit 3, never a guessed path)."""
+    nothing may be read through either vendor's library (exit 3, never a guessed path).
+
+    A kind of "no usable GPU library", so every runner that treats an unusable driver as
+    "GPU not read" (an optional temperature, host-health's counters) does the same here."""
 
 
 class ToolMissingError(RunnerError):
