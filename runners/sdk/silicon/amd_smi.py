@@ -90,7 +90,7 @@ def throttle_reasons_from_amd(mask: int) -> int:
 def pstate_from_perf_level(level: object) -> int:
     """amdsmi's performance level (``AMDSMI_DEV_PERF_LEVEL_LOW`` or an enum) as a P-state."""
     name = getattr(level, "name", None) or str(level)
-    word = name.upper().removeprefix("AMDSMI_DEV_PERF_LEVEL_").removeprefix("AMDSMIDEVPERFLEVEL.")
+    word = name.upper().removeprefix("AMDSMI_DEV_PERF_LEVEL_")
     if word in _FREE_LEVELS:
         return PSTATE_FREE
     if word in _FLOOR_LEVELS:

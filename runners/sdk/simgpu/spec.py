@@ -78,8 +78,12 @@ def parse_spec(text: str) -> SimSpec:
         raise RunnerError(f"GLIMMER_SIM_GPU: unknown NIC {nic_key!r} (known: {sorted(NICS)})")
     match = _PROFILE.match(head)
     if match is None or match.group("key") not in ALL_PROFILES:
+        hint = ""
+        if match is not None and match.group("count") and f"{match.group('key')}x" in ALL_PROFILES:
+            # "mi300x2": the count follows the key's own x (mi300x + x2).
+            hint = f"; did you mean {match.group('key')}xx{match.group('count')}?"
         raise RunnerError(
-            f"GLIMMER_SIM_GPU: unknown profile {head!r} (known: {sorted(ALL_PROFILES)})"
+            f"GLIMMER_SIM_GPU: unknown profile {head!r} (known: {sorted(ALL_PROFILES)}){hint}"
         )
     profile = ALL_PROFILES[match.group("key")]
     count = int(match.group("count") or 1)

@@ -183,3 +183,11 @@ def test_xid_faults_are_refused_on_amd_profiles() -> None:
 
     with pytest.raises(RunnerError, match="xid faults are NVIDIA driver events"):
         parse_spec("mi300x:xid:79")
+
+
+def test_amd_count_spelling_is_refused_with_the_spelling_that_works() -> None:
+    from runners.sdk.outcome import RunnerError
+
+    with pytest.raises(RunnerError, match="did you mean mi300xx2"):
+        parse_spec("mi300x2")
+    assert parse_spec("mi300xx2").count == 2 and parse_spec("mi300xx2").profile.key == "mi300x"
