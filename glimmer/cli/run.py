@@ -208,7 +208,7 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
     "--sim",
     default=None,
     metavar="PROFILE[:FAULT,...]",
-    help="Run against the simulated GPU, e.g. h200 or h200:low-clock,xid:79.",
+    help="Run against the simulated GPU, e.g. h200, mi300x or h200:low-clock,xid:79.",
 )
 @click.option(
     "--report-dir",

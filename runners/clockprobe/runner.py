@@ -3,6 +3,12 @@
 Passive checks (temperature, ECC, P-state at idle) cannot see a part that never boosts;
 only clocks read *under load* can. Fails when any GPU's mean SM clock under load is
 below ``BURNIN_CLOCK_FLOOR_PCT`` (default 85) percent of its rated boost clock.
+
+On an AMD node the load is HIP GEMMs through PyTorch's ROCm build and the clocks are
+amdsmi's GFX clock against its ``max_clk``; the P-state is amdsmi's performance level and
+the reasons its throttler bits, both translated by the seam (``sdk/silicon/amd_smi.py``).
+Where a part publishes no throttler status, the throttle counts are not printed (a gate
+on them then fails closed) rather than claimed zero. ``gfxTarget`` is printed as evidence.
 """
 
 from __future__ import annotations
@@ -12,9 +18,10 @@ from collections.abc import Callable
 from runners.clockprobe.sampling import DeviceClocks, Sample, classify, reason_names
 from runners.sdk.entry import RunnerContext
 from runners.sdk.fold import print_fold, print_spread, settle_concurrency
-from runners.sdk.gpus import open_gpus
+from runners.sdk.gpus import open_node_gpus
 from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
 from runners.sdk.protocols import Clock, ClockKind, Compute, GpuDevice, NotSupportedError
+from runners.sdk.rocm import print_gfx_target
 
 DEFAULT_WINDOW_S = 30.0
 MAX_WINDOW_S = 300.0
@@ -32,12 +39,19 @@ def _optional(read: Callable[[], float]) -> float | None:
         return None
 
 
+def _reasons(device: GpuDevice) -> int | None:
+    try:
+        return device.clock_event_reasons()
+    except NotSupportedError:
+        return None
+
+
 def _sample(device: GpuDevice) -> Sample:
     return Sample(
         sm_mhz=device.clock_mhz(ClockKind.SM),
         mem_mhz=device.clock_mhz(ClockKind.MEM),
         pstate=device.performance_state(),
-        reasons=device.clock_event_reasons(),
+        reasons=_reasons(device),
         temp_c=_optional(device.temperature_c),
         power_w=_optional(device.power_draw_w),
     )
@@ -80,7 +94,7 @@ def _margin(ctx: RunnerContext) -> float:
 def measure(ctx: RunnerContext) -> Verdict:
     report = ctx.report
     platform = ctx.platform()
-    gpus = open_gpus(platform=platform, allocated=ctx.env.allocated_gpus)
+    gpus = open_node_gpus(platform=platform, env=ctx.env)
     nvml, compute, slots = gpus.nvml, gpus.compute, gpus.slots
     floor_pct = ctx.env.number("BURNIN_CLOCK_FLOOR_PCT", default=85.0, low=1.0, high=100.0)
     window_s = ctx.env.window_s(default=DEFAULT_WINDOW_S, cap=MAX_WINDOW_S, margin=_margin(ctx))
@@ -132,6 +146,7 @@ def measure(ctx: RunnerContext) -> Verdict:
     report.metric("smClockMHz", round(first.mean_sm_mhz))
     report.metric("memClockMHz", round(first.mean_mem_mhz))
     report.metric("ratedBoostClockMHz", first.rated_boost_mhz)
+    print_gfx_target(report=report, device=devices[slots[0].index])
     report.metric("maxSmClockPct", first.max_pct)
     report.metric("sustainedClockPct", worst.sustained_pct)
     report.metric("minSmClockPct", min(c.min_pct for c in clocks.values()))
@@ -142,13 +157,16 @@ def measure(ctx: RunnerContext) -> Verdict:
     powers = [p for c in clocks.values() if (p := c.max_power_w) is not None]
     if powers:
         report.metric("powerDrawW", max(powers))
-    report.metric("throttleEvents", sum(c.throttle_events for c in clocks.values()))
-    report.metric("throttledSamples", sum(c.throttled_samples for c in clocks.values()))
     mask = 0
     for c in clocks.values():
         mask |= c.reasons_mask
-    report.metric("throttleReasons", reason_names(mask))
-    report.metric("throttleReasonsMask", mask)
+    if all(c.reasons_readable for c in clocks.values()):
+        report.metric("throttleEvents", sum(c.throttle_events for c in clocks.values()))
+        report.metric("throttledSamples", sum(c.throttled_samples for c in clocks.values()))
+        report.metric("throttleReasons", reason_names(mask))
+        report.metric("throttleReasonsMask", mask)
+    else:
+        report.note("throttle reasons unreadable on some GPU: no throttle counts claimed")
     classification = classify(worst, floor_pct=floor_pct)
     report.metric("throttleClassification", classification)
     report.metric("performanceState", worst.worst_pstate)

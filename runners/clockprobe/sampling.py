@@ -3,6 +3,10 @@
 Why classify: a low clock with a reason bit set (power, thermal) is the part protecting
 itself; a low clock with *no* reason while a P-state above P0 holds is a part pinned in
 a low performance state — healthy to every passive check, yet slow under load.
+
+A sample's reasons are ``None`` when the library could not say (an AMD part whose
+firmware publishes no throttler status): such a device's throttle counts are unknown,
+never zero, and the runner prints none of them.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ class Sample:
     sm_mhz: int
     mem_mhz: int
     pstate: int
-    reasons: int
+    reasons: int | None
     temp_c: float | None
     power_w: float | None
 
@@ -57,24 +61,30 @@ class DeviceClocks:
         return max(s.sm_mhz for s in self.samples) / self.rated_boost_mhz * 100.0
 
     @property
+    def reasons_readable(self) -> bool:
+        """Whether every sample carried throttle reasons (else no count may be claimed)."""
+        return all(s.reasons is not None for s in self.samples)
+
+    @property
     def throttled_samples(self) -> int:
-        return sum(1 for s in self.samples if s.reasons & THROTTLE_MASK)
+        return sum(1 for s in self.samples if (s.reasons or 0) & THROTTLE_MASK)
 
     @property
     def throttle_events(self) -> int:
         """Entries into a throttled state (a run of throttled samples counts once)."""
         events, previous = 0, False
         for sample in self.samples:
-            now = bool(sample.reasons & THROTTLE_MASK)
+            now = bool((sample.reasons or 0) & THROTTLE_MASK)
             events += now and not previous
             previous = now
         return events
 
     @property
     def reasons_mask(self) -> int:
+        """The reasons seen in readable samples (unreadable ones add nothing)."""
         mask = 0
         for sample in self.samples:
-            mask |= sample.reasons
+            mask |= sample.reasons or 0
         return mask
 
     @property

@@ -7,6 +7,14 @@ uncorrected, summed over GPUs; ``n/a`` only for parts without ECC), ``remappedRo
 ``nicLinkDownEvents`` (sysfs ``carrier_down_count`` delta over the window). Any measured
 one above zero, or a GPU NVML reports lost, is a FAULT (exit 1); nothing measured, or an
 unusable GPU driver with nothing found, is an ERROR (exit 3).
+
+On an AMD node the counters come from amdsmi (``sdk/silicon/amd_smi.py``): ``eccErrors``
+is its uncorrectable ECC count, ``remappedRows`` counts the retired (bad) pages AMD keeps
+instead of remapped rows (a page pending retirement is the pending remap), the replay
+counter is amdsmi's, and a GPU is lost only when its PCI function stopped answering.
+Xids are NVIDIA driver events: an AMD part cannot produce one, so ``xidEvents`` is
+``n/a`` there (a positive finding, not a zero) and the kernel log is not searched for
+them. A node whose vendor cannot be settled is treated as a GPU driver problem.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from runners.host_health.xid import parse_xid
 from runners.sdk.entry import RunnerContext
 from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
 from runners.sdk.protocols import (
+    AMD_VENDOR,
     DriverUnavailableError,
     GpuDevice,
     GpuLostError,
@@ -103,7 +112,9 @@ def measure(ctx: RunnerContext) -> Verdict:
     gpu = GpuCounters()
     driver_problem: str | None = None
     nvml = None
+    vendor: str | None = None
     try:
+        vendor = platform.vendor()
         nvml = platform.nvml()
         report.metric("driverVersion", nvml.driver_version())
         gpu.devices = nvml.device_count()
@@ -112,12 +123,14 @@ def measure(ctx: RunnerContext) -> Verdict:
                 _read_gpu(nvml.device(index), gpu)
             except GpuLostError as lost:
                 gpu.lost.append(lost.index)
-    except DriverUnavailableError as error:
+    except DriverUnavailableError as error:  # VendorUndeterminedError included
         driver_problem = str(error)
         report.note(f"GPU counters unreadable: {error}")
 
     report.metric("hostHealthStage", "window")
-    kmsg = platform.open_kmsg()
+    amd = vendor == AMD_VENDOR
+    # No Xids to watch for on an AMD part (module docstring).
+    kmsg = None if amd else platform.open_kmsg()
     nics_before = _physical_nics(platform.sysfs)
     clock = platform.clock
     xid_codes: list[int] = []
@@ -157,8 +170,13 @@ def measure(ctx: RunnerContext) -> Verdict:
         if xid_codes:
             report.metric("lastXidCode", xid_codes[-1])
         kmsg.close()
+    elif amd:
+        report.metric("xidSource", "none")
+        report.unmeasurable("xidEvents")
     else:
         report.metric("xidSource", "none")
+    if amd and nvml is not None:
+        report.metric("eccSource", "amdsmi")
     if gpu.ecc_modes:
         report.metric("eccMode", "+".join(sorted(gpu.ecc_modes)))
     if gpu.ecc_errors is not None:

@@ -8,6 +8,13 @@ models can go stale; a measured figure below ``floor`` percent of them is a shor
 
 from __future__ import annotations
 
+#: Data transfers per pin per memory clock, as each vendor's library reports the clock:
+#: NVML's memory clock is half the data rate; amdsmi's MCLK on CDNA3 HBM3/HBM3E is a
+#: quarter of it (MI300X: 1300 MHz x 4 x 8192 bit / 8 = 5.3 TB/s, AMD's rated figure).
+#: Untested on AMD silicon here: a part whose figure disagrees shows it as a floor far
+#: from its datasheet in the runner's notes.
+TRANSFERS_PER_MEM_CLOCK: dict[str, int] = {"nvidia": 2, "amd": 4}
+
 #: Per-lane signalling rate (GT/s) and line-code efficiency for each PCIe generation.
 _PCIE: dict[int, tuple[float, float]] = {
     1: (2.5, 8 / 10),
@@ -19,9 +26,12 @@ _PCIE: dict[int, tuple[float, float]] = {
 }
 
 
-def hbm_theoretical_gbs(*, bus_width_bits: int, max_mem_clock_mhz: int) -> float:
-    """Double data rate: two transfers per memory clock across the full bus."""
-    return 2.0 * max_mem_clock_mhz * 1e6 * bus_width_bits / 8 / 1e9
+def hbm_theoretical_gbs(
+    *, bus_width_bits: int, max_mem_clock_mhz: int, transfers_per_clock: int = 2
+) -> float:
+    """``transfers_per_clock`` transfers per memory clock across the full bus (two, double
+    data rate, as NVML reports the clock; four as amdsmi reports CDNA3's)."""
+    return transfers_per_clock * max_mem_clock_mhz * 1e6 * bus_width_bits / 8 / 1e9
 
 
 def pcie_theoretical_gbs(*, generation: int, width: int) -> float | None:

@@ -6,6 +6,12 @@ GPU's D2D figure is below ``BURNIN_BANDWIDTH_FLOOR_PCT`` (default 50) percent of
 theoretical bandwidth, or its H2D/D2H below that percent of its PCIe link's theoretical
 bandwidth (``expected.py``); where NVML cannot give the theoretical figure, no floor is
 applied and thresholds alone decide.
+
+On an AMD node (amdsmi + HIP, ``docs/vendors/amd.md``) the same copies run through
+PyTorch's ROCm build; the HBM figure counts amdsmi's memory clock at four transfers per
+clock (``expected.py``), the floor basis is ``amdsmi``, and the worst device's D2D figure
+is also printed as ``memoryBandwidthGBs`` (what the ROCm image emits, section O) with the
+part's ``gfxTarget``.
 """
 
 from __future__ import annotations
@@ -13,12 +19,23 @@ from __future__ import annotations
 import contextlib
 from itertools import permutations
 
-from runners.memory_bw.expected import hbm_theoretical_gbs, pcie_theoretical_gbs
+from runners.memory_bw.expected import (
+    TRANSFERS_PER_MEM_CLOCK,
+    hbm_theoretical_gbs,
+    pcie_theoretical_gbs,
+)
 from runners.sdk.entry import RunnerContext
 from runners.sdk.fold import print_fold, print_spread, settle_concurrency
-from runners.sdk.gpus import DeviceSlot, open_gpus
+from runners.sdk.gpus import LIBRARY_NAMES, DeviceSlot, open_node_gpus
 from runners.sdk.outcome import Failed, Passed, Verdict
-from runners.sdk.protocols import ClockKind, DriverUnavailableError, NotSupportedError, Nvml
+from runners.sdk.protocols import (
+    AMD_VENDOR,
+    ClockKind,
+    DriverUnavailableError,
+    NotSupportedError,
+    Nvml,
+)
+from runners.sdk.rocm import print_gfx_target
 
 TRANSFER_BYTES = 1 << 30
 REPEATS = 5
@@ -29,14 +46,15 @@ DIRECTIONS = {
 }
 
 
-def _theoretical(nvml: Nvml, slot: DeviceSlot) -> dict[str, float]:
+def _theoretical(nvml: Nvml, slot: DeviceSlot, *, vendor: str) -> dict[str, float]:
     device = nvml.device(slot.index)
     limits: dict[str, float] = {}
-    # The floor is optional evidence: an NVML read that fails only removes the floor.
+    # The floor is optional evidence: a library read that fails only removes the floor.
     with contextlib.suppress(NotSupportedError, DriverUnavailableError):
         limits["d2d"] = hbm_theoretical_gbs(
             bus_width_bits=device.memory_bus_width_bits(),
             max_mem_clock_mhz=device.max_clock_mhz(ClockKind.MEM),
+            transfers_per_clock=TRANSFERS_PER_MEM_CLOCK[vendor],
         )
     try:
         generation, width = device.max_pcie_link()
@@ -52,7 +70,7 @@ def _theoretical(nvml: Nvml, slot: DeviceSlot) -> dict[str, float]:
 def measure(ctx: RunnerContext) -> Verdict:
     report = ctx.report
     platform = ctx.platform()
-    gpus = open_gpus(platform=platform, allocated=ctx.env.allocated_gpus)
+    gpus = open_node_gpus(platform=platform, env=ctx.env)
     nvml, compute, slots = gpus.nvml, gpus.compute, gpus.slots
     floor_pct = ctx.env.number("BURNIN_BANDWIDTH_FLOOR_PCT", default=50.0, low=0.0, high=100.0)
     clock = platform.clock
@@ -61,7 +79,7 @@ def measure(ctx: RunnerContext) -> Verdict:
     shortfalls: list[tuple[float, DeviceSlot, str]] = []
     has_basis = False
     for slot in slots:
-        limits = _theoretical(nvml, slot)
+        limits = _theoretical(nvml, slot, vendor=gpus.vendor)
         has_basis = has_basis or bool(limits)
         for direction in DIRECTIONS:
             gbs = compute.copy_bandwidth_gbs(
@@ -106,8 +124,12 @@ def measure(ctx: RunnerContext) -> Verdict:
             # Fewer than two GPUs, or no peer path between them: there is no peer figure.
             report.unmeasurable(name)
     report.metric("bandwidthFloorPct", floor_pct)
-    report.metric("bandwidthFloorBasis", "nvml" if has_basis else "none")
+    basis = LIBRARY_NAMES[gpus.vendor][0].lower()
+    report.metric("bandwidthFloorBasis", basis if has_basis else "none")
     report.metric("gpuName", slots[0].name)
+    if gpus.vendor == AMD_VENDOR:
+        report.metric("memoryBandwidthGBs", min(figures["d2d"].values()))
+        print_gfx_target(report=report, device=nvml.device(slots[0].index))
     if shortfalls:
         worst_slot = min(shortfalls, key=lambda item: item[0])[1]
     else:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from runners.sdk.outcome import RunnerError
 
@@ -31,6 +31,14 @@ class GpuLostError(RunnerError):
         self.index = index
 
 
+class VendorUndeterminedError(DriverUnavailableError):
+    """Which vendor's GPUs this node has cannot be established, or the evidence conflicts:
+    nothing may be read through either vendor's library (exit 3, never a guessed path).
+
+    A kind of "no usable GPU library", so every runner that treats an unusable driver as
+    "GPU not read" (an optional temperature, host-health's counters) does the same here."""
+
+
 class ToolMissingError(RunnerError):
     """A site-provided tool (dcgmi, stressapptest) is not installed: exit 3, never Fail."""
 
@@ -41,6 +49,12 @@ class NotSupportedError(RunnerError):
     Runners catch it where the answer is optional (or where "not supported" is itself the
     finding, e.g. a part without ECC); anywhere else it ends the run with exit 3.
     """
+
+
+#: The GPU vendors the seam has a backend for (api imagesByVendor's words).
+NVIDIA_VENDOR = "nvidia"
+AMD_VENDOR = "amd"
+GPU_VENDORS: tuple[str, ...] = (NVIDIA_VENDOR, AMD_VENDOR)
 
 
 class ClockKind(enum.Enum):
@@ -84,7 +98,15 @@ class RemappedRows:
 
 
 class GpuDevice(Protocol):
-    """One GPU as NVML sees it. Reads raise :class:`GpuLostError` or :class:`NotSupportedError`."""
+    """One GPU as its vendor's management library (NVML, or amdsmi on AMD) sees it. Reads
+    raise :class:`GpuLostError` or :class:`NotSupportedError`.
+
+    The vocabulary is NVML's: ``clock_event_reasons`` is an NVML reason mask and
+    ``performance_state`` a P-state number; the AMD backend translates amdsmi's throttler
+    bits and performance level into them (``sdk/silicon/amd_smi.py`` says how), and
+    answers ``compute_capability`` with :class:`NotSupportedError` (AMD parts have gfx
+    targets, not CUDA capabilities).
+    """
 
     @property
     def index(self) -> int: ...
@@ -111,7 +133,17 @@ class GpuDevice(Protocol):
     def pcie_replay_count(self) -> int: ...
 
 
+@runtime_checkable
+class GfxTargetedDevice(Protocol):
+    """An AMD GPU's extra identity: its LLVM gfx target (``gfx942``), the AMD counterpart
+    of a CUDA compute capability (evidence ``gfxTarget``)."""
+
+    def gfx_target(self) -> str: ...
+
+
 class Nvml(Protocol):
+    """The vendor's GPU management library: NVML, or amdsmi on an AMD node."""
+
     def driver_version(self) -> str: ...
     def device_count(self) -> int: ...
     def device(self, index: int) -> GpuDevice: ...
@@ -225,9 +257,19 @@ class Fabric(Protocol):
     ) -> ToolResult: ...
 
 
+def _vendor_never_settled() -> str:
+    raise VendorUndeterminedError("this platform was assembled without a GPU vendor")
+
+
 @dataclass
 class Platform:
-    """Everything a runner may read, all from one provenance."""
+    """Everything a runner may read, all from one provenance.
+
+    ``vendor()`` says whose GPUs the node has (``GPU_VENDORS``); it is settled on first
+    use by the platform choice (``sdk/vendor.py``) and raises
+    :class:`VendorUndeterminedError` when that cannot be established. An assembler that
+    names no vendor gets a platform whose ``vendor()`` refuses, never a default.
+    """
 
     provenance: str
     clock: Clock
@@ -237,11 +279,17 @@ class Platform:
     _kmsg: Callable[[], KmsgReader | None]
     _dcgmi: Callable[[], Dcgmi]
     _fabric: Callable[[], Fabric]
+    _vendor: Callable[[], str] = _vendor_never_settled
     _nvml_open: Nvml | None = field(default=None, init=False)
     _compute_open: Compute | None = field(default=None, init=False)
 
+    def vendor(self) -> str:
+        """Whose GPUs this node has; raises :class:`VendorUndeterminedError`."""
+        return self._vendor()
+
     def nvml(self) -> Nvml:
-        """NVML, initialised on first use; raises :class:`DriverUnavailableError`."""
+        """The vendor's management library (NVML, or amdsmi on AMD), initialised on first
+        use; raises :class:`DriverUnavailableError` or :class:`VendorUndeterminedError`."""
         if self._nvml_open is None:
             self._nvml_open = self._nvml()
         return self._nvml_open

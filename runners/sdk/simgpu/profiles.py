@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runners.sdk.protocols import AMD_VENDOR, NVIDIA_VENDOR
+
 
 @dataclass(frozen=True)
 class GpuProfile:
@@ -30,11 +32,21 @@ class GpuProfile:
     vbios: str
     ecc_supported: bool = True
     dense_bf16_tflops: float = 0.0
+    #: Whose part it is (``GPU_VENDORS``): picks the simulated library (NVML or amdsmi).
+    vendor: str = NVIDIA_VENDOR
+    #: The LLVM gfx target of an AMD part (``gfx942``); empty on NVIDIA parts.
+    gfx_target: str = ""
+    #: Data transfers per pin per memory clock *as the vendor's library reports the
+    #: clock*: NVML's memory clock is half the HBM data rate (2); amdsmi's MCLK on CDNA3
+    #: HBM3/HBM3E is a quarter of it (4: MI300X's 1300 MHz x 4 x 8192 bit = 5.3 TB/s).
+    mem_transfers_per_clock: int = 2
 
     @property
     def max_mem_clock_mhz(self) -> int:
-        """Memory clock that makes 2 x clock x bus width equal the nominal HBM bandwidth."""
-        return round(self.hbm_bandwidth_gbs * 1e9 / (2 * self.memory_bus_width_bits / 8) / 1e6)
+        """Memory clock that makes transfers x clock x bus width equal the nominal HBM
+        bandwidth."""
+        per_clock_bytes = self.mem_transfers_per_clock * self.memory_bus_width_bits / 8
+        return round(self.hbm_bandwidth_gbs * 1e9 / per_clock_bytes / 1e6)
 
 
 PROFILES: dict[str, GpuProfile] = {
@@ -151,6 +163,66 @@ PROFILES: dict[str, GpuProfile] = {
         dense_bf16_tflops=250.0,
     ),
 }
+
+
+#: AMD Instinct parts (CDNA3, gfx942), read through the simulated amdsmi. Capacity,
+#: bandwidth and board power are AMD's published figures as summarised at
+#: https://yobitel.com/knowledge-base/amd-mi325x (MI325X vs MI300X table: 256 GB HBM3E
+#: ~6 TB/s ~1000 W; 192 GB HBM3 5.3 TB/s 750 W) and
+#: https://awesomeagents.ai/hardware/amd-mi325x (dense FP16/BF16 1,307.4 TFLOPS, same
+#: 304 CUs on both); 2100 MHz peak engine clock, PCIe Gen5 x16 and the 8192-bit HBM
+#: interface are AMD's MI300-series datasheet figures. The PCI device ids (0x74a1,
+#: 0x74a5) are those the amdgpu driver binds; board numbers and VBIOS strings are
+#: illustrative. ``compute_capability`` (9, 4) only mirrors gfx9.4.2 for the shared
+#: simulated compute: the amdsmi path answers ``compute_capability()`` as not supported.
+AMD_PROFILES: dict[str, GpuProfile] = {
+    "mi300x": GpuProfile(
+        key="mi300x",
+        name="AMD Instinct MI300X",
+        memory_mib=192 * 1024,
+        compute_capability=(9, 4),
+        rated_boost_sm_mhz=2100,
+        idle_sm_mhz=500,
+        memory_bus_width_bits=8192,
+        hbm_bandwidth_gbs=5300.0,
+        pcie_generation=5,
+        pcie_width=16,
+        host_link_gbs=55.0,
+        pci_device_id=0x74A1,
+        power_limit_w=750.0,
+        board_part_number="102-G30211-0C",
+        vbios="113-M3000100-103",
+        dense_bf16_tflops=1307.4,
+        vendor=AMD_VENDOR,
+        gfx_target="gfx942",
+        mem_transfers_per_clock=4,
+    ),
+    "mi325x": GpuProfile(
+        key="mi325x",
+        name="AMD Instinct MI325X",
+        memory_mib=256 * 1024,
+        compute_capability=(9, 4),
+        rated_boost_sm_mhz=2100,
+        idle_sm_mhz=500,
+        memory_bus_width_bits=8192,
+        hbm_bandwidth_gbs=6000.0,
+        pcie_generation=5,
+        pcie_width=16,
+        host_link_gbs=55.0,
+        pci_device_id=0x74A5,
+        power_limit_w=1000.0,
+        board_part_number="102-G30218-0C",
+        vbios="113-M3250100-100",
+        dense_bf16_tflops=1307.4,
+        vendor=AMD_VENDOR,
+        gfx_target="gfx942",
+        mem_transfers_per_clock=4,
+    ),
+}
+
+#: Every simulated part, whichever vendor (``GLIMMER_SIM_GPU`` accepts each key).
+#: ``PROFILES`` stays the NVIDIA table the fault matrix's per-profile rows are built from.
+ALL_PROFILES: dict[str, GpuProfile] = {**PROFILES, **AMD_PROFILES}
 
 
 @dataclass(frozen=True)

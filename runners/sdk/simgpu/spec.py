@@ -2,7 +2,9 @@
 
 Why strict: a misspelt fault that were silently ignored would turn a fault-coverage run
 into a healthy run that "passes" — exactly the laundering the simulator exists to expose.
-Unknown profiles and faults are refused (exit 3).
+Unknown profiles and faults are refused (exit 3), and so is a fault the part cannot
+have: an Xid is an NVIDIA driver event, so ``xid:<code>`` on an AMD profile is refused
+rather than run as a healthy part.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 from runners.sdk.outcome import RunnerError
 from runners.sdk.protocols import (
+    AMD_VENDOR,
     CORRUPT_DATA_FAULT,
     DEGRADED_LINK_FAULT,
     FLAPPING_LINK_FAULT,
@@ -20,7 +23,7 @@ from runners.sdk.protocols import (
     NO_RENDEZVOUS_FAULT,
     SLOW_LINK_FAULT,
 )
-from runners.sdk.simgpu.profiles import DEFAULT_NIC, NICS, PROFILES, GpuProfile, NicProfile
+from runners.sdk.simgpu.profiles import ALL_PROFILES, DEFAULT_NIC, NICS, GpuProfile, NicProfile
 
 #: Makes the SDK raise an unexpected exception inside the guarded body, so the
 #: conformance suite can prove a crash exits 3 for every runner.
@@ -74,8 +77,15 @@ def parse_spec(text: str) -> SimSpec:
     if at and nic_key not in NICS:
         raise RunnerError(f"GLIMMER_SIM_GPU: unknown NIC {nic_key!r} (known: {sorted(NICS)})")
     match = _PROFILE.match(head)
-    if match is None or match.group("key") not in PROFILES:
-        raise RunnerError(f"GLIMMER_SIM_GPU: unknown profile {head!r} (known: {sorted(PROFILES)})")
+    if match is None or match.group("key") not in ALL_PROFILES:
+        hint = ""
+        if match is not None and match.group("count") and f"{match.group('key')}x" in ALL_PROFILES:
+            # "mi300x2": the count follows the key's own x (mi300x + x2).
+            hint = f"; did you mean {match.group('key')}xx{match.group('count')}?"
+        raise RunnerError(
+            f"GLIMMER_SIM_GPU: unknown profile {head!r} (known: {sorted(ALL_PROFILES)}){hint}"
+        )
+    profile = ALL_PROFILES[match.group("key")]
     count = int(match.group("count") or 1)
     if not 1 <= count <= 64:
         raise RunnerError(f"GLIMMER_SIM_GPU: device count {count} outside 1..64")
@@ -89,8 +99,13 @@ def parse_spec(text: str) -> SimSpec:
             faults.add(raw)
         else:
             raise RunnerError(f"GLIMMER_SIM_GPU: unknown fault {raw!r}")
+    if xids and profile.vendor == AMD_VENDOR:
+        raise RunnerError(
+            f"GLIMMER_SIM_GPU: xid faults are NVIDIA driver events; {profile.key} "
+            "(an AMD part) cannot have one"
+        )
     return SimSpec(
-        profile=PROFILES[match.group("key")],
+        profile=profile,
         count=count,
         faults=frozenset(faults),
         xid_codes=tuple(xids),
