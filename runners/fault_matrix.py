@@ -33,6 +33,7 @@ FAULTS: Final[tuple[str, ...]] = (
     "xid:79",
     "low-bandwidth",
     "nan-compute",
+    "sdc",
     "no-driver",
     "crash",
 )
@@ -41,17 +42,17 @@ _P, _F, _E, _N = PASSED, FAILED, ERROR, NOT_READ
 
 #: kind -> one phase per entry of FAULTS, in order.
 _ROWS: Final[dict[str, tuple[str, ...]]] = {
-    "compute-smoke": (_P, _P, _P, _P, _E, _P, _P, _F, _E, _E),
-    "gpu-burn": (_P, _P, _P, _P, _E, _P, _P, _F, _E, _E),
-    "thermal-soak": (_P, _P, _P, _P, _E, _F, _P, _F, _E, _E),
-    "gemm-sweep": (_P, _P, _P, _P, _E, _P, _P, _F, _E, _E),
-    "clockprobe": (_P, _F, _P, _P, _E, _P, _P, _P, _E, _E),
-    "dcgm-diag": (_P, _P, _F, _F, _E, _F, _F, _P, _E, _E),
-    "host-health": (_P, _P, _F, _F, _F, _F, _P, _P, _E, _E),
-    "memory-bw": (_P, _P, _P, _P, _E, _P, _F, _P, _E, _E),
-    "memory-stress": (_P, _N, _N, _N, _N, _N, _N, _N, _N, _E),
-    "fingerprint-probe": (_P, _P, _P, _P, _E, _P, _P, _P, _E, _E),
-    "nccl": (_P, _P, _P, _P, _E, _P, _P, _F, _E, _E),
+    "compute-smoke": (_P, _P, _P, _P, _E, _P, _P, _F, _P, _E, _E),
+    "gpu-burn": (_P, _P, _P, _P, _E, _P, _P, _F, _F, _E, _E),
+    "thermal-soak": (_P, _P, _P, _P, _E, _F, _P, _F, _F, _E, _E),
+    "gemm-sweep": (_P, _P, _P, _P, _E, _P, _P, _F, _P, _E, _E),
+    "clockprobe": (_P, _F, _P, _P, _E, _P, _P, _P, _P, _E, _E),
+    "dcgm-diag": (_P, _P, _F, _F, _E, _F, _F, _P, _P, _E, _E),
+    "host-health": (_P, _P, _F, _F, _F, _F, _P, _P, _P, _E, _E),
+    "memory-bw": (_P, _P, _P, _P, _E, _P, _F, _P, _P, _E, _E),
+    "memory-stress": (_P, _N, _N, _N, _N, _N, _N, _N, _N, _N, _E),
+    "fingerprint-probe": (_P, _P, _P, _P, _E, _P, _P, _P, _P, _E, _E),
+    "nccl": (_P, _P, _P, _P, _E, _P, _P, _F, _P, _E, _E),
 }
 
 FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {

@@ -56,9 +56,12 @@ def primary_address() -> str | None:
 
 
 def gpu_present() -> bool:
-    """An NVIDIA driver node or ``nvidia-smi``; cheap, no library import."""
+    """An NVIDIA or AMD (ROCm ``/dev/kfd``) driver node, or its tool; cheap, no library
+    import. Which vendor it is the runners settle themselves (runners/sdk/vendor.py)."""
     return (
         Path("/dev/nvidia0").exists()
+        or Path("/dev/kfd").exists()
+        or shutil.which("amd-smi") is not None
         or Path("/proc/driver/nvidia/version").exists()
         or shutil.which("nvidia-smi") is not None
     )

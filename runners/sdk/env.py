@@ -30,7 +30,7 @@ _FACTORS: dict[str, float] = {
     "Pi": 2**50,
     "Ei": 2**60,
 }
-GPU_RESOURCES = ("nvidia.com/gpu",)
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
 
 def parse_quantity(text: str) -> float:

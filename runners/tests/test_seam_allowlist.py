@@ -17,7 +17,7 @@ import pytest
 SDK = Path(__file__).resolve().parents[1] / "sdk"
 SEAM = ("runners.sdk.protocols", "runners.sdk.outcome")
 ALLOWED = {
-    "silicon": {*SEAM, "runners.sdk.silicon", "pynvml", "torch"},
+    "silicon": {*SEAM, "runners.sdk.silicon", "pynvml", "torch", "amdsmi"},
     "simgpu": {*SEAM, "runners.sdk.simgpu"},
 }
 

@@ -8,9 +8,9 @@ import dataclasses
 import pytest
 
 from runners.compute_smoke import runner as compute_smoke
-from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
 from runners.sdk.protocols import NotSupportedError
 from runners.tests.fake_tools import run_module
+from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
 
 
 @pytest.mark.parametrize("profile", ["b200", "gb200", "gb10"])

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from runners.gemm_sweep import runner as gemm_sweep
-from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
 from runners.sdk.protocols import NotSupportedError
 from runners.tests.fake_tools import run_module
+from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
 
 
 def sweep(profile: str, precision: str) -> tuple[int, str, dict[str, str]]:

@@ -10,11 +10,11 @@ import pytest
 
 from runners.gpu_burn import runner as gpu_burn
 from runners.gpu_burn.burn import DeviceBurn, Sample
-from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
 from runners.sdk.gpus import DeviceSlot
 from runners.sdk.outcome import RunnerError
 from runners.sdk.protocols import GemmCheck, GpuDevice, Nvml
 from runners.tests.fake_tools import run_module
+from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
 
 SLOT = DeviceSlot(index=0, pci_bus_id="00000000:18:00.0", name="NVIDIA H200")
 

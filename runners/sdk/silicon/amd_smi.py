@@ -65,7 +65,7 @@ _SW_POWER_CAP, _HW_SLOWDOWN, _SW_THERMAL = 0x4, 0x8, 0x20
 def load_amdsmi() -> Any:
     """The ``amdsmi`` package (ROCm's Python bindings), imported only on an AMD node."""
     try:
-        import amdsmi  # type: ignore[import-not-found,unused-ignore]  # ROCm ships it; no override in pyproject yet
+        import amdsmi
     except ImportError as error:
         raise DriverUnavailableError(
             f"amdsmi (ROCm's Python bindings) is not installed: {error}"

@@ -23,6 +23,7 @@ from runners.sdk.protocols import (
     NO_RENDEZVOUS_FAULT,
     SLOW_LINK_FAULT,
 )
+from runners.sdk.simgpu.load_faults import LOAD_FAULTS
 from runners.sdk.simgpu.profiles import ALL_PROFILES, DEFAULT_NIC, NICS, GpuProfile, NicProfile
 
 #: Makes the SDK raise an unexpected exception inside the guarded body, so the
@@ -37,6 +38,7 @@ FABRIC_FAULTS: frozenset[str] = frozenset(
 FAULTS: frozenset[str] = (
     LINK_FAULTS
     | FABRIC_FAULTS
+    | LOAD_FAULTS
     | frozenset(
         {
             "low-clock",

@@ -3,8 +3,8 @@ unreadable kernel log is ``n/a``, never a clean zero (A8)."""
 
 from __future__ import annotations
 
-from runners.tests.inprocess_harness import run_in_process, simulated
 from runners.tests.fake_tools import run_module
+from runners.tests.inprocess_harness import run_in_process, simulated
 from runners.thermal_soak import runner as thermal_soak
 
 
