@@ -1,7 +1,7 @@
 """A stand-in for ``fio`` that prints recorded reports (tests only).
 
 It answers the write invocation (``--name=glimmer-write``) with one file and the read
-invocation with another, exits with the code given, and appends its argv to a log so a
+invocation with another, exits with the code given for each, and appends its argv to a log so a
 test can see what the runner asked fio for.
 """
 
@@ -22,7 +22,8 @@ def fake_fio(
     *,
     write: Path | str = WRITE,
     read: Path | str = READ,
-    exit_code: int = 0,
+    write_exit: int = 0,
+    read_exit: int = 0,
     stderr: str = "",
     endless: bool = False,
 ) -> Path:
@@ -44,7 +45,7 @@ def fake_fio(
         "key = 'write' if '--name=glimmer-write' in sys.argv else 'read'\n"
         "sys.stdout.write(texts[key])\n"
         f"sys.stderr.write({stderr!r})\n"
-        f"sys.exit({exit_code})\n"
+        f"sys.exit({write_exit} if key == 'write' else {read_exit})\n"
     )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return script

@@ -35,7 +35,9 @@ def mounted_tmpfs(where: Path, *, size: str, read_only: bool = False) -> Iterato
     """A tmpfs of ``size`` at ``where`` (unmounted afterwards)."""
     where.mkdir(parents=True, exist_ok=True)
     options = f"size={size},mode=0755" + (",ro" if read_only else "")
-    _run(["mount", "-t", "tmpfs", "-o", options, "glimmer-disk-io-test", str(where)], "mount a tmpfs")
+    _run(
+        ["mount", "-t", "tmpfs", "-o", options, "glimmer-disk-io-test", str(where)], "mount a tmpfs"
+    )
     try:
         yield where
     finally:

@@ -35,9 +35,9 @@ def test_recorded_read_report_has_both_jobs_in_order() -> None:
     assert list(report.jobs) == ["glimmer-read", "glimmer-latency"]
     latency = report.jobs["glimmer-latency"].read
     assert latency.clat_mean_ns == raw["glimmer-latency"]["read"]["clat_ns"]["mean"]
-    assert latency.clat_p99_ns == raw["glimmer-latency"]["read"]["clat_ns"]["percentile"][
-        "99.000000"
-    ]
+    assert (
+        latency.clat_p99_ns == raw["glimmer-latency"]["read"]["clat_ns"]["percentile"]["99.000000"]
+    )
 
 
 def test_counted_io_errors_and_a_stopping_error_both_count() -> None:
@@ -81,8 +81,18 @@ def _edit(text: str, change: str) -> str:
 
 @pytest.mark.parametrize(
     "change",
-    ["nan", "infinity", "no-p99", "negative", "bool", "string", "no-version", "no-jobs",
-     "duplicate", "no-name"],  # fmt: skip
+    [
+        "nan",
+        "infinity",
+        "no-p99",
+        "negative",
+        "bool",
+        "string",
+        "no-version",
+        "no-jobs",
+        "duplicate",
+        "no-name",
+    ],  # fmt: skip
 )
 def test_fail_closed_garbled_report_is_unreadable(change: str) -> None:
     with pytest.raises(UnreadableFioOutputError):
