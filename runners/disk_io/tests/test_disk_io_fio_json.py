@@ -92,7 +92,7 @@ def _edit(text: str, change: str) -> str:
         "no-jobs",
         "duplicate",
         "no-name",
-    ],  # fmt: skip
+    ],
 )
 def test_fail_closed_garbled_report_is_unreadable(change: str) -> None:
     with pytest.raises(UnreadableFioOutputError):
