@@ -73,9 +73,7 @@ def cases() -> list[Case]:
         if phase == NOT_READ:
             continue
         sim = MATRIX_PROFILE if fault == "healthy" else f"{MATRIX_PROFILE}:{fault}"
-        found.append(
-            Case(KIND, fault, {SIM_GPU_ENV: sim}, EXIT_CODES[phase], fault == "healthy")
-        )
+        found.append(Case(KIND, fault, {SIM_GPU_ENV: sim}, EXIT_CODES[phase], fault == "healthy"))
     found.append(Case(KIND, "missing-dependency", SPEC.missing_dependency_env, 3))
     found.append(Case(KIND, "unknown-fault", {SIM_GPU_ENV: "h200:no-such-fault"}, 3))
     found.append(Case(KIND, "no-silicon-gpu-needed", {SIM_GPU_ENV: ""}, 0, True))

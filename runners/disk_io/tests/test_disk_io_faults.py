@@ -8,6 +8,7 @@ but a clean, complete report is a Pass.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -38,6 +39,14 @@ def run(tmp_path: Path, fio: Path | str, **extra: str) -> RunnerReport:
 
 _WRITE = WRITE.read_text()
 _READ = READ.read_text()
+
+
+def _latency_did_nothing() -> str:
+    data = json.loads(_READ)
+    data["jobs"][1]["read"]["total_ios"] = 0
+    return json.dumps(data, indent=2)
+
+
 _NOISE = "fio: pid=123, err=5/file:io_u.c:1845, func=io_u error, error=Input/output error\n"
 
 #: label -> (stand-in arguments, exit code, words the last line must carry)
@@ -77,6 +86,7 @@ CASES: dict[str, tuple[dict[str, Any], int, tuple[str, ...]]] = {
     ),
     "killed-without-output": ({"write": "", "write_exit": 137}, ERROR, ("no JSON document",)),
     "someone-elses-jobs": ({"read": _WRITE}, ERROR, ("expected", READ_JOB)),
+    "latency-job-did-no-io": ({"read": _latency_did_nothing()}, ERROR, ("did no I/O",)),
     "endless-output": ({"endless": True}, ERROR, ("more than",)),
 }
 
