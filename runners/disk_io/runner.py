@@ -208,6 +208,14 @@ def _verdict(report: Report, jobs: dict[str, Job]) -> Verdict:
     if latency is not None and latency.clat_p99_ns is not None:
         report.metric("p99LatencyUs", latency.clat_p99_ns / 1000)
     errors = sum(job.errors for job in jobs.values())
+    unmeasured = [
+        name
+        for name in ("writeBandwidthMBs", "readBandwidthMBs", "ioLatencyUs", "p99LatencyUs")
+        if name not in report.printed
+    ]
+    if unmeasured and not errors:
+        # No error explains the gap: an ioErrors=0 here would read as a clean disk.
+        raise RunnerError(f"fio did no I/O for {', '.join(unmeasured)}")
     report.metric("ioErrors", errors)
     report.metric("elapsedS", sum(job.runtime_ms for job in jobs.values()) / 1000)
     if errors:
@@ -215,11 +223,4 @@ def _verdict(report: Report, jobs: dict[str, Job]) -> Verdict:
         names = ", ".join(errno.errorcode.get(code, str(code)) for code in codes) or "errno unknown"
         failing = ", ".join(name for name, job in jobs.items() if job.errors)
         return Failed(f"{errors} I/O error(s) ({names}) in {failing}")
-    unmeasured = [
-        name
-        for name in ("writeBandwidthMBs", "readBandwidthMBs", "ioLatencyUs", "p99LatencyUs")
-        if name not in report.printed
-    ]
-    if unmeasured:
-        raise RunnerError(f"fio did no I/O for {', '.join(unmeasured)}")
     return Passed()
