@@ -181,3 +181,13 @@ def test_sigterm_mid_run_removes_the_file_and_exits_3(tmp_path: Path) -> None:
     assert process.returncode == 3
     assert stdout.decode().rstrip().splitlines()[-1].startswith("DISK_IO_ERROR: terminated")
     assert os.listdir(target) == []
+
+
+def test_reads_cover_only_what_the_write_phase_wrote(tmp_path: Path) -> None:
+    data = json.loads(_WRITE)
+    data["jobs"][0]["write"]["io_bytes"] = 2 * 2**20 + 12345  # a slow disk: half the file
+    fio = fake_fio(tmp_path, write=json.dumps(data, indent=2))
+    report = run(tmp_path, fio)
+    assert report.exit_code == 0, report.message
+    _, read = argv_log(tmp_path)
+    assert read.count(f"--size={2 * 2**20}") == 2  # whole MiB written, never unwritten extents

@@ -60,6 +60,8 @@ def _edit(text: str, change: str) -> str:
         return text.replace('"bw_bytes" : ', '"bw_bytes" : NaN, "was" : ', 1)
     if change == "infinity":
         return text.replace('"mean" : ', '"mean" : Infinity, "was" : ', 1)
+    if change == "overflow":  # not a JSON constant: Python reads it as inf
+        return text.replace('"bw_bytes" : ', '"bw_bytes" : 1e999, "was" : ', 1)
     if change == "no-p99":
         del job["write"]["clat_ns"]["percentile"]["99.000000"]
     elif change == "negative":
@@ -84,6 +86,7 @@ def _edit(text: str, change: str) -> str:
     [
         "nan",
         "infinity",
+        "overflow",
         "no-p99",
         "negative",
         "bool",
