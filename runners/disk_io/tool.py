@@ -14,7 +14,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -53,7 +53,14 @@ def find_fio(explicit: str | None) -> str:
 class _Drain(threading.Thread):
     """Reads one pipe to its end; keeps the head up to a limit, or only the tail."""
 
-    def __init__(self, pipe: IO[bytes], *, limit: int, keep_tail: bool, on_overflow: object):
+    def __init__(
+        self,
+        pipe: IO[bytes],
+        *,
+        limit: int,
+        keep_tail: bool,
+        on_overflow: Callable[[], None] | None,
+    ) -> None:
         super().__init__(daemon=True)
         self._pipe = pipe
         self._limit = limit
@@ -72,7 +79,7 @@ class _Drain(threading.Thread):
             elif not self.overflowed:
                 self.overflowed = True
                 del self.data[self._limit :]
-                if callable(self._on_overflow):
+                if self._on_overflow is not None:
                     self._on_overflow()
             else:
                 del self.data[self._limit :]
