@@ -29,8 +29,9 @@ _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def _fix(detail: str) -> RunnerError:
+    said = f"{PATH_ENV}{detail}" if detail.startswith("=") else f"{PATH_ENV} {detail}"
     return RunnerError(
-        f"{PATH_ENV} {detail}: set {PATH_ENV} in runner.env to an existing, writable "
+        f"{said}: set {PATH_ENV} in runner.env to an existing, writable "
         "directory on the disk under test (a mounted volume); the runner writes only there"
     )
 

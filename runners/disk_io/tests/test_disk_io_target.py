@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -122,3 +123,22 @@ def test_read_only_target_is_an_error_naming_the_variable(tmp_path: Path) -> Non
         with pytest.raises(RunnerError) as refused:
             create_test_file(str(ro), size_bytes=2**20)
         assert PATH_ENV in str(refused.value) and "read-only" in str(refused.value)
+
+
+def test_unwritable_target_is_an_error_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The image runs as uid 65534; a root-owned volume refuses it (EACCES). Root here
+    bypasses permissions, so the refusal is stood in for at ``os.open``."""
+    real_open = os.open
+
+    def refusing_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & os.O_CREAT:
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing_open)
+    with pytest.raises(RunnerError) as refused:
+        create_test_file(str(tmp_path), size_bytes=4096)
+    assert str(refused.value).startswith(f"{PATH_ENV}={str(tmp_path)!r} is not writable")
+    assert "runner.env" in str(refused.value)
