@@ -92,7 +92,7 @@ CASES: dict[str, tuple[dict[str, Any], int, tuple[str, ...]]] = {
 
 
 @pytest.mark.parametrize("label", list(CASES))
-def test_fio_fault_gives_its_phase(tmp_path: Path, label: str) -> None:
+def test_A16_fio_fault_gives_its_phase(tmp_path: Path, label: str) -> None:
     arguments, expected_exit, words = CASES[label]
     report = run(tmp_path, fake_fio(tmp_path, **arguments))
     assert report.exit_code == expected_exit, report.message
@@ -118,13 +118,13 @@ def test_recorded_reports_give_fios_figures_in_canonical_units(tmp_path: Path) -
     assert report.provenance == "silicon"
 
 
-def test_missing_fio_is_a_missing_dependency_exit_3(tmp_path: Path) -> None:
+def test_A16_missing_fio_is_a_missing_dependency_exit_3(tmp_path: Path) -> None:
     report = run(tmp_path, "/nonexistent/fio")
     assert report.exit_code == 3
     assert "BURNIN_FIO_PATH" in report.message and "install fio" in report.message
 
 
-def test_fio_gets_the_size_limit_the_window_and_only_the_runners_file(tmp_path: Path) -> None:
+def test_A15_fio_gets_the_size_limit_the_window_and_only_the_runners_file(tmp_path: Path) -> None:
     report = run(tmp_path, fake_fio(tmp_path), BURNIN_DURATION_SECONDS="21")
     assert report.exit_code == 0, report.message
     assert report.metrics["durationRequestedS"] == "6"  # the budget less the 15 s margin
@@ -140,7 +140,7 @@ def test_fio_gets_the_size_limit_the_window_and_only_the_runners_file(tmp_path: 
     assert f"--size={4 * 2**20}" in read  # the recorded run wrote more than the file
 
 
-def test_budget_shorter_than_the_asked_window_is_refused(tmp_path: Path) -> None:
+def test_A15_budget_shorter_than_the_asked_window_is_refused(tmp_path: Path) -> None:
     report = run(
         tmp_path, fake_fio(tmp_path), BURNIN_DURATION_SECONDS="10", BURNIN_DISK_IO_SECONDS="60"
     )
@@ -158,7 +158,7 @@ def test_bad_setting_is_refused_before_fio_runs(tmp_path: Path, name: str, value
     assert argv_log(tmp_path) == []
 
 
-def test_sigterm_mid_run_removes_the_file_and_exits_3(tmp_path: Path) -> None:
+def test_A14_sigterm_mid_run_removes_the_file_and_exits_3(tmp_path: Path) -> None:
     target = tmp_path / "target"
     target.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BURNIN_", "GLIMMER_"))}

@@ -99,7 +99,7 @@ def test_real_fio_buffered_mode_is_declared(tmpfs: Path) -> None:
     assert report.metrics["diskIoDirect"] == "false"
 
 
-def test_read_only_file_system_is_an_error_never_a_verdict(tmp_path: Path) -> None:
+def test_A16_read_only_file_system_is_an_error_never_a_verdict(tmp_path: Path) -> None:
     with mounted_tmpfs(tmp_path / "ro", size="8m", read_only=True) as ro:
         report = run(ro)
     assert report.exit_code == 3
@@ -109,7 +109,9 @@ def test_read_only_file_system_is_an_error_never_a_verdict(tmp_path: Path) -> No
     assert "ioErrors" not in report.metrics
 
 
-def test_full_file_system_is_an_error_naming_the_size_and_leaves_nothing(tmp_path: Path) -> None:
+def test_A16_full_file_system_is_an_error_naming_the_size_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
     with mounted_tmpfs(tmp_path / "tiny", size="2m") as tiny:
         report = run(tiny)
         left = os.listdir(tiny)
@@ -123,7 +125,7 @@ def test_full_file_system_is_an_error_naming_the_size_and_leaves_nothing(tmp_pat
     ("value", "says"),
     [("", "is not set"), ("/nonexistent/glimmer-disk-io", "does not resolve")],
 )
-def test_unusable_path_is_an_error_naming_the_variable(value: str, says: str) -> None:
+def test_A16_unusable_path_is_an_error_naming_the_variable(value: str, says: str) -> None:
     report = run(value)
     assert report.exit_code == 3
     assert PATH_ENV in report.message and says in report.message
