@@ -72,6 +72,9 @@ def _common(test_file: TestFile, *, direct: bool) -> list[str]:
         "--allow_file_create=0",
         "--unlink=0",
         "--ioengine=psync",
+        # Jobs as threads of the one fio process: a forked job process is its own
+        # session, out of reach of the process-group kill that ends a hung or cut run.
+        "--thread",
         f"--direct={int(direct)}",
         "--time_based",
         "--continue_on_error=io",

@@ -178,9 +178,29 @@ def test_A14_sigterm_mid_run_removes_the_file_and_exits_3(tmp_path: Path) -> Non
         if process.poll() is None:
             process.kill()
             process.wait()
+        leaked = _processes_naming(target)
+        for pid in leaked:  # this test's own runner's fio jobs, ended so none outlives it
+            os.kill(pid, signal.SIGKILL)
     assert process.returncode == 3
     assert stdout.decode().rstrip().splitlines()[-1].startswith("DISK_IO_ERROR: terminated")
     assert os.listdir(target) == []
+    assert leaked == []  # no fio job left writing
+
+
+def _processes_naming(directory: Path) -> list[int]:
+    """Live processes whose command line names ``directory`` (a leaked fio job)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(directory).encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 def test_reads_cover_only_what_the_write_phase_wrote(tmp_path: Path) -> None:
