@@ -1,0 +1,1 @@
+"""disk-io: the node's storage under the path the test names, measured by the real ``fio``."""
