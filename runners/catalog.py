@@ -478,6 +478,35 @@ RUNNERS: dict[str, RunnerSpec] = {
                 "BURNIN_DURATION_SECONDS": "20",
             },
         ),
+        RunnerSpec(
+            kind="disk-io",
+            module="runners.disk_io",
+            prefix="DISK_IO",
+            pass_line="DISK_IO_PASS",
+            fail_prefix="DISK_IO_FAIL:",
+            error_prefix="DISK_IO_ERROR:",
+            healthy_metrics=frozenset(
+                {
+                    "provenance",
+                    "writeBandwidthMBs",
+                    "readBandwidthMBs",
+                    "ioLatencyUs",
+                    "p99LatencyUs",
+                    "ioErrors",
+                    "diskIoPath",
+                    "fioVersion",
+                    "elapsedS",
+                    "durationRequestedS",
+                }
+            ),
+            # The disk is never simulated: real fio on a real directory, provenance silicon.
+            reads_gpu=False,
+            # BURNIN_DISK_IO_PATH is not here on purpose: a conformance run supplies a
+            # tmpfs it mounted (runners/disk_io/tests/test_disk_io_conformance.py).
+            test_env={"BURNIN_DISK_IO_SIZE_MB": "8", "BURNIN_DISK_IO_SECONDS": "3"},
+            missing_dependency_env={"BURNIN_FIO_PATH": "/nonexistent/fio"},
+            image="ghcr.io/glimmer-ai/glimmer-runner-disk-io",
+        ),
     )
 }
 

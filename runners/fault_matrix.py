@@ -53,6 +53,7 @@ _ROWS: Final[dict[str, tuple[str, ...]]] = {
     "memory-stress": (_P, _N, _N, _N, _N, _N, _N, _N, _N, _N, _E),
     "fingerprint-probe": (_P, _P, _P, _P, _E, _P, _P, _P, _P, _E, _E),
     "nccl": (_P, _P, _P, _P, _E, _P, _P, _F, _P, _E, _E),
+    "disk-io": (_P, _N, _N, _N, _N, _N, _N, _N, _N, _N, _E),
 }
 
 FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {

@@ -48,8 +48,8 @@ GROUP_CAPABLE_KINDS: Final[frozenset[str]] = frozenset({"nccl"})
 #: silicon. Everything else (including ``custom`` and unknown kinds, which we cannot
 #: vouch for) is hardware-dependent: a simulated Pass of it is *suspect*.
 #: ``memory-stress`` stresses the host's own DIMMs, which are real even when the GPU
-#: is simulated.
-HARDWARE_INDEPENDENT_KINDS: Final[frozenset[str]] = frozenset({"memory-stress"})
+#: is simulated; ``disk-io`` writes the node's real disk, never simulated.
+HARDWARE_INDEPENDENT_KINDS: Final[frozenset[str]] = frozenset({"memory-stress", "disk-io"})
 
 #: Marker prefixes (`<PREFIX>_SKIP:` etc.) per kind, §O. Informational only: the
 #: declared-skip rule (A3) accepts any upper-case prefix.
