@@ -313,9 +313,8 @@ def _open(state: TestResultState, progress: SoakProgress, *, message: str) -> Te
 
 def _settle(state: TestResultState, verdict: AttemptVerdict) -> TestResultState:
     # D4: phase, message and the numbers that explain it, together.
-    suspect = verdict.phase is Phase.PASSED and (
-        verdict.suspect or (state.provenance is Provenance.SIM and is_hardware_dependent(state.kind))
-    )
+    sim_pass = state.provenance is Provenance.SIM and is_hardware_dependent(state.kind)
+    suspect = verdict.phase is Phase.PASSED and (verdict.suspect or sim_pass)
     return replace(
         state,
         phase=verdict.phase,
