@@ -132,7 +132,7 @@ async def test_G2_an_evicted_segment_retries_the_same_index_and_contributes_noth
             if is_not_found(err):
                 return False
             raise
-        return pod["status"].get("phase") == "Running"
+        return bool(pod["status"].get("phase") == "Running")
 
     await wait_for(running, timeout=90, what=f"pod {victim} running")
     await asyncio.sleep(2.5)  # one checkpoint reads its window (H1)
