@@ -25,6 +25,7 @@ from tests.integration.run.conftest import (
     terminal_run,
     wait_for,
 )
+from tests.integration.run.test_links_cluster import link_nodes, shell
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(240)]
 
@@ -194,3 +195,29 @@ async def test_G4_abort_early_stops_on_a_provable_sum_violation_never_on_a_retra
     assert carried_on["phase"] == "Passed", carried_on
     assert carried_on["segmentsCompleted"] == 3
     assert carried_on["aggregatedMetrics"]["gpuTempC"] == "75"
+
+
+async def test_G2_F_a_pair_soak_folds_each_combined_segment(
+    operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
+) -> None:
+    nodes = link_nodes(sim_nodes, 2)
+    # The server waits for its client; each side prints its window.
+    script = (
+        'if [ "$BURNIN_ROLE" = server ]; then sleep 3; fi; echo elapsedS=300; '
+        "echo linkErrorEvents=0; echo CUSTOM_PASS: $BURNIN_ROLE window $BURNIN_ATTEMPT"
+    )
+    gates = [
+        {"metric": "elapsedS", "comparison": "GreaterThanOrEqual", "value": "900"},
+        {"metric": "linkErrorEvents", "comparison": "LessThanOrEqual", "value": "0"},
+    ]
+    spec = shell("Pair", script, thresholds=gates, durationSeconds=900,
+                 soak={"segmentSeconds": 300})  # fmt: skip
+    await apply_profile(kube, namespace, {"pair-soak": spec})
+    await create_run(kube, namespace, "pairsoak", nodes.names)
+    run = await terminal_run(kube, namespace, "pairsoak", timeout=180)
+    [result] = run["status"]["results"]
+    assert result["phase"] == "Passed", result
+    assert result["nodes"] == nodes.names
+    assert result["segmentsCompleted"] == 3
+    assert result["aggregatedMetrics"]["elapsedS"] == "900"
+    assert [a["trigger"] for a in result["attempts"]] == ["Initial", "Segment", "Segment"]
