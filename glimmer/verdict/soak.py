@@ -130,17 +130,19 @@ def judge_aggregate(
     thresholds: Sequence[Threshold],
     runner_line: str = "",
     provenance: Provenance | None = None,
+    invalid_names: tuple[str, ...] = (),
 ) -> AttemptVerdict:
     """G3: the gates, once, over the aggregate, through the one attempt judgement (its
     empty-harvest rule, evaluator and message composition), the message prefixed with
-    how much of the soak the aggregate covers."""
+    how much of the soak the aggregate covers. ``invalid_names`` are the last window's
+    (A7: its note closes the message on any phase)."""
     report = RunnerReport(
         exit_code=0,
         outcome=Outcome.PASS,
         metrics=dict(progress.aggregate),
         unmeasurable=progress.unmeasurable,
-        invalid_names=(),
-        invalid_name_count=0,
+        invalid_names=invalid_names,
+        invalid_name_count=len(invalid_names),
         message=runner_line,
         skip_declared=False,
         artifacts=(),
@@ -264,7 +266,7 @@ def record_segment(
         if progress.completed >= progress.required:
             final = judge_aggregate(
                 progress, kind=state.kind, thresholds=thresholds, runner_line=verdict.message,
-                provenance=verdict.provenance,
+                provenance=verdict.provenance, invalid_names=verdict.invalid_names,
             )  # fmt: skip
             if final.phase is Phase.PASSED:
                 state = replace(state, repeats_completed=state.repeats_required)
