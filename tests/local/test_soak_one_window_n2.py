@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from glimmer.contract import read_report
@@ -11,6 +13,7 @@ from glimmer.plan import PlannedTest
 from glimmer.plan.gates import threshold_from_wire
 from glimmer.verdict import Phase, TestResultState, Trigger, attempt_record, judge_attempt
 from glimmer.verdict.soak import SoakProgress, record_segment
+from tests.local.test_glimmer_run import custom_profile, document, glimmer
 
 THRESHOLDS: list[dict[str, str]] = [
     {"metric": "xidEvents", "comparison": "LessThanOrEqual", "value": "0"},
@@ -66,3 +69,17 @@ def test_N2_G2_a_local_soak_sum_is_rerendered_and_poison_fails_closed() -> None:
     poisoned = read_report(b"xidEvents=NaN\nelapsedS=900\n", kind="custom", exit_code=0)
     verdict = judge_soak(TEST, poisoned, thresholds=GATES, provenance=None)
     assert verdict.phase is Phase.FAILED
+
+
+def test_N2_glimmer_run_judges_a_soak_as_one_window_through_the_soak_fold(
+    tmp_path: Path,
+) -> None:
+    spec = {"durationSeconds": 900, "soak": {"segmentSeconds": 300}, "thresholds": THRESHOLDS}
+    profile = custom_profile(tmp_path, "echo xidEvents=0; echo elapsedS=9e2; echo OK", **spec)
+    proc = glimmer("run", str(profile), "--report-dir", str(tmp_path / "r"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [result] = document(tmp_path / "r")["results"]
+    assert result["phase"] == "Passed"
+    assert result["metrics"]["elapsedS"] == "900"  # the fold's Sum rendering (G2)
+    assert result["message"].startswith("1 segment(s) of 900s completed")
+    assert len(result["attempts"]) == 1  # one process for the whole soak (N2)
