@@ -11,10 +11,13 @@ operator's segment rules do not depend on how long a window really took.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
 from glimmer.engine import PODS, ApiError, ApiServerClient, is_not_found
 from glimmer.plan import pod_name
 from tests.integration.run.conftest import (
@@ -221,3 +224,14 @@ async def test_G2_F_a_pair_soak_folds_each_combined_segment(
     assert result["segmentsCompleted"] == 3
     assert result["aggregatedMetrics"]["elapsedS"] == "900"
     assert [a["trigger"] for a in result["attempts"]] == ["Initial", "Segment", "Segment"]
+
+
+async def test_the_soak_samples_are_accepted_by_the_apiserver(
+    kube: ApiServerClient, namespace: str
+) -> None:
+    samples = Path(__file__).resolve().parents[3] / "manifests" / "samples" / "soak"
+    resources = {"BurnInTest": TESTS, "BurnInProfile": PROFILES, "BurnInRun": RUNS}
+    for path in sorted(samples.glob("soak-*.yaml")):
+        for document in yaml.safe_load_all(path.read_text()):
+            created = await kube.create(resources[document["kind"]], document, namespace=namespace)
+            assert created["metadata"]["name"] == "thermal-week"
