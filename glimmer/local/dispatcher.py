@@ -63,14 +63,16 @@ from glimmer.verdict import (
     AttemptVerdict,
     Phase,
     Provenance,
+    SoakProgress,
     TestResultState,
     apply_termination,
     attempt_record,
     fail_fast_stops,
+    fold_segment,
+    judge_aggregate,
     judge_attempt,
     record_attempt,
 )
-from glimmer.verdict.soak import SoakProgress, fold_segment, judge_aggregate
 from runners.catalog import RUNNERS
 
 

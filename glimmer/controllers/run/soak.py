@@ -17,8 +17,15 @@ from typing import Any
 from glimmer.plan import PlannedTest, execution_window_seconds, segments_required
 from glimmer.plan import spec as specs
 from glimmer.plan.gates import threshold_from_wire
-from glimmer.verdict import AttemptRecord, AttemptVerdict, TestResultState, codec
-from glimmer.verdict.soak import SoakProgress, fold_metrics, record_segment
+from glimmer.verdict import (
+    AttemptRecord,
+    AttemptVerdict,
+    SoakProgress,
+    TestResultState,
+    codec,
+    fold_metrics,
+    record_segment,
+)
 
 JSON = dict[str, Any]
 
