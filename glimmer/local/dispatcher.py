@@ -63,10 +63,13 @@ from glimmer.verdict import (
     AttemptVerdict,
     Phase,
     Provenance,
+    SoakProgress,
     TestResultState,
     apply_termination,
     attempt_record,
     fail_fast_stops,
+    fold_segment,
+    judge_aggregate,
     judge_attempt,
     record_attempt,
 )
@@ -705,10 +708,41 @@ def _judge(
             return _unjudged(str(err), exit_code=own.report.exit_code, options=options)
         if not link.decides:
             thresholds = ()
-    verdict = judge_attempt(
-        report, kind=test.kind, thresholds=thresholds, dispatcher_provenance=provenance
-    )
+    if specs.soak(test.spec) is not None and thresholds:
+        verdict = judge_soak(test, report, thresholds=thresholds, provenance=provenance)
+    else:
+        verdict = judge_attempt(
+            report, kind=test.kind, thresholds=thresholds, dispatcher_provenance=provenance
+        )
     return apply_termination(verdict, own.termination, runner_line=own.report.message)
+
+
+def judge_soak(
+    test: PlannedTest,
+    report: RunnerReport,
+    *,
+    thresholds: Sequence[Any],
+    provenance: Provenance | None,
+) -> AttemptVerdict:
+    """N2: a soak here is one process for its whole duration, so it is one window,
+    judged as the operator judges a soak (G2/G3, :mod:`glimmer.verdict.soak`): the
+    exit code decides the window, a clean one is folded (Sum re-rendered, a non-finite
+    Sum/Min/Max reading poisoned) and the gates run once over that fold."""
+    window = judge_attempt(
+        report, kind=test.kind, thresholds=thresholds, dispatcher_provenance=provenance,
+        gate=False,
+    )  # fmt: skip
+    if window.phase is not Phase.PASSED:
+        return window
+    progress = fold_segment(
+        SoakProgress(required=1, segment_seconds=specs.duration_seconds(test.spec)),
+        metrics=window.metrics,
+        unmeasurable=set(window.unmeasurable),
+    )
+    return judge_aggregate(
+        progress, kind=test.kind, thresholds=thresholds, runner_line=report.message,
+        provenance=window.provenance, invalid_names=window.invalid_names,
+    )  # fmt: skip
 
 
 def _unjudged(message: str, *, exit_code: int, options: LocalOptions) -> AttemptVerdict:

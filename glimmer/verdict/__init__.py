@@ -1,4 +1,4 @@
-"""Verdicts: thresholds, the linter, attempt phases, result and run roll-up.
+"""Verdicts: thresholds, the linter, attempt phases, soak folds, result and run roll-up.
 
 Pure: standard library and ``glimmer.contract`` only, so the operator and
 ``glimmer run`` reach the same verdict from the same evidence.
@@ -29,6 +29,15 @@ from glimmer.verdict.rollup import (
     result_provenance,
     run_phase,
     run_provenance,
+)
+from glimmer.verdict.soak import (
+    SoakProgress,
+    cap_attempts,
+    fold_metrics,
+    fold_segment,
+    judge_aggregate,
+    provable_violations,
+    record_segment,
 )
 from glimmer.verdict.termination import Termination, apply_termination, kubelet_account
 from glimmer.verdict.thresholds import (
@@ -66,6 +75,7 @@ __all__ = [
     "RunProvenance",
     "Severity",
     "SideReport",
+    "SoakProgress",
     "Termination",
     "TestResultState",
     "Threshold",
@@ -74,20 +84,26 @@ __all__ = [
     "ViolationKind",
     "apply_termination",
     "attempt_record",
+    "cap_attempts",
     "combine_group",
     "combine_pair",
     "count",
     "elect",
     "evaluate",
     "fail_fast_stops",
+    "fold_metrics",
+    "fold_segment",
     "force_settle",
     "group_outcome",
+    "judge_aggregate",
     "judge_attempt",
     "kubelet_account",
     "lint_thresholds",
     "malformed",
     "measured_condition",
+    "provable_violations",
     "record_attempt",
+    "record_segment",
     "resolve_provenance",
     "result_provenance",
     "run_phase",

@@ -25,7 +25,7 @@ from typing import Any, Final
 from glimmer.api import format_time, parse_time
 from glimmer.contract import SIM_GPU_ENV, RunnerReport
 from glimmer.contract.report import MAX_LINE_BYTES, Outcome, ReportReader
-from glimmer.controllers.run import kube, labels, podstate, wire
+from glimmer.controllers.run import kube, labels, podstate, soak, wire
 from glimmer.controllers.run.artifacts import configmap_name, plan_store, store_failed
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.delivery import Delivery, Reason
@@ -281,6 +281,8 @@ class Evidence(Part):
                 kind=test.kind,
                 thresholds=thresholds,
                 dispatcher_provenance=provenance,
+                # G2: a segment is decided by its exit code; the gates judge the fold.
+                gate=not soak.segmented(test),
                 logs_unavailable=read.unavailable,
             )
         verdict = apply_termination(verdict, podstate.termination(pod), runner_line=report.message)
@@ -396,7 +398,8 @@ class Evidence(Part):
         if read.unavailable or read.cut or not report.metrics:
             return
         stamp = format_time(work.now)
-        result["metrics"] = dict(sorted(report.metrics.items()))
+        # G6: a soak shows fold(aggregate, window so far); aggregatedMetrics is not touched.
+        result["metrics"] = soak.checkpoint_metrics(result, test, report.metrics)
         result["lastCheckpointAt"] = stamp
         flight.update(metrics=dict(sorted(report.metrics.items())), lastCheckpointAt=stamp)
         result["attempts"] = [*wire.finished_attempts(result), flight]

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.run import kube, labels, podstate, wire
+from glimmer.controllers.run import kube, labels, podstate, soak, wire
 from glimmer.controllers.run.evidence import SideRead
 from glimmer.controllers.run.passes import (
     Execution,
@@ -674,6 +674,9 @@ class Links:
             kind=test.kind,
             thresholds=[threshold_from_wire(t) for t in specs.thresholds(test.spec)],
             dispatcher_provenance=Provenance.SIM if simulated else None,
+            # G2: a soak segment of a link is decided by its combined exit; the gates
+            # judge the fold (Sweeper.record applies it, as for a Node soak).
+            gate=not soak.segmented(test),
             logs_unavailable=any(r.unavailable for r in reads.values()),
         )
         refs: list[JSON] = []

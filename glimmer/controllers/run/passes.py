@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from glimmer.controllers.run import kube, podstate, wire
+from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.delivery import Delivery
 from glimmer.controllers.run.view import RunView
 from glimmer.plan import PinnedPlan, PlannedTest, Unit, pod_name
@@ -172,7 +172,8 @@ class Pass:
         position = self.find(test.name, unit.nodes)
         result = self.results[position] if position is not None else None
         state = self._states[position] if position is not None else None
-        attempt = wire.next_attempt_number(result)
+        # G5: elided segment attempts keep their numbers, so a pod name is never reused.
+        attempt = wire.next_attempt_number(result) + soak.truncated(result)
         view = self.view
         return Execution(
             test_index=index,
@@ -181,7 +182,11 @@ class Pass:
             result=result,
             state=state,
             attempt=attempt,
-            trigger=state.next_trigger() if state is not None else Trigger.INITIAL,
+            trigger=(
+                state.next_trigger(segmented=soak.segmented(test))
+                if state is not None
+                else Trigger.INITIAL
+            ),
             pod_name=pod_name(
                 run_name=view.name,
                 run_uid=view.uid,
@@ -291,6 +296,7 @@ def new_result(test: PlannedTest, unit: Unit) -> JSON:
     }
     if test.axes:
         result["variantAxes"] = dict(test.axes)
+    soak.pin(result, test)
     return result
 
 

@@ -40,7 +40,7 @@ from glimmer.api import format_time, parse_time
 from glimmer.contract.kinds import drives_sustained_load
 from glimmer.controllers.fingerprint import FingerprintPendingError, vendor_of
 from glimmer.controllers.fingerprint.names import fingerprint_name
-from glimmer.controllers.run import kube, podstate, wire
+from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.artifacts import merge_refs
 from glimmer.controllers.run.context import Part, RunContext, run_key
 from glimmer.controllers.run.cordon import conditioned, cordon_patches, heat_until, release_patch
@@ -415,7 +415,6 @@ class Sweeper(Part):
                 if (
                     pod is not None
                     and podstate.terminated(pod)
-                    and self._unsupported(test) is None
                     and self._foreign(work, ex, pod) is None
                 ):
                     self.evidence.read_ahead(work, test, pod, gate=gate)
@@ -444,26 +443,12 @@ class Sweeper(Part):
                 return None
         return run_phase(work.states())
 
-    def _unsupported(self, test: PlannedTest) -> str | None:
-        if specs.soak(test.spec) is not None:
-            return (
-                "segmented soaks (spec.soak) are not supported by this controller yet; "
-                "the test was not run (no verdict)"
-            )
-        return None
-
     async def _unit(
         self, work: Pass, index: int, test: PlannedTest, unit: Unit, *, launch: bool
     ) -> Step:
         """Advance one unit: SETTLED once its result has settled, else WAITING."""
         ex = work.execution(index, test, unit)
         if not ex.open:
-            return Step.SETTLED
-        reason = self._unsupported(test)
-        if reason is not None:
-            settled = new_result(test, unit)
-            settled.update(phase=str(Phase.ERROR), message=reason, finishedAt=format_time(work.now))
-            work.put(settled)
             return Step.SETTLED
         linked = test.scope in LINK_SCOPES
         for _ in range(3):  # an attempt settled as Error may launch the retry at once
@@ -619,10 +604,18 @@ class Sweeper(Part):
             verdict, attempt=ex.attempt, trigger=ex.trigger, node=ex.node, pod_name=pod or "",
             pod_uid=pod_uid, started_at=started, finished_at=finished,
         )  # fmt: skip
-        new_state = record_attempt(
-            state, verdict, retry_on_error_limit=work.view.retry_on_error_limit, record=record
-        )
-        updated = wire.state_to_wire(base, new_state)
+        if soak.segmented(ex.test):
+            # G2-G5: the fold is written with the segment's attempt entry, in one write.
+            new_state, progress = soak.record(
+                state, base, verdict, test=ex.test,
+                retry_on_error_limit=work.view.retry_on_error_limit, entry=record,
+            )  # fmt: skip
+            updated = soak.progress_to_wire(wire.state_to_wire(base, new_state), progress)
+        else:
+            new_state = record_attempt(
+                state, verdict, retry_on_error_limit=work.view.retry_on_error_limit, record=record
+            )
+            updated = wire.state_to_wire(base, new_state)
         if started and not updated.get("startedAt"):
             updated["startedAt"] = started
         updated["finishedAt"] = finished
