@@ -8,10 +8,14 @@ operator, so if the client judged only its own end, the flap would be lost to a 
 
 from __future__ import annotations
 
+import pytest
+
 from runners.catalog import RUNNERS
 from runners.conformance import DEFAULT_TIMEOUT_S, _pair_env, execute_together, loopback_addresses
 from runners.fabric_soak.runner import link_delta
 from runners.sdk.platform import SIM_ENV
+from runners.sdk.rdma_pair import decode_summary, encode_summary
+from runners.sdk.rendezvous import ProtocolError
 
 
 def test_link_delta_sums_both_ends_and_never_vouches_for_an_unread_end() -> None:
@@ -24,7 +28,7 @@ def test_link_delta_sums_both_ends_and_never_vouches_for_an_unread_end() -> None
     assert link_delta(None, None) is None
 
 
-def test_a_flap_seen_only_at_the_server_fails_the_clients_own_verdict() -> None:
+def test_F2_a_flap_seen_only_at_the_server_fails_the_clients_own_verdict() -> None:
     spec = RUNNERS["fabric-soak"]
     server_ip, client_ip = loopback_addresses(2)
     envs = [
@@ -47,3 +51,11 @@ def test_a_flap_seen_only_at_the_server_fails_the_clients_own_verdict() -> None:
     assert int(client.report.metrics["linkErrorEvents"]) > 0
     assert int(client.report.metrics["peerLinkErrorEvents"]) > 0
     assert "linkErrorEvents" in client.report.message and "node-s" in client.report.message
+
+
+def test_a_session_that_ends_without_the_servers_summary_is_an_error_never_a_clean_link() -> None:
+    line = encode_summary({"linkErrorEvents": "3"})
+    assert decode_summary(line, peer="server s") == {"linkErrorEvents": "3"}
+    for said in (None, "", "DONE 0 0 END", "SUMMARY linkErrorEvents"):
+        with pytest.raises(ProtocolError, match="without its summary"):
+            decode_summary(said, peer="server s")
