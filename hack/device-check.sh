@@ -9,6 +9,8 @@
 # ~5.5 minutes, so it finishes well inside 6. It never changes clocks or GPU settings.
 #
 # Usage (repository root, on a machine with an NVIDIA GPU):  OUT=/some/dir hack/device-check.sh
+# DEVICE_CHECK_ONLY="nccl memory-bw" runs only the named runners (default: all), e.g. to spend
+# a short device lease on the intra-node nccl run alone; the others then record not-run.
 # Files written ($OUT is brought back by the device tool: at most 8 files):
 #   fixtures/compute-smoke.txt fixtures/clockprobe.txt fixtures/memory-bw.txt
 #   fixtures/host-health.txt   fixtures/nccl.txt   stderr.txt   summary.txt
@@ -46,10 +48,21 @@ ensure() {
     || log "could not install $package"
 }
 
+selected() {
+  [ -z "${DEVICE_CHECK_ONLY:-}" ] && return 0
+  case " $DEVICE_CHECK_ONLY " in *" $1 "*) return 0 ;; esac
+  return 1
+}
+
 run_runner() {
   local kind=$1 module=$2 limit=$3
   shift 3
   local fixture="$OUT/fixtures/$kind.txt" left rc began
+  if ! selected "$kind"; then
+    log "$kind: NOT RUN (not in DEVICE_CHECK_ONLY)"
+    echo "# glimmer device fixture: runner=$module exit=none provenance=silicon not-run=not-selected" >"$fixture"
+    return
+  fi
   left=$((DEADLINE - $(date +%s)))
   if [ "$left" -lt 30 ]; then
     log "$kind: NOT RUN (time budget spent)"
@@ -88,13 +101,17 @@ NCCL_TOOLS="${NCCL_TESTS_DIR:-}"
 if [ -z "$NCCL_TOOLS" ] && command -v all_reduce_perf >/dev/null 2>&1; then
   NCCL_TOOLS=$(dirname "$(command -v all_reduce_perf)")
 fi
+# Node scope needs >= 2 GPUs; with one the runner declares NCCL_SKIP (the fixture says so).
+log "nccl: $(timeout 20 nvidia-smi -L 2>/dev/null | grep -c '^GPU ') GPU(s) visible for the Node-scope run (all of them)"
 if [ -n "$NCCL_TOOLS" ] && [ -x "$NCCL_TOOLS/all_reduce_perf" ]; then
   run_runner nccl runners.nccl 120 BURNIN_FABRIC_TOOLS_DIR="$NCCL_TOOLS" BURNIN_NCCL_MAX_BYTES=1G \
     BURNIN_NCCL_ITERATIONS=10 BURNIN_DURATION_SECONDS=110
-else
+elif selected nccl; then
   log "nccl: NOT RUN (all_reduce_perf not found; set NCCL_TESTS_DIR to a nccl-tests build)"
   echo "# glimmer device fixture: runner=runners.nccl exit=none provenance=silicon not-run=no-nccl-tests" \
     >"$OUT/fixtures/nccl.txt"
+else
+  run_runner nccl runners.nccl 0
 fi
 
 # Bandwidth against the device's limits: HBM3e 4.8 TB/s; PCIe Gen5 x16 about 64 GB/s.
@@ -106,7 +123,11 @@ from glimmer.contract import read_report
 
 text = Path(sys.argv[1]).read_text()
 header, _, body = text.partition("\n")
-exit_code = int(header.split("exit=")[1].split()[0]) if "exit=" in header else -1
+word = header.split("exit=")[1].split()[0] if "exit=" in header else "none"
+if not word.lstrip("-").isdecimal():
+    print(f"memory-bw not run ({header.strip()})")
+    sys.exit(0)
+exit_code = int(word)
 report = read_report(body.encode(), kind="memory-bw", exit_code=exit_code if exit_code >= 0 else 3)
 limits = {
     "deviceToDeviceBandwidthGBs": ("D2D", 4800.0, "HBM3e 4.8 TB/s"),

@@ -6,10 +6,24 @@ returns an :class:`ImageError` whose message names the fix; the dispatcher recor
 that execution's attempt as Error (retryable, no cordon placed), never as a run
 refusal and never as a pass.
 
-Defaults are the upstream pins (``pkg/runnerimages``): vendor ``*`` means the image
-runs on any node. Kinds without a default (``custom``, ``tcp-baseline``, ``disk-io``,
-``fingerprint-probe``, ``fabric-soak``, unknown kinds) need ``runner.image`` or an
-``imagesByVendor`` entry.
+Whose images (docs/fabric.md "Images"). This project builds its runners under its own
+names, :func:`runner_image` (``ghcr.io/glimmer-ai/glimmer-runner-<kind>:v<version>``,
+ROCm siblings ``…-<kind>-rocm``), never under the Go implementation's published
+``ghcr.io/baldwinspc/glimmer-burnin-<kind>``: an image we build must not be mistaken
+for, or shadow, one the other project publishes (a supply-chain trap). Defaults:
+
+- a kind with a runner in this repository (:data:`OWN_RUNNER_KINDS`) defaults to this
+  project's image, with the vendor it needs (``*`` = any node);
+- a kind the upstream table pins but this repository has no runner for (``gpu-burn``,
+  ``thermal-soak``, ``gemm-sweep``) keeps the upstream pin (§O, api §12): that image is
+  published and speaks the same contract, so such tests keep running as they did; we
+  never point a kind at a name of ours that nothing builds;
+- ``custom``, ``disk-io`` and unknown kinds have no default and need ``runner.image`` or
+  an ``imagesByVendor`` entry.
+
+Either family works when named in ``runner.image``; the vendor of each default is the
+upstream one, so whether an execution depends on the node's vendor
+(:func:`depends_on_vendor`) is unchanged by whose image it is.
 """
 
 from __future__ import annotations
@@ -19,35 +33,91 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-IMAGE_REPOSITORY: Final = "ghcr.io/baldwinspc/glimmer-burnin"
+#: This project's runner images: ``<RUNNER_REPOSITORY>-<kind>[-rocm]:<RUNNER_TAG>``.
+RUNNER_REPOSITORY: Final = "ghcr.io/glimmer-ai/glimmer-runner"
+#: The tag of this project's runner images: ``v`` + the package version
+#: (``glimmer.__version__``; the pure core cannot import the package root, so a unit test
+#: pins the two equal: ``test_runner_tag_is_the_package_version``).
+RUNNER_TAG: Final = "v0.1.0"
+#: The Go implementation's published runner images (semantics §O), for kinds we have no
+#: runner for; never a name this project builds.
+UPSTREAM_REPOSITORY: Final = "ghcr.io/baldwinspc/glimmer-burnin"
+ROCM_SUFFIX: Final = "-rocm"
 ANY_VENDOR: Final = "*"
 #: A fingerprint vendor word that means "we do not know" (api §7).
 UNKNOWN_VENDOR: Final = "unknown"
+
+#: API kinds with a runner (and a Containerfile) in this repository: ``runners/catalog.py``
+#: lists the same kinds (``test_own_runner_kinds_are_the_catalogs_api_kinds``).
+OWN_RUNNER_KINDS: Final[frozenset[str]] = frozenset(
+    {
+        "clockprobe",
+        "compute-smoke",
+        "dcgm-diag",
+        "fabric-soak",
+        "fingerprint-probe",
+        "gpudirect-rdma",
+        "host-health",
+        "ib-write-bw",
+        "memory-bw",
+        "memory-stress",
+        "nccl",
+        "tcp-baseline",
+    }
+)
+
+
+def runner_repository(kind: str, *, rocm: bool = False) -> str:
+    """This project's image name for ``kind``'s runner, without a tag (what a
+    Containerfile builds and ``runners/catalog.py`` records)."""
+    return f"{RUNNER_REPOSITORY}-{kind}{ROCM_SUFFIX if rocm else ''}"
+
+
+def runner_image(kind: str, *, rocm: bool = False) -> str:
+    """This project's image reference for ``kind``'s runner at this release's tag."""
+    return f"{runner_repository(kind, rocm=rocm)}:{RUNNER_TAG}"
 
 
 @dataclass(frozen=True)
 class DefaultImage:
     tag: str
     vendor: str
+    #: Image name without the ``-<kind>`` suffix and tag.
+    repository: str = RUNNER_REPOSITORY
 
     def reference(self, kind: str) -> str:
-        return f"{IMAGE_REPOSITORY}-{kind}:{self.tag}"
+        return f"{self.repository}-{kind}:{self.tag}"
+
+
+def _own(vendor: str) -> DefaultImage:
+    return DefaultImage(RUNNER_TAG, vendor)
+
+
+def _upstream(tag: str, vendor: str) -> DefaultImage:
+    return DefaultImage(tag, vendor, UPSTREAM_REPOSITORY)
 
 
 DEFAULT_IMAGES: Final[Mapping[str, DefaultImage]] = MappingProxyType(
     {
-        "compute-smoke": DefaultImage("v0.7.0", "nvidia"),
-        "clockprobe": DefaultImage("v0.7.0", "nvidia"),
-        "thermal-soak": DefaultImage("v0.7.0", "nvidia"),
-        "gpu-burn": DefaultImage("v0.7.0", "nvidia"),
-        "gemm-sweep": DefaultImage("v0.7.0", "nvidia"),
-        "host-health": DefaultImage("v0.6.4", "nvidia"),
-        "ib-write-bw": DefaultImage("v0.6.4", ANY_VENDOR),
-        "nccl": DefaultImage("v0.6.4", "nvidia"),
-        "gpudirect-rdma": DefaultImage("v0.6.4", "nvidia"),
-        "dcgm-diag": DefaultImage("v0.6.3", "nvidia"),
-        "memory-stress": DefaultImage("v0.6.2", ANY_VENDOR),
-        "memory-bw": DefaultImage("v0.6.0", "nvidia"),
+        # This project's runners; vendors as upstream pins them, ``*`` for host-only
+        # runners upstream has no default for (tcp-baseline, fabric-soak) and for the
+        # probe that inventories any vendor's devices (fingerprint-probe).
+        "compute-smoke": _own("nvidia"),
+        "clockprobe": _own("nvidia"),
+        "host-health": _own("nvidia"),
+        "ib-write-bw": _own(ANY_VENDOR),
+        "nccl": _own("nvidia"),
+        "gpudirect-rdma": _own("nvidia"),
+        "dcgm-diag": _own("nvidia"),
+        "memory-stress": _own(ANY_VENDOR),
+        "memory-bw": _own("nvidia"),
+        "tcp-baseline": _own(ANY_VENDOR),
+        "fabric-soak": _own(ANY_VENDOR),
+        "fingerprint-probe": _own(ANY_VENDOR),
+        # No runner here: the upstream pins (api §12).
+        "thermal-soak": _upstream("v0.7.0", "nvidia"),
+        "gpu-burn": _upstream("v0.7.0", "nvidia"),
+        "gemm-sweep": _upstream("v0.7.0", "nvidia"),
     }
 )
 

@@ -15,12 +15,19 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-#: Runner images: ``ghcr.io/baldwinspc/glimmer-burnin-<kind>[-rocm]:<tag>``.
-DEFAULT_IMAGE_MAP: tuple[tuple[str, str], ...] = (
+from glimmer.plan.images import RUNNER_REPOSITORY, UPSTREAM_REPOSITORY
+
+#: Runner images, both name families, to this repository's runner modules: this
+#: project's ``ghcr.io/glimmer-ai/glimmer-runner-<kind>[-rocm]:<tag>`` (the defaults,
+#: glimmer.plan.images.runner_image) and the Go implementation's
+#: ``ghcr.io/baldwinspc/glimmer-burnin-<kind>[-rocm]:<tag>``, which a user may still name
+#: in ``runner.image`` (its runners speak the same contract).
+DEFAULT_IMAGE_MAP: tuple[tuple[str, str], ...] = tuple(
     (
-        r"ghcr\.io/baldwinspc/glimmer-burnin-(?P<kind>[a-z0-9-]+?)(?:-rocm)?(?::[^@]*)?(?:@.*)?",
+        re.escape(repository) + r"-(?P<kind>[a-z0-9-]+?)(?:-rocm)?(?::[^@]*)?(?:@.*)?",
         "{python} -m runners.{kind_module}",
-    ),
+    )
+    for repository in (RUNNER_REPOSITORY, UPSTREAM_REPOSITORY)
 )
 
 

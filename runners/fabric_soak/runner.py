@@ -5,12 +5,15 @@ but the client asks for round after round of ``ib_write_bw`` until the window
 (``BURNIN_FABRIC_SOAK_SECONDS``, default 60, capped by the duration budget) or
 ``BURNIN_FABRIC_SOAK_ITERATIONS`` (default 1000) is spent. Each side reads its port's
 error counters (``/sys/class/infiniband/<dev>/ports/<n>/counters``) before the first
-round and after the last.
+round and after the last; the server sends its delta to the client at the end of the
+session (``rdma_pair``'s ``SUMMARY``), because the client's verdict decides the Pair and
+a flapping port is often seen only at the server's end.
 
 Metrics: ``minBandwidthGbps``, ``p1BandwidthGbps`` (nearest-rank 1st percentile),
 ``meanBandwidthGbps`` and ``bandwidthStdDevGbps`` (evidence), ``soakIterations``,
 ``soakFailedIterations``, ``linkErrorEvents`` (the counters' summed delta, ``n/a`` when
-they cannot be read or went backwards: never a made-up 0). Exit 1 for a measured
+they cannot be read or went backwards: never a made-up 0; on the client, both ends'
+deltas summed, see :func:`link_delta`). Exit 1 for a measured
 problem: error counters moved, a round failed after others succeeded, or the minimum
 fell below ``BURNIN_LINK_FLOOR_PCT`` (default 90) of the port's rate. No round
 measured: exit 3.
@@ -59,6 +62,32 @@ def counter_delta(before: dict[str, int] | None, after: dict[str, int] | None) -
     return sum(deltas)
 
 
+class _Absent:
+    """No peer delta was asked for (the server's own report)."""
+
+
+_ABSENT = _Absent()
+
+
+def link_delta(own: int | None, peer: int | None) -> int | None:
+    """Both ends' error-counter deltas as one link figure: their sum when both are known;
+    when one is unknown, the known one only if it moved (a measured fault stands), else
+    unknown (``n/a``: a quiet end does not vouch for the end nobody read)."""
+    if own is not None and peer is not None:
+        return own + peer
+    known = own if own is not None else peer
+    return known if known else None
+
+
+def _peer_delta(fields: dict[str, str], *, peer: str) -> int | None:
+    value = fields.get("linkErrorEvents", "")
+    if value.lower() == "n/a":
+        return None
+    if not value.isdecimal():
+        raise rdv.ProtocolError(f"server {peer} sent linkErrorEvents={value[:40]!r}")
+    return int(value)
+
+
 def p1(samples: list[float]) -> float:
     """Nearest-rank 1st percentile (the minimum below 100 samples)."""
     ordered = sorted(samples)
@@ -93,7 +122,15 @@ def measure(ctx: RunnerContext) -> Verdict:
     print_port(report, port)
     before = fabric.error_counters(port)
     fitted_to, shrunk = limit, False
+    after: dict[str, int] | None = None
+    peer_delta: int | _Absent | None = _ABSENT
     if side.role == rdv.SERVER:
+
+        def summary() -> dict[str, str]:
+            nonlocal after
+            after = fabric.error_counters(port)
+            delta = counter_delta(before, after)
+            return {"linkErrorEvents": "n/a" if delta is None else str(delta)}
 
         def propose(peer_limit: int | None) -> Plan:
             nonlocal fitted_to, shrunk
@@ -102,7 +139,15 @@ def measure(ctx: RunnerContext) -> Verdict:
             shrunk = reg.shrunk
             return Plan("ib_write_bw", reg.size, reg.queue_pairs, TOOL_ITERATIONS)
 
-        session = serve(ctx, kind=RUNNER, side=side, settings=settings, propose=propose, port=port)
+        session = serve(
+            ctx,
+            kind=RUNNER,
+            side=side,
+            settings=settings,
+            propose=propose,
+            port=port,
+            summary=summary,
+        )
     else:
         end = time.monotonic() + window
 
@@ -110,11 +155,19 @@ def measure(ctx: RunnerContext) -> Verdict:
             return index + 1 < max_rounds and time.monotonic() < end
 
         session = join(
-            ctx, kind=RUNNER, side=side, settings=settings, limit=limit, port=port, more=more
+            ctx,
+            kind=RUNNER,
+            side=side,
+            settings=settings,
+            limit=limit,
+            port=port,
+            more=more,
+            summary=True,
         )
         plan = session.plan
         shrunk = (plan.size, plan.queue_pairs) != (SIZE, QUEUE_PAIRS)
-    after = fabric.error_counters(port)
+        peer_delta = _peer_delta(session.peer_summary, peer=side.peer)
+        after = fabric.error_counters(port)
     if session.provenance == "sim":
         report.metric("provenance", "sim")
     print_registration(report, plan=session.plan, limit=limit, shrunk=shrunk, fitted_to=fitted_to)
@@ -127,6 +180,7 @@ def measure(ctx: RunnerContext) -> Verdict:
         peer=peer,
         port=port,
         counters=(before, after),
+        peer_delta=peer_delta,
         floor_pct=floor_pct,
         fabric=fabric,
     )
@@ -141,6 +195,7 @@ def _conclude(
     peer: str,
     port: RdmaPort,
     counters: tuple[dict[str, int] | None, dict[str, int] | None],
+    peer_delta: int | _Absent | None,
     floor_pct: float,
     fabric: Fabric,
 ) -> Verdict:
@@ -156,7 +211,13 @@ def _conclude(
             failures.append(error)
     report.metric("soakIterations", len(results))
     report.metric("soakFailedIterations", len(failures))
-    delta = counter_delta(*counters)
+    own = counter_delta(*counters)
+    delta = own if isinstance(peer_delta, _Absent) else link_delta(own, peer_delta)
+    if not isinstance(peer_delta, _Absent):
+        if peer_delta is None:
+            report.unmeasurable("peerLinkErrorEvents")
+        else:
+            report.metric("peerLinkErrorEvents", peer_delta)
     if delta is None:
         report.unmeasurable("linkErrorEvents")
     else:
@@ -173,7 +234,12 @@ def _conclude(
     floor = link_floor(ctx.environ, report=report, port=port, floor_pct=floor_pct)
     problems = []
     if delta:
-        problems.append(f"linkErrorEvents {delta}: {port.device}:{port.port} error counters moved")
+        where = f"{port.device}:{port.port}"
+        if not isinstance(peer_delta, _Absent):
+            where = f"this end {where}: {own if own is not None else 'n/a'}, {peer}: " + (
+                "n/a" if peer_delta is None else str(peer_delta)
+            )
+        problems.append(f"linkErrorEvents {delta}: error counters moved ({where})")
     if failures:
         problems.append(f"{len(failures)} of {len(results)} rounds failed ({failures[0]})")
     if floor is not None and min(samples) < floor:

@@ -9,7 +9,12 @@ readiness port (default 18510, where the Pair server's readiness probe points):
 ``PLAN <tool> <size> <qps> <iterations>`` or ``REFUSE <why>`` (server, which fits the
 registration to the smaller of the two limits), then per round ``GO <r>`` (the server's
 tool is started and listens on the perftest port, default 18515) ->
-``DONE <r> <exit> MORE|END`` (the client ran its tool) ... and the client ends.
+``DONE <r> <exit> MORE|END`` (the client ran its tool) ... and, for a runner whose
+server has findings of its own (fabric-soak: its port's error counters), the server's
+``SUMMARY <key>=<value> ...`` after ``END``, which the client folds into its verdict.
+Why the summary: the client's verdict decides the Pair (F2); a server still printing
+when the client exits is recorded "did not report", so a fault only the server can see
+(the counters of its own port) would be lost to a race instead of failing the link.
 
 Every wait is bounded; a peer that never comes is a :class:`PeerUnreachableError`
 naming it (exit 3), never a slow link. The client retries its tool only while perftest
@@ -24,7 +29,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from runners.sdk import rendezvous as rdv
 from runners.sdk.entry import RunnerContext
@@ -33,7 +38,7 @@ from runners.sdk.outcome import RunnerError
 from runners.sdk.perftest import connect_failed
 from runners.sdk.protocols import Fabric, RdmaPort, ToolResult
 
-PROTOCOL = "rdma-pair 1"
+PROTOCOL = "rdma-pair 2"
 DEFAULT_READINESS_PORT = 18510
 DEFAULT_PERFTEST_PORT = 18515
 DEFAULT_CONNECT_SECONDS = 120.0
@@ -148,6 +153,25 @@ class Session:
     plan: Plan
     rounds: list[Round]
     provenance: str
+    #: The server's ``SUMMARY`` fields (client side, when asked for), else empty.
+    peer_summary: dict[str, str] = field(default_factory=dict)
+
+
+def encode_summary(fields: dict[str, str]) -> str:
+    """``SUMMARY k=v ...``: keys and values without whitespace or ``=`` in keys."""
+    for key, value in fields.items():
+        if not key or any(c.isspace() or c == "=" for c in key) or any(c.isspace() for c in value):
+            raise ValueError(f"summary field {key!r}={value!r} is not one word")
+    return " ".join(["SUMMARY", *(f"{k}={v}" for k, v in fields.items())])
+
+
+def decode_summary(line: str | None, *, peer: str) -> dict[str, str]:
+    words = (line or "").split()
+    if not words or words[0] != "SUMMARY" or not all("=" in w[1:] for w in words[1:]):
+        raise rdv.ProtocolError(
+            f"{peer} ended the session without its summary (said {(line or '')[:80]!r})"
+        )
+    return dict(w.split("=", 1) for w in words[1:])
 
 
 class _ToolThread:
@@ -182,8 +206,10 @@ def serve(
     propose: Callable[[int | None], Plan],
     port: RdmaPort,
     extra: tuple[str, ...] = (),
+    summary: Callable[[], dict[str, str]] | None = None,
 ) -> Session:
-    """The server side: agree the plan, then run one server tool per round the client asks."""
+    """The server side: agree the plan, then run one server tool per round the client
+    asks; with ``summary``, send its fields once the last round's tool has ended."""
     fabric = ctx.platform().fabric()
     deadline = rdv.Deadline(settings.server_bound_s)
     address = rdv.listen_address(
@@ -232,6 +258,8 @@ def serve(
                 if words[3] != "MORE":
                     break
                 index += 1
+            if summary is not None:
+                rdv.send_line(control, encode_summary(summary()))
     return Session(
         plan=plan, rounds=rounds, provenance=link_provenance(ctx.environ, local=local, peer=peer)
     )
@@ -267,8 +295,10 @@ def join(
     port: RdmaPort,
     more: Callable[[int, ToolResult], bool],
     extra: tuple[str, ...] = (),
+    summary: bool = False,
 ) -> Session:
-    """The client side: send our limit, take the plan, run the client tool per round."""
+    """The client side: send our limit, take the plan, run the client tool per round;
+    with ``summary``, wait (bounded) for the server's fields: none is exit 3."""
     fabric = ctx.platform().fabric()
     peer_name = f"server {side.peer}"
     deadline = rdv.Deadline(settings.connect_s)
@@ -312,8 +342,16 @@ def join(
             if not again:
                 break
             index += 1
+        fields: dict[str, str] = {}
+        if summary:
+            # The server first waits for its last tool (bounded by the tool timeout).
+            timeout = settings.tool_timeout_s + 5 + HANDSHAKE_TIMEOUT_S
+            fields = decode_summary(rdv.recv_line(control, timeout=timeout), peer=peer_name)
     return Session(
-        plan=plan, rounds=rounds, provenance=link_provenance(ctx.environ, local=local, peer=peer)
+        plan=plan,
+        rounds=rounds,
+        provenance=link_provenance(ctx.environ, local=local, peer=peer),
+        peer_summary=fields,
     )
 
 

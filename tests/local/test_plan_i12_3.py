@@ -66,7 +66,7 @@ def test_N1_plan_shows_image_or_unresolved_gates_axes_and_env_without_a_gpu(
     assert result.exit_code == 0, result.output  # no GPU here, and none needed
     out = result.output
     assert "1. inline-0-compute-smoke-big (compute-smoke, Node) on host-1" in out
-    assert "image: ghcr.io/baldwinspc/glimmer-burnin-compute-smoke:" in out
+    assert "image: ghcr.io/glimmer-ai/glimmer-runner-compute-smoke:" in out
     assert "gate: throughputTflops GreaterThanOrEqual 1" in out
     assert "axis: size=big" in out and "env: BURNIN_VARIANT_SIZE=big" in out
     assert "image: UNRESOLVED: " in out  # custom has no default image

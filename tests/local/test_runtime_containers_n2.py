@@ -105,7 +105,7 @@ def test_N2_non_accelerator_kind_gets_no_gpu() -> None:
         "/opt/bin/docker", "run", "--rm", "--name", name_of("inline-0-memory-stress"),
         "-e", "BURNIN_DURATION_SECONDS=30",
         "-e", "BURNIN_ATTEMPT=1",
-        "ghcr.io/baldwinspc/glimmer-burnin-memory-stress:v0.6.2",
+        "ghcr.io/glimmer-ai/glimmer-runner-memory-stress:v0.1.0",
     ]  # fmt: skip
 
 
@@ -520,7 +520,7 @@ def test_N2_an_accelerator_image_runs_with_every_gpu_through_the_cli(
     assert result.exit_code == 0, result.output
     (call,) = fake.calls("run")
     assert call[4:6] == ["--device", "nvidia.com/gpu=all"]
-    assert call[-1] == "ghcr.io/baldwinspc/glimmer-burnin-compute-smoke:v0.7.0"
+    assert call[-1] == "ghcr.io/glimmer-ai/glimmer-runner-compute-smoke:v0.1.0"
     assert fake.runtimes_called() == ["podman", "podman"]  # version probe, then run
 
 

@@ -355,7 +355,7 @@ async def test_E14_an_unresolvable_server_image_is_error_with_nothing_cordoned()
     cluster = Cluster(nodes=2)
     spec = custom_test("echo", scope="Pair")
     del spec["runner"]["image"]
-    spec["kind"] = "tcp-baseline"  # no default image: every node unresolvable
+    spec["kind"] = "custom"  # no default image: every node unresolvable
     await cluster.setup(tests={"t": spec})
     await cluster.create_run(maxConcurrentNodes=2)
     await cluster.reconcile()
@@ -373,7 +373,7 @@ async def test_F2_quirk_client_image_unresolved_leaves_the_running_server() -> N
         "command": ["sh", "-c", "echo"],
         "imagesByVendor": [{"vendor": "nvidia", "image": "example.com/tcp:1"}],
     }
-    spec["kind"] = "tcp-baseline"
+    spec["kind"] = "custom"  # no default image: the amd client's node has none
     await cluster.setup(tests={"t": spec})
     for node, vendor in (("n0", "nvidia"), ("n1", "amd")):  # the client's has no image
         await cluster.client.create(

@@ -7,22 +7,26 @@ import pytest
 from glimmer.plan.images import DEFAULT_IMAGES, ImageError, default_image, resolve_image
 
 
-def test_api12_default_table_has_the_twelve_upstream_pins() -> None:
-    assert {kind: (d.tag, d.vendor) for kind, d in DEFAULT_IMAGES.items()} == {
-        "compute-smoke": ("v0.7.0", "nvidia"),
-        "clockprobe": ("v0.7.0", "nvidia"),
-        "thermal-soak": ("v0.7.0", "nvidia"),
-        "gpu-burn": ("v0.7.0", "nvidia"),
-        "gemm-sweep": ("v0.7.0", "nvidia"),
-        "host-health": ("v0.6.4", "nvidia"),
-        "ib-write-bw": ("v0.6.4", "*"),
-        "nccl": ("v0.6.4", "nvidia"),
-        "gpudirect-rdma": ("v0.6.4", "nvidia"),
-        "dcgm-diag": ("v0.6.3", "nvidia"),
-        "memory-stress": ("v0.6.2", "*"),
-        "memory-bw": ("v0.6.0", "nvidia"),
+def test_api12_default_table_is_ours_where_we_have_a_runner_else_the_upstream_pin() -> None:
+    ours, upstream = "ghcr.io/glimmer-ai/glimmer-runner", "ghcr.io/baldwinspc/glimmer-burnin"
+    assert {kind: (d.repository, d.tag, d.vendor) for kind, d in DEFAULT_IMAGES.items()} == {
+        "compute-smoke": (ours, "v0.1.0", "nvidia"),
+        "clockprobe": (ours, "v0.1.0", "nvidia"),
+        "host-health": (ours, "v0.1.0", "nvidia"),
+        "ib-write-bw": (ours, "v0.1.0", "*"),
+        "nccl": (ours, "v0.1.0", "nvidia"),
+        "gpudirect-rdma": (ours, "v0.1.0", "nvidia"),
+        "dcgm-diag": (ours, "v0.1.0", "nvidia"),
+        "memory-stress": (ours, "v0.1.0", "*"),
+        "memory-bw": (ours, "v0.1.0", "nvidia"),
+        "tcp-baseline": (ours, "v0.1.0", "*"),
+        "fabric-soak": (ours, "v0.1.0", "*"),
+        "fingerprint-probe": (ours, "v0.1.0", "*"),
+        "thermal-soak": (upstream, "v0.7.0", "nvidia"),
+        "gpu-burn": (upstream, "v0.7.0", "nvidia"),
+        "gemm-sweep": (upstream, "v0.7.0", "nvidia"),
     }
-    assert default_image("nccl") == "ghcr.io/baldwinspc/glimmer-burnin-nccl:v0.6.4"
+    assert default_image("nccl") == "ghcr.io/glimmer-ai/glimmer-runner-nccl:v0.1.0"
 
 
 def test_E14_runner_image_wins_over_everything() -> None:
@@ -53,7 +57,7 @@ def test_E14_unknown_vendor_matches_no_vendor_entry_but_takes_the_default(
 
 def test_E14_default_for_any_vendor_runs_on_every_node() -> None:
     image = resolve_image(kind="memory-stress", runner=None, node_vendor="intel")
-    assert image == "ghcr.io/baldwinspc/glimmer-burnin-memory-stress:v0.6.2"
+    assert image == "ghcr.io/glimmer-ai/glimmer-runner-memory-stress:v0.1.0"
 
 
 def test_E14_vendor_specific_default_never_runs_on_another_vendors_node() -> None:
@@ -62,9 +66,7 @@ def test_E14_vendor_specific_default_never_runs_on_another_vendors_node() -> Non
     assert "imagesByVendor" in result.message and "amd" in result.message
 
 
-@pytest.mark.parametrize(
-    "kind", ["custom", "tcp-baseline", "disk-io", "fabric-soak", "fingerprint-probe", "weird"]
-)
+@pytest.mark.parametrize("kind", ["custom", "disk-io", "weird"])
 def test_E14_kind_without_default_image_is_an_error_naming_the_fix(kind: str) -> None:
     result = resolve_image(kind=kind, runner={"image": ""}, node_vendor="nvidia")
     assert isinstance(result, ImageError)
