@@ -13,13 +13,15 @@ ROCm siblings ``…-<kind>-rocm``), never under the Go implementation's publishe
 for, or shadow, one the other project publishes (a supply-chain trap). Defaults:
 
 - a kind with a runner in this repository (:data:`OWN_RUNNER_KINDS`) defaults to this
-  project's image, with the vendor it needs (``*`` = any node);
-- a kind the upstream table pins but this repository has no runner for (``gpu-burn``,
-  ``thermal-soak``, ``gemm-sweep``) keeps the upstream pin (§O, api §12): that image is
-  published and speaks the same contract, so such tests keep running as they did; we
-  never point a kind at a name of ours that nothing builds;
-- ``custom``, ``disk-io`` and unknown kinds have no default and need ``runner.image`` or
-  an ``imagesByVendor`` entry.
+  project's image, with the vendor it needs (``*`` = any node); we never point a kind
+  at a name of ours that nothing builds (every kind here has a runner, so no upstream
+  pin is left in the table);
+- on a node whose fingerprint says ``amd``, a kind with a ROCm sibling here
+  (:data:`ROCM_SIBLING_KINDS`, ``runners/<kind>/Containerfile.rocm``) defaults to that
+  ``-rocm`` image: additive to the reference, which knows ROCm images only through
+  ``imagesByVendor`` (an entry there still wins);
+- ``custom`` and unknown kinds have no default and need ``runner.image`` or an
+  ``imagesByVendor`` entry.
 
 Either family works when named in ``runner.image``; the vendor of each default is the
 upstream one, so whether an execution depends on the node's vendor
@@ -44,6 +46,7 @@ RUNNER_TAG: Final = "v0.1.0"
 UPSTREAM_REPOSITORY: Final = "ghcr.io/baldwinspc/glimmer-burnin"
 ROCM_SUFFIX: Final = "-rocm"
 ANY_VENDOR: Final = "*"
+AMD_VENDOR: Final = "amd"
 #: A fingerprint vendor word that means "we do not know" (api §7).
 UNKNOWN_VENDOR: Final = "unknown"
 
@@ -63,8 +66,15 @@ OWN_RUNNER_KINDS: Final[frozenset[str]] = frozenset(
         "memory-stress",
         "nccl",
         "tcp-baseline",
+        "gpu-burn",
+        "thermal-soak",
+        "gemm-sweep",
+        "disk-io",
     }
 )
+#: Kinds whose runner has a ROCm build here (``Containerfile.rocm``), the default on an
+#: AMD node (``test_rocm_sibling_kinds_are_the_rocm_containerfiles``).
+ROCM_SIBLING_KINDS: Final[frozenset[str]] = frozenset({"clockprobe", "memory-bw", "host-health"})
 
 
 def runner_repository(kind: str, *, rocm: bool = False) -> str:
@@ -93,10 +103,6 @@ def _own(vendor: str) -> DefaultImage:
     return DefaultImage(RUNNER_TAG, vendor)
 
 
-def _upstream(tag: str, vendor: str) -> DefaultImage:
-    return DefaultImage(tag, vendor, UPSTREAM_REPOSITORY)
-
-
 DEFAULT_IMAGES: Final[Mapping[str, DefaultImage]] = MappingProxyType(
     {
         # This project's runners; vendors as upstream pins them, ``*`` for host-only
@@ -114,10 +120,11 @@ DEFAULT_IMAGES: Final[Mapping[str, DefaultImage]] = MappingProxyType(
         "tcp-baseline": _own(ANY_VENDOR),
         "fabric-soak": _own(ANY_VENDOR),
         "fingerprint-probe": _own(ANY_VENDOR),
-        # No runner here: the upstream pins (api §12).
-        "thermal-soak": _upstream("v0.7.0", "nvidia"),
-        "gpu-burn": _upstream("v0.7.0", "nvidia"),
-        "gemm-sweep": _upstream("v0.7.0", "nvidia"),
+        "thermal-soak": _own("nvidia"),
+        "gpu-burn": _own("nvidia"),
+        "gemm-sweep": _own("nvidia"),
+        # Upstream has no default for disk-io; ours measures any node's disk.
+        "disk-io": _own(ANY_VENDOR),
     }
 )
 
@@ -178,6 +185,8 @@ def resolve_image(
         )
     if default.vendor in (ANY_VENDOR, vendor) or vendor is None:
         return default.reference(kind)
+    if vendor == AMD_VENDOR and kind in ROCM_SIBLING_KINDS:
+        return runner_image(kind, rocm=True)
     return ImageError(
         f"the default {kind!r} image is built for {default.vendor} nodes but this node's "
         f"vendor is {vendor!r}; add a spec.runner.imagesByVendor entry for {vendor!r} "

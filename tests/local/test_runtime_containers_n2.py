@@ -94,7 +94,7 @@ def test_N2_accelerator_kind_gets_every_gpu_exact_argv(runtime: str, gpu_flags: 
         *gpu_flags,
         "-e", "BURNIN_DURATION_SECONDS=60",
         "-e", "BURNIN_ATTEMPT=1",
-        "ghcr.io/baldwinspc/glimmer-burnin-gpu-burn:v0.7.0",
+        "ghcr.io/glimmer-ai/glimmer-runner-gpu-burn:v0.1.0",
     ]  # fmt: skip
     # N2: every device, so no BURNIN_RESOURCE_LIMITS even where limits are set.
 

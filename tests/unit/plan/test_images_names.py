@@ -22,9 +22,11 @@ from glimmer.contract.kinds import BUILTIN_KINDS, CUSTOM
 from glimmer.plan.images import (
     DEFAULT_IMAGES,
     OWN_RUNNER_KINDS,
+    ROCM_SIBLING_KINDS,
     RUNNER_REPOSITORY,
     RUNNER_TAG,
     UPSTREAM_REPOSITORY,
+    ImageError,
     default_image,
     depends_on_vendor,
     resolve_image,
@@ -68,14 +70,32 @@ def test_no_default_names_an_image_of_ours_that_nothing_here_builds() -> None:
             assert kind not in OWN_RUNNER_KINDS and kind not in built, kind
 
 
-def test_kinds_without_a_runner_here_keep_the_upstream_pin_or_none() -> None:
-    assert {k for k, d in DEFAULT_IMAGES.items() if d.repository == UPSTREAM_REPOSITORY} == {
-        "gpu-burn",
-        "thermal-soak",
-        "gemm-sweep",
-    }
-    for kind in (CUSTOM, "disk-io", "not-a-kind"):
+def test_no_default_is_an_upstream_pin_once_every_kind_has_a_runner_here() -> None:
+    assert {k for k, d in DEFAULT_IMAGES.items() if d.repository == UPSTREAM_REPOSITORY} == set()
+    for kind in (CUSTOM, "not-a-kind"):
         assert default_image(kind) is None
+
+
+def test_rocm_sibling_kinds_are_the_rocm_containerfiles() -> None:
+    # The AMD default names an image only where a Containerfile.rocm builds it.
+    built = {
+        path.parent.name.replace("_", "-")
+        for path in (REPO / "runners").glob("*/Containerfile.rocm")
+    }
+    assert built == set(ROCM_SIBLING_KINDS)
+
+
+@pytest.mark.parametrize("kind", sorted(ROCM_SIBLING_KINDS))
+def test_E14_an_amd_node_defaults_to_the_rocm_sibling_and_an_entry_still_wins(kind: str) -> None:
+    assert resolve_image(kind=kind, runner=None, node_vendor="amd") == runner_image(kind, rocm=True)
+    mine = {"imagesByVendor": [{"vendor": "amd", "image": "example.com/mine:1"}]}
+    assert resolve_image(kind=kind, runner=mine, node_vendor="amd") == "example.com/mine:1"
+    assert resolve_image(kind=kind, runner=None, node_vendor="nvidia") == runner_image(kind)
+
+
+def test_E14_an_amd_node_without_a_rocm_sibling_is_still_an_error_naming_the_fix() -> None:
+    found = resolve_image(kind="dcgm-diag", runner=None, node_vendor="amd")
+    assert isinstance(found, ImageError) and "imagesByVendor" in found.message
 
 
 #: Whether the default depends on the node's vendor, as it did with the upstream table:

@@ -7,8 +7,8 @@ import pytest
 from glimmer.plan.images import DEFAULT_IMAGES, ImageError, default_image, resolve_image
 
 
-def test_api12_default_table_is_ours_where_we_have_a_runner_else_the_upstream_pin() -> None:
-    ours, upstream = "ghcr.io/glimmer-ai/glimmer-runner", "ghcr.io/baldwinspc/glimmer-burnin"
+def test_api12_default_table_is_ours_for_every_kind_with_a_runner_here() -> None:
+    ours = "ghcr.io/glimmer-ai/glimmer-runner"
     assert {kind: (d.repository, d.tag, d.vendor) for kind, d in DEFAULT_IMAGES.items()} == {
         "compute-smoke": (ours, "v0.1.0", "nvidia"),
         "clockprobe": (ours, "v0.1.0", "nvidia"),
@@ -22,9 +22,10 @@ def test_api12_default_table_is_ours_where_we_have_a_runner_else_the_upstream_pi
         "tcp-baseline": (ours, "v0.1.0", "*"),
         "fabric-soak": (ours, "v0.1.0", "*"),
         "fingerprint-probe": (ours, "v0.1.0", "*"),
-        "thermal-soak": (upstream, "v0.7.0", "nvidia"),
-        "gpu-burn": (upstream, "v0.7.0", "nvidia"),
-        "gemm-sweep": (upstream, "v0.7.0", "nvidia"),
+        "thermal-soak": (ours, "v0.1.0", "nvidia"),
+        "gpu-burn": (ours, "v0.1.0", "nvidia"),
+        "gemm-sweep": (ours, "v0.1.0", "nvidia"),
+        "disk-io": (ours, "v0.1.0", "*"),
     }
     assert default_image("nccl") == "ghcr.io/glimmer-ai/glimmer-runner-nccl:v0.1.0"
 
@@ -51,7 +52,7 @@ def test_E14_unknown_vendor_matches_no_vendor_entry_but_takes_the_default(
 ) -> None:
     runner = {"imagesByVendor": [{"vendor": "amd", "image": "rocm:1"}]}
     assert resolve_image(kind="gpu-burn", runner=runner, node_vendor=vendor) == (
-        "ghcr.io/baldwinspc/glimmer-burnin-gpu-burn:v0.7.0"
+        "ghcr.io/glimmer-ai/glimmer-runner-gpu-burn:v0.1.0"
     )
 
 
@@ -66,7 +67,7 @@ def test_E14_vendor_specific_default_never_runs_on_another_vendors_node() -> Non
     assert "imagesByVendor" in result.message and "amd" in result.message
 
 
-@pytest.mark.parametrize("kind", ["custom", "disk-io", "weird"])
+@pytest.mark.parametrize("kind", ["custom", "weird"])
 def test_E14_kind_without_default_image_is_an_error_naming_the_fix(kind: str) -> None:
     result = resolve_image(kind=kind, runner={"image": ""}, node_vendor="nvidia")
     assert isinstance(result, ImageError)
