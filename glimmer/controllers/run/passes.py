@@ -113,6 +113,10 @@ class Pass:
     launched: set[str] = field(default_factory=set)
     #: Pods to create once the cordons they need are written (see :class:`Launch`).
     planned: list[Launch] = field(default_factory=list)
+    #: Node-scope cordons the walk decided on, written together (bounded) at the commit,
+    #: before the status write that records them (issue 18: a walk that awaited each
+    #: cordon in turn held every settled result of the pass back by two patches a launch).
+    cordons: list[tuple[PlannedTest, str]] = field(default_factory=list)
     requeue: float = 300.0
     changed: bool = False
     #: time.monotonic() after which the pass stops taking on units (see RunOptions).

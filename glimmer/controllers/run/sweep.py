@@ -181,6 +181,7 @@ class Sweeper(Part):
         envelope), so L4 holds: TestCompleted, then RunPhaseChanged, both after it."""
         if terminal is None:
             await self._release_idle(work)
+            await self._cordon_planned(work)
             if work.planned:
                 # E10: the cordons these pods need are in status before any of them
                 # exists (already there, unless this pass changed something).
@@ -776,10 +777,21 @@ class Sweeper(Part):
             # E14: that execution is an Error (no cordon placed), retried under the budget.
             message = f"no runner image for node {ex.node}: {image.message}"
             return self.record(work, ex, error_verdict(message), pod=None, started=None)
-        await self.cordon(work, ex.test, ex.node)
+        work.cordons.append((ex.test, ex.node))  # written by the commit, before its pod
         work.planned.append(Launch(execution=ex, manifest=self.manifest(work, ex, image=image)))
         work.launch(ex.node)
         return Step.WAITING
+
+    async def _cordon_planned(self, work: Pass) -> None:
+        """E10/E11 for the Node launches the walk planned: their cordons go out together
+        (bounded), each still stamp-then-cordon, all before the status write that
+        records them and so before any of their pods exists. The run view is confirmed
+        once, first (a stale view never cordons)."""
+        pending, work.cordons = work.cordons, []
+        if not pending or not work.planned:
+            return
+        await self.confirm(work)
+        await fan_out([functools.partial(self.cordon, work, test, node) for test, node in pending])
 
     async def confirm(self, work: Pass) -> None:
         """The run view is what the apiserver holds, before a write that precedes the

@@ -332,3 +332,38 @@ async def test_E2_a_missing_test_ref_gets_the_grace_then_names_the_test_in_the_r
     assert run["status"]["phase"] == "Error"
     assert "absent" in run["status"]["results"][0]["message"]
     assert not cluster.pods()
+
+
+async def test_E10_a_pass_cordons_its_launches_together_and_records_them_before_any_pod() -> None:
+    # Issue 18: the cordons of one pass's Node launches go out together, at the commit;
+    # each node is still stamped, then cordoned, and every one is in a status write
+    # before the first pod of the pass exists.
+    cluster = Cluster(nodes=6)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run(maxConcurrentNodes=6)
+    cluster.client.requests.clear()
+    await cluster.reconcile()
+    requests = cluster.client.requests
+    creates = [i for i, r in enumerate(requests) if (r.verb, r.resource) == ("create", "pods")]
+    assert len(creates) == 6, [(r.verb, r.resource) for r in requests]
+    first_pod = creates[0]
+    for node in (f"n{i}" for i in range(6)):
+        patches = [
+            (i, r.body) for i, r in enumerate(requests)
+            if (r.verb, r.resource, r.name) == ("patch", "nodes", node)
+        ]  # fmt: skip
+        assert len(patches) >= 2, (node, patches)
+        (stamp_at, stamp), (cordon_at, cordon) = patches[:2]
+        assert "spec" not in stamp and cordon == {"spec": {"unschedulable": True}}, node
+        assert stamp_at < cordon_at < first_pod, node
+    every = [f"n{i}" for i in range(6)]
+
+    def records_all(r: Request) -> bool:
+        status = (r.body or {}).get("status") or {}
+        return (
+            r.resource.startswith("burninruns")
+            and sorted(status.get("cordonedNodes") or []) == every
+        )
+
+    recorded = [i for i, r in enumerate(requests) if r.verb != "get" and records_all(r)]
+    assert recorded and recorded[0] < first_pod, "the cordons were not recorded before the pods"
