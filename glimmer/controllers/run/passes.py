@@ -177,7 +177,7 @@ class Pass:
         result = self.results[position] if position is not None else None
         state = self._states[position] if position is not None else None
         # G5: elided segment attempts keep their numbers, so a pod name is never reused.
-        attempt = wire.next_attempt_number(result) + soak.truncated(result)
+        attempt = wire.next_attempt_number(result)
         view = self.view
         return Execution(
             test_index=index,

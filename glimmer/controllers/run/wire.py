@@ -33,10 +33,13 @@ def finished_attempts(result: Mapping[str, Any]) -> list[JSON]:
 
 
 def next_attempt_number(result: Mapping[str, Any] | None) -> int:
-    """1-based number of the attempt to run (or running) next for a unit."""
+    """1-based number of the attempt to run (or running) next for a unit. A segmented
+    soak's elided attempts (G5 ``truncatedAttempts``) keep their numbers, so a pod name
+    is never reused once its attempt record was dropped."""
     if result is None:
         return 1
-    return len(finished_attempts(result)) + 1
+    elided = max(codec.int_or_default(result.get("truncatedAttempts", 0), 0), 0)
+    return len(finished_attempts(result)) + elided + 1
 
 
 def attempt_from_wire(entry: Mapping[str, Any]) -> AttemptRecord:
