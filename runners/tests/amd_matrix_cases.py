@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from glimmer.contract import SIM_GPU_ENV
 from runners.conformance import Case
-from runners.fault_matrix import AMD_FAULT_MATRIX, EXIT_CODES, NOT_READ
+from runners.fault_matrix import AMD_FAULT_MATRIX, EXIT_CODES, NOT_READ, PASSED
 from runners.sdk.simgpu.spec import parse_spec
 
 
@@ -22,7 +22,7 @@ def amd_matrix_cases(kind: str, *, profile: str) -> list[Case]:
             label=f"{profile}-{fault}",
             env={SIM_GPU_ENV: profile if fault == "healthy" else f"{profile}:{fault}"},
             expected_exit=EXIT_CODES[phase],
-            require_healthy_metrics=fault == "healthy",
+            require_healthy_metrics=fault == "healthy" and phase == PASSED,
             faulty_device=faulty,
         )
         for fault, phase in AMD_FAULT_MATRIX[kind].items()
