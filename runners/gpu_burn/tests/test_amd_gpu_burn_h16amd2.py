@@ -1,4 +1,4 @@
-"""gpu-burn and thermal-soak on the simulated AMD parts (h16amd2).
+"""gpu-burn on the simulated AMD parts (h16amd2); thermal-soak's twin is in its tests.
 
 Xids are NVIDIA driver events: on AMD a watched window prints ``xidEvents=n/a`` and
 ``xidSource=none`` and never reads the kernel log; a part whose firmware cannot report
@@ -18,15 +18,13 @@ from runners.gpu_burn import runner as gpu_burn
 from runners.sdk.protocols import KmsgReader, NotSupportedError
 from runners.tests.amd_matrix_cases import amd_matrix_cases
 from runners.tests.inprocess_harness import run_in_process, simulated
-from runners.thermal_soak import runner as thermal_soak
 
 WINDOW = {"BURNIN_DURATION_SECONDS": "30"}
 
 
 @pytest.mark.parametrize(
     "case",
-    amd_matrix_cases("gpu-burn", profile="mi325xx2")
-    + amd_matrix_cases("thermal-soak", profile="mi325xx2"),
+    amd_matrix_cases("gpu-burn", profile="mi325xx2"),
     ids=str,
 )
 def test_amd_fault_gives_its_matrix_phase_on_mi325x(case: Case) -> None:
@@ -41,7 +39,6 @@ def _no_kernel_log() -> KmsgReader | None:
     ("kind", "prefix", "measure", "env"),
     [
         ("gpu-burn", "GPU_BURN", gpu_burn.measure, {"BURNIN_GPU_BURN_WATCH_XID": "true"}),
-        ("thermal-soak", "THERMAL_SOAK", thermal_soak.measure, {}),
     ],
 )
 def test_amd_window_prints_xid_na_and_reads_no_kernel_log(
@@ -86,9 +83,9 @@ def test_unreadable_throttle_reasons_claim_no_throttle_count() -> None:
     base = simulated("mi300xx2")
     nvml = base.nvml()
     report, text = run_in_process(
-        kind="thermal-soak",
-        prefix="THERMAL_SOAK",
-        measure=thermal_soak.measure,
+        kind="gpu-burn",
+        prefix="GPU_BURN",
+        measure=gpu_burn.measure,
         platform=simulated("mi300xx2", _nvml=lambda: _Library(nvml)),
         env=WINDOW,
     )
