@@ -39,6 +39,14 @@ class RunnerSpec:
     server_metrics: frozenset[str] = frozenset()
     #: This project's image name (never the Go implementation's), None if not yet named here.
     image: str | None = None
+    #: Whether the runner has an AMD (ROCm) sibling image (``Containerfile.rocm``), used
+    #: only through ``imagesByVendor`` (semantics O), never as a default.
+    rocm_sibling: bool = False
+
+    @property
+    def rocm_image(self) -> str | None:
+        """The ROCm sibling's image name (``ROCM_IMAGE_PREFIX`` + kind + ``-rocm``)."""
+        return f"{ROCM_IMAGE_PREFIX}{self.kind}-rocm" if self.rocm_sibling else None
 
     @property
     def conformance_provenance(self) -> str:
@@ -50,6 +58,9 @@ class RunnerSpec:
     def command(self) -> tuple[str, ...]:
         return ("python", "-m", self.module)
 
+
+#: Where this project's runner images live (the NVIDIA names spell it out per spec).
+ROCM_IMAGE_PREFIX = "ghcr.io/glimmer-ai/glimmer-runner-"
 
 _FOLD = frozenset(
     {
@@ -154,6 +165,7 @@ RUNNERS: dict[str, RunnerSpec] = {
                 "pciBusId",
             },
             missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
+            rocm_sibling=True,
         ),
         RunnerSpec(
             kind="gpu-burn",
@@ -166,6 +178,7 @@ RUNNERS: dict[str, RunnerSpec] = {
             test_env={"BURNIN_DURATION_SECONDS": "60"},
             missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
             image="ghcr.io/glimmer-ai/glimmer-runner-gpu-burn",
+            rocm_sibling=True,
         ),
         RunnerSpec(
             kind="thermal-soak",
@@ -186,6 +199,7 @@ RUNNERS: dict[str, RunnerSpec] = {
             test_env={"BURNIN_DURATION_SECONDS": "60"},
             missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
             image="ghcr.io/glimmer-ai/glimmer-runner-thermal-soak",
+            rocm_sibling=True,
         ),
         RunnerSpec(
             kind="gemm-sweep",
@@ -212,6 +226,7 @@ RUNNERS: dict[str, RunnerSpec] = {
             # FP4 on a Hopper part: the part has no FP4 tensor cores.
             declared_skip_env={SIM_GPU_ENV: "h200", "BURNIN_VARIANT_PRECISION": "fp4"},
             image="ghcr.io/glimmer-ai/glimmer-runner-gemm-sweep",
+            rocm_sibling=True,
         ),
         RunnerSpec(
             kind="clockprobe",
@@ -239,6 +254,7 @@ RUNNERS: dict[str, RunnerSpec] = {
                 "deviceWindowS",
             },
             missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
+            rocm_sibling=True,
         ),
         RunnerSpec(
             kind="dcgm-diag",
@@ -283,6 +299,7 @@ RUNNERS: dict[str, RunnerSpec] = {
             ),
             test_env={"BURNIN_HOST_HEALTH_WINDOW_SECONDS": "2"},
             missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
+            rocm_sibling=True,
         ),
         RunnerSpec(
             kind="memory-bw",
@@ -303,6 +320,7 @@ RUNNERS: dict[str, RunnerSpec] = {
                 "elapsedS",
             },
             missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
+            rocm_sibling=True,
         ),
         RunnerSpec(
             kind="memory-stress",

@@ -25,6 +25,8 @@ from typing import Any
 from glimmer.contract import SIM_GPU_ENV, RunnerReport, read_report
 from runners.catalog import RUNNERS, RunnerSpec
 from runners.fault_matrix import (
+    AMD_FAULT_MATRIX,
+    AMD_MATRIX_PROFILE,
     ERROR,
     EXIT_CODES,
     FABRIC_FAULT_MATRIX,
@@ -167,6 +169,7 @@ def cases_for(kind: str) -> list[Case]:
                 faulty_device=parse_spec(MATRIX_PROFILE).faulty_index,
             )
         )
+    cases.extend(_amd_cases(kind))
     cases.append(
         Case(
             kind=kind,
@@ -187,6 +190,26 @@ def cases_for(kind: str) -> list[Case]:
             expected_exit=3,
         )
     )
+    return cases
+
+
+def _amd_cases(kind: str) -> list[Case]:
+    """The AMD fault matrix's cells of a kind (``AMD_MATRIX_PROFILE``), run like NVIDIA's."""
+    cases = []
+    for fault, phase in AMD_FAULT_MATRIX.get(kind, {}).items():
+        if phase == NOT_READ:
+            continue
+        spec_text = AMD_MATRIX_PROFILE if fault == "healthy" else f"{AMD_MATRIX_PROFILE}:{fault}"
+        cases.append(
+            Case(
+                kind=kind,
+                label=f"amd-{fault}",
+                env={SIM_GPU_ENV: spec_text},
+                expected_exit=EXIT_CODES[phase],
+                require_healthy_metrics=fault == "healthy" and phase == PASSED,
+                faulty_device=parse_spec(AMD_MATRIX_PROFILE).faulty_index,
+            )
+        )
     return cases
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from runners.catalog import RUNNERS
-from runners.sdk.simgpu.profiles import PROFILES
+from runners.sdk.simgpu.profiles import ALL_PROFILES, AMD_PROFILES
 
 PASSED: Final = "Passed"
 FAILED: Final = "Failed"
@@ -58,6 +58,32 @@ _ROWS: Final[dict[str, tuple[str, ...]]] = {
 
 FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
     kind: dict(zip(FAULTS, row, strict=True)) for kind, row in _ROWS.items()
+}
+
+#: Two simulated MI300X (gfx942): faults land on device 1, read through the simulated
+#: amdsmi and HIP (docs/vendors/amd.md).
+AMD_MATRIX_PROFILE: Final = "mi300xx2"
+
+#: kind -> one phase per entry of FAULTS on ``AMD_MATRIX_PROFILE``: every Node runner that
+#: runs on an AMD node (nccl's RCCL path is its owner's). ``xid:79`` is refused (Error) on
+#: an AMD profile: an Xid is an NVIDIA driver event. DCGM does not exist there (Error).
+#: fingerprint-probe reads PCI sysfs, not amdsmi, on AMD: ``fallen-off-bus`` and
+#: ``no-driver`` do not reach it (a finding, as a Passed cell always is).
+_AMD_ROWS: Final[dict[str, tuple[str, ...]]] = {
+    "compute-smoke": (_P, _P, _P, _P, _E, _E, _P, _F, _P, _E, _E),
+    "gpu-burn": (_P, _P, _P, _P, _E, _E, _P, _F, _F, _E, _E),
+    "thermal-soak": (_P, _P, _P, _P, _E, _E, _P, _F, _F, _E, _E),
+    "gemm-sweep": (_P, _P, _P, _P, _E, _E, _P, _F, _P, _E, _E),
+    "clockprobe": (_P, _F, _P, _P, _E, _E, _P, _P, _P, _E, _E),
+    "dcgm-diag": (_E,) * len(FAULTS),
+    "host-health": (_P, _P, _F, _F, _F, _E, _P, _P, _P, _E, _E),
+    "memory-bw": (_P, _P, _P, _P, _E, _E, _F, _P, _P, _E, _E),
+    "memory-stress": (_P, _N, _N, _N, _N, _E, _N, _N, _N, _N, _E),
+    "fingerprint-probe": (_P, _P, _P, _P, _P, _E, _P, _P, _P, _P, _E),
+}
+
+AMD_FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
+    kind: dict(zip(FAULTS, row, strict=True)) for kind, row in _AMD_ROWS.items()
 }
 
 #: Faults of the link runners (Pair/Group over real sockets; docs/simulated-kubelet.md).
@@ -117,6 +143,8 @@ FABRIC_FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
 
 
 def _healthy_phase(kind: str, profile: str) -> str:
+    if kind == "dcgm-diag" and profile in AMD_PROFILES:
+        return ERROR  # DCGM is NVIDIA's: the AMD node has none
     if kind == "compute-smoke" and profile == "t4":
         return SKIPPED  # sm_75: no low-precision tensor path, declared skip
     if kind == "gemm-sweep" and profile == "t4":
@@ -130,7 +158,7 @@ def _healthy_phase(kind: str, profile: str) -> str:
 
 #: Healthy runs per profile (Node runners; the link runners' table is LINK_FAULT_MATRIX).
 PROFILE_MATRIX: Final[dict[str, dict[str, str]]] = {
-    kind: {profile: _healthy_phase(kind, profile) for profile in PROFILES}
+    kind: {profile: _healthy_phase(kind, profile) for profile in ALL_PROFILES}
     for kind, spec in RUNNERS.items()
     if spec.scope == "Node"
 }
@@ -153,6 +181,19 @@ def render_markdown() -> str:
     for profile in profiles:
         cells = [PROFILE_MATRIX[kind][profile] for kind in kinds]
         lines.append(f"| `{profile}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def render_amd_markdown() -> str:
+    """The AMD fault matrix as docs/simulated-gpu.md carries it ("On AMD profiles")."""
+    kinds = list(AMD_FAULT_MATRIX)
+    lines = [
+        "| fault (`" + AMD_MATRIX_PROFILE + ":<fault>`) | " + " | ".join(kinds) + " |",
+        "|---|" + "---|" * len(kinds),
+    ]
+    for fault in FAULTS:
+        cells = [AMD_FAULT_MATRIX[kind][fault] for kind in kinds]
+        lines.append(f"| `{fault}` | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

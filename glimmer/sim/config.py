@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import attrs
@@ -23,6 +24,23 @@ SIM_GPU_ANNOTATION = "sim.glimmer.dev/simulated-gpu"
 #: eviction message. A test hook: a real node evicts on memory or disk pressure.
 EVICT_ANNOTATION = "sim.glimmer.dev/evict"
 
+#: The simulated AMD profiles (``runners/sdk/simgpu/profiles.py:AMD_PROFILES``; a unit
+#: test keeps the two equal, since glimmer.sim may not import the simulator) and the
+#: model label value AMD's node labeller would publish for each.
+AMD_SIM_PRODUCTS: dict[str, str] = {
+    "mi300x": "AMD-Instinct-MI300X",
+    "mi325x": "AMD-Instinct-MI325X",
+}
+#: The gfx target of the simulated AMD parts (both CDNA3).
+AMD_SIM_GFX = "gfx942"
+_PROFILE_COUNT = re.compile(r"x\d+\Z")
+
+
+def sim_gpu_profile(sim_gpu: str) -> str:
+    """The profile key of a ``GLIMMER_SIM_GPU`` value: ``mi300xx8:ecc-uncorrectable`` ->
+    ``mi300x``."""
+    return _PROFILE_COUNT.sub("", sim_gpu.split(":", 1)[0].strip().lower())
+
 
 @attrs.frozen
 class SimConfig:
@@ -32,9 +50,11 @@ class SimConfig:
     nodes: int = 1
     #: Node names are ``<prefix><index>``, index from 0.
     name_prefix: str = "sim-"
-    #: ``nvidia.com/gpu`` capacity and allocatable per node.
+    #: GPU capacity and allocatable per node (``nvidia.com/gpu``, or ``amd.com/gpu`` on a
+    #: node whose simulated GPU is an AMD profile: ``gpu_resource``).
     gpus_per_node: int = 8
-    #: Value of the ``nvidia.com/gpu.product`` label.
+    #: Value of the ``nvidia.com/gpu.product`` label (an AMD node's model label is its
+    #: profile's, ``AMD_SIM_PRODUCTS``).
     gpu_product: str = "NVIDIA-H100-80GB-HBM3"
     #: Extra node labels.
     labels: tuple[tuple[str, str], ...] = ()
@@ -78,7 +98,8 @@ class SimConfig:
     def node_env(self, node: str) -> dict[str, str]:
         """The environment a container on ``node`` starts from, before the pod's own."""
         product = self.gpu_product.upper()
-        profile = next((p for p in ("GB200", "B200", "H200", "H100", "T4") if p in product), None)
+        known = ("GB200", "B200", "H200", "H100", "T4", "MI325X", "MI300X")
+        profile = next((p for p in known if p in product), None)
         default = f"{profile.lower()}x{self.gpus_per_node}" if profile else None
         sim_gpu = dict(self.node_sim_gpu).get(node, self.sim_gpu or default)
         env = dict(self.container_env)
@@ -89,6 +110,36 @@ class SimConfig:
     def simulated_gpu(self, node: str) -> str | None:
         """The ``GLIMMER_SIM_GPU`` containers on ``node`` see (None: no simulated GPU)."""
         return self.node_env(node).get(SIM_GPU_ENV)
+
+    def gpu_vendor(self, node: str) -> str:
+        """``amd`` when ``node``'s simulated GPU is an AMD profile, else ``nvidia``.
+
+        Why from the simulated GPU and not ``gpu_product``: the runners on the node see
+        that profile, so the fingerprint (which reads these labels) must say the same
+        vendor, or image resolution (E14) would pick the other vendor's image.
+        """
+        sim_gpu = self.simulated_gpu(node)
+        if sim_gpu and sim_gpu_profile(sim_gpu) in AMD_SIM_PRODUCTS:
+            return "amd"
+        return "nvidia"
+
+    def gpu_labels(self, node: str) -> dict[str, str]:
+        """The device plugin's / node labeller's GPU labels of ``node`` (vendor domain)."""
+        count = str(self.gpus_per_node)
+        if self.gpu_vendor(node) == "amd":
+            sim_gpu = self.simulated_gpu(node) or ""
+            product = AMD_SIM_PRODUCTS[sim_gpu_profile(sim_gpu)]
+            return {
+                "amd.com/gpu.product": product,
+                "amd.com/gpu.product-name": product,
+                "amd.com/gpu.count": count,
+                "amd.com/gpu.arch": AMD_SIM_GFX,
+            }
+        return {"nvidia.com/gpu.product": self.gpu_product, "nvidia.com/gpu.count": count}
+
+    def gpu_resource(self, node: str) -> str:
+        """The extended resource ``node``'s GPUs are allocated as."""
+        return "amd.com/gpu" if self.gpu_vendor(node) == "amd" else "nvidia.com/gpu"
 
 
 def label_safe(value: str) -> str:

@@ -9,6 +9,11 @@ leaves the part's own low-precision units untested. Where the compute library of
 image has no FP4 path (PyTorch without block-scaled FP4), the runner declares a skip
 naming what is missing (``runners.compute_smoke.runner``), as the reference does; it
 never tests FP8 in FP4's place and never Errors a whole architecture by default.
+
+AMD parts have gfx targets, not compute capabilities; the same rule reads the CDNA matrix
+cores (``GFX_PRECISION``): gfx950 (MI350/MI355) FP4, gfx942 (MI300X/MI325X) FP8
+(``float8_e4m3fnuz`` in PyTorch's ROCm build), gfx90a (MI200) BF16. A target with no
+entry is refused (exit 3): an unknown part is never tested in a guessed precision.
 """
 
 from __future__ import annotations
@@ -48,6 +53,27 @@ def choose_precision(capability: tuple[int, int]) -> str:
             "test a lower precision in its place"
         )
     return precision
+
+
+#: The lowest matrix-core precision of each AMD gfx target this runner knows.
+GFX_PRECISION: dict[str, str] = {"gfx950": "fp4", "gfx942": "fp8", "gfx90a": "bf16"}
+
+
+def gfx_precision(target: str) -> str:
+    """The precision an AMD part with gfx target ``target`` is tested in."""
+    precision = GFX_PRECISION.get(target)
+    if precision is None:
+        raise RunnerError(
+            f"{target}: no precision rule for this AMD gfx target (known: "
+            f"{', '.join(sorted(GFX_PRECISION))}): refusing to guess one"
+        )
+    return precision
+
+
+def image_runs_on_gfx(target: str, built: list[str]) -> bool:
+    """Whether a ROCm build for ``built`` (``gfx942`` or ``gfx942:xnack-``) has code objects
+    for ``target``: HIP code objects are per target, with no PTX-style JIT fallback."""
+    return any(arch.split(":", 1)[0] == target for arch in built)
 
 
 def image_runs_on(capability: tuple[int, int], built: list[str]) -> bool:

@@ -5,19 +5,23 @@ exits 3). Each GPU runs a reference check (GEMM against a float64 reference from
 operands) before and after a throughput window; the window is ``BURNIN_GEMM_SWEEP_SECONDS``
 (default 10 s, capped by the budget) per GPU, one GPU at a time so each gets the whole
 host. The runner fails on non-finite output or an error above the precision's tolerance;
-throughput is for thresholds (``achievedTflops``, the slowest GPU).
+throughput is for thresholds (``achievedTflops``, the slowest GPU). On an AMD node the
+precision table is the gfx target's (``precisions.require_gfx``) and ``gfxTarget`` is
+printed; a ROCm stack without XF32 answers ``tf32`` with a declared skip naming it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runners.gemm_sweep.precisions import PRECISIONS, TOLERANCE, require_capability
+from runners.gemm_sweep.precisions import PRECISIONS, TOLERANCE, require_capability, require_gfx
 from runners.sdk.entry import RunnerContext
 from runners.sdk.fold import print_fold, print_spread, settle_concurrency
-from runners.sdk.gpus import DeviceSlot, open_gpus
+from runners.sdk.gpus import DeviceSlot, Gpus, open_node_gpus
 from runners.sdk.outcome import DeclaredSkip, Failed, Passed, RunnerError, Verdict
-from runners.sdk.protocols import Compute, GemmCheck, NotSupportedError
+from runners.sdk.protocols import AMD_VENDOR, Compute, GemmCheck, NotSupportedError
+from runners.sdk.report import Report
+from runners.sdk.rocm import gfx_target
 
 SIZE = 8192
 CHECK_SIZE = 4096
@@ -49,21 +53,43 @@ class DeviceSweep:
         return (self.nonfinite, rel if rel is not None else float("inf"), -self.tflops)
 
 
-def _backend(precision: str, error: NotSupportedError, slot: DeviceSlot) -> Exception:
+#: Precisions whose missing library path is a declared skip naming it, per vendor: FP4
+#: everywhere (the reference), and on AMD also tf32 (ROCm's XF32 is a stack option).
+_SKIPPABLE_IN_IMAGE: dict[str, frozenset[str]] = {AMD_VENDOR: frozenset({"fp4", "tf32"})}
+
+
+def _backend(
+    precision: str, error: NotSupportedError, slot: DeviceSlot, *, vendor: str
+) -> Exception:
     """The compute library has no path for a precision the part has.
 
     FP4 follows the reference (a library without block-scaled FP4 is a declared skip
-    naming what is missing); any other precision the part has but the image cannot run is
-    Error: unjudged, so a run cannot settle Passed on a precision nobody tested.
+    naming what is missing), and so does tf32 on AMD; any other precision the part has but
+    the image cannot run is Error: unjudged, so a run cannot settle Passed on a precision
+    nobody tested.
     """
     text = f"GPU {slot.index}: {error}"
-    if precision == "fp4":
-        return DeclaredSkip(f"fp4 GEMM not available in this image: {text}")
+    if precision in _SKIPPABLE_IN_IMAGE.get(vendor, frozenset({"fp4"})):
+        return DeclaredSkip(f"{precision} GEMM not available in this image: {text}")
     return RunnerError(f"{precision} GEMM not available in this image: {text}")
 
 
+def _require_part(*, report: Report, gpus: Gpus, precision: str) -> None:
+    """A declared skip when any GPU lacks the precision (by capability or gfx target)."""
+    for slot in gpus.slots:
+        device = gpus.nvml.device(slot.index)
+        if gpus.vendor != AMD_VENDOR:
+            require_capability(precision, device.compute_capability())
+            continue
+        target = gfx_target(device)
+        if target is None:
+            raise RunnerError(f"GPU {slot.index}: an AMD part whose gfx target cannot be read")
+        report.metric("gfxTarget", target)
+        require_gfx(precision, target)
+
+
 def _sweep_device(
-    *, compute: Compute, slot: DeviceSlot, precision: str, seconds: float
+    *, compute: Compute, slot: DeviceSlot, precision: str, seconds: float, vendor: str
 ) -> DeviceSweep:
     sweep = DeviceSweep(slot=slot)
     try:
@@ -77,7 +103,7 @@ def _sweep_device(
             compute.gemm_check(device=slot.index, precision=precision, size=CHECK_SIZE)
         )
     except NotSupportedError as error:
-        raise _backend(precision, error, slot) from error
+        raise _backend(precision, error, slot, vendor=vendor) from error
     return sweep
 
 
@@ -86,9 +112,8 @@ def measure(ctx: RunnerContext) -> Verdict:
     precision = ctx.env.choice("BURNIN_VARIANT_PRECISION", default="bf16", allowed=PRECISIONS)
     report.metric("gemmPrecision", precision)
     platform = ctx.platform()
-    gpus = open_gpus(platform=platform, allocated=ctx.env.allocated_gpus)
-    for slot in gpus.slots:
-        require_capability(precision, gpus.nvml.device(slot.index).compute_capability())
+    gpus = open_node_gpus(platform=platform, env=ctx.env)
+    _require_part(report=report, gpus=gpus, precision=precision)
     budget = ctx.env.duration_budget_s
     seconds = ctx.env.number(
         "BURNIN_GEMM_SWEEP_SECONDS", default=DEFAULT_SECONDS, low=0.1, high=600
@@ -99,7 +124,13 @@ def measure(ctx: RunnerContext) -> Verdict:
         report=report, requested=ctx.env.device_concurrency, default="sequential"
     )
     sweeps = [
-        _sweep_device(compute=gpus.compute, slot=slot, precision=precision, seconds=seconds)
+        _sweep_device(
+            compute=gpus.compute,
+            slot=slot,
+            precision=precision,
+            seconds=seconds,
+            vendor=gpus.vendor,
+        )
         for slot in gpus.slots
     ]
     for s in sweeps:

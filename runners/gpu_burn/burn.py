@@ -46,7 +46,9 @@ MIN_SAMPLES = 2
 @dataclass(frozen=True)
 class Sample:
     sm_mhz: int
-    reasons: int
+    #: Clock-event reason bits; None where the part cannot say (AMD firmware without
+    #: ``indep_throttle_status``): the throttle counts are then unknown, never zero.
+    reasons: int | None
     temp_c: float | None
     power_w: float | None
 
@@ -58,10 +60,17 @@ def _optional(read: Callable[[], float]) -> float | None:
         return None
 
 
+def _reasons(device: GpuDevice) -> int | None:
+    try:
+        return device.clock_event_reasons()
+    except NotSupportedError:
+        return None
+
+
 def read_sample(device: GpuDevice) -> Sample:
     return Sample(
         sm_mhz=device.clock_mhz(ClockKind.SM),
-        reasons=device.clock_event_reasons(),
+        reasons=_reasons(device),
         temp_c=_optional(device.temperature_c),
         power_w=_optional(device.power_draw_w),
     )
@@ -136,15 +145,20 @@ class DeviceBurn:
         return [s.power_w for s in self.samples if s.power_w is not None]
 
     @property
+    def reasons_readable(self) -> bool:
+        """Whether every sample read the throttle reasons (else no count is claimed)."""
+        return all(s.reasons is not None for s in self.samples)
+
+    @property
     def throttled_samples(self) -> int:
-        return sum(1 for s in self.samples if s.reasons & THROTTLE_MASK)
+        return sum(1 for s in self.samples if (s.reasons or 0) & THROTTLE_MASK)
 
     @property
     def throttle_events(self) -> int:
         """Entries into a throttled state (a run of throttled samples counts once)."""
         events, previous = 0, False
         for sample in self.samples:
-            now = bool(sample.reasons & THROTTLE_MASK)
+            now = bool((sample.reasons or 0) & THROTTLE_MASK)
             events += now and not previous
             previous = now
         return events

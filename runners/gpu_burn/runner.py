@@ -3,7 +3,8 @@
 The window is ``BURNIN_DURATION_SECONDS`` (an upper budget, A15; the pod deadline adds
 120 s for start-up and printing), 300 s without one. Xid watching is opt-in
 (``BURNIN_GPU_BURN_WATCH_XID=true``: it needs the host's ``/dev/kmsg``); without it
-``xidEvents`` is not printed at all, never printed as 0.
+``xidEvents`` is not printed at all, never printed as 0. On an AMD node (no Xids exist)
+a watched window prints ``xidEvents=n/a`` and ``xidSource=none`` and reads no kernel log.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from runners.gpu_burn.verdict_lines import MetricSet, judge, print_burn, print_r
 from runners.gpu_burn.xid_watch import XidWatch
 from runners.sdk.entry import RunnerContext
 from runners.sdk.fold import settle_concurrency
-from runners.sdk.gpus import open_gpus
+from runners.sdk.gpus import open_node_gpus
 from runners.sdk.outcome import Verdict
+from runners.sdk.protocols import NVIDIA_VENDOR
 
 DEFAULT_WINDOW_S = 300.0
 
@@ -29,11 +31,13 @@ def window_seconds(ctx: RunnerContext, *, default: float) -> float:
 def measure(ctx: RunnerContext) -> Verdict:
     report = ctx.report
     platform = ctx.platform()
-    gpus = open_gpus(platform=platform, allocated=ctx.env.allocated_gpus)
+    gpus = open_node_gpus(platform=platform, env=ctx.env)
     watch = ctx.env.choice("BURNIN_GPU_BURN_WATCH_XID", default="false", allowed=("true", "false"))
-    metrics = MetricSet(xid_watched=watch == "true", soak_extras=False)
+    metrics = MetricSet(
+        xid_watched=watch == "true", soak_extras=False, xids_exist=gpus.vendor == NVIDIA_VENDOR
+    )
     xid = None
-    if metrics.xid_watched:
+    if metrics.xid_watched and metrics.xids_exist:
         kmsg = platform.open_kmsg()
         xid = XidWatch(kmsg) if kmsg is not None else None
     concurrency = settle_concurrency(

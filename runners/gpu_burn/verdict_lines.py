@@ -24,6 +24,9 @@ class MetricSet:
 
     xid_watched: bool
     soak_extras: bool
+    #: False on an AMD node: Xids are NVIDIA driver events, so a watched window prints
+    #: ``xidEvents=n/a`` and ``xidSource=none`` (never a clean 0 from an unread log).
+    xids_exist: bool = True
 
 
 def print_running_totals(report: Report, burn: Burn, *, metrics: MetricSet) -> None:
@@ -33,7 +36,9 @@ def print_running_totals(report: Report, burn: Burn, *, metrics: MetricSet) -> N
     report.metric("miscompares", sum(d.miscompares for d in devices))
     report.metric("sdcDetections", sum(d.sdc for d in devices))
     report.metric("nonfiniteCount", sum(d.nonfinite for d in devices))
-    report.metric("throttleEvents", sum(d.throttle_events for d in devices))
+    throttle_known = all(d.reasons_readable for d in devices)
+    if throttle_known:
+        report.metric("throttleEvents", sum(d.throttle_events for d in devices))
     if all(d.samples for d in devices):
         report.metric("sustainedClockPct", min(d.sustained_pct for d in devices))
     temps = [t for d in devices if (t := d.max_temp_c) is not None]
@@ -71,7 +76,11 @@ def print_burn(
     else:
         report.unmeasurable("eccErrors")
     if metrics.xid_watched:
-        if burn.xid is None:
+        if not metrics.xids_exist:
+            report.unmeasurable("xidEvents")
+            report.metric("xidWindowsWatched", 0)
+            report.metric("xidSource", "none")
+        elif burn.xid is None:
             report.unmeasurable("xidEvents")
             report.metric("xidWindowsWatched", 0)
         else:
@@ -85,7 +94,8 @@ def print_burn(
         powers = [p for d in devices for p in d.powers]
         if powers:
             report.metric("meanPowerW", sum(powers) / len(powers))
-        report.metric("throttledSamples", sum(d.throttled_samples for d in devices))
+        if all(d.reasons_readable for d in devices):
+            report.metric("throttledSamples", sum(d.throttled_samples for d in devices))
     report.metric("samplesTaken", sum(len(d.samples) for d in devices))
     print_spread(
         report=report,

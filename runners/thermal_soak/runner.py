@@ -6,7 +6,9 @@ so a segmented soak (``spec.soak``, G1) gets a full window per segment and a bar
 runs the whole duration as one process. Every re-print is a coherent snapshot (counters so
 far, peaks so far), so a checkpoint or an eviction mid-window still leaves evidence (H1,
 G6). The Xid watch is always on; without a readable ``/dev/kmsg`` ``xidEvents`` is
-``n/a`` and ``xidWindowsWatched`` 0, never a clean 0. The engine is gpu-burn's.
+``n/a`` and ``xidWindowsWatched`` 0, never a clean 0; on an AMD node (Xids are NVIDIA
+driver events) the same, with ``xidSource=none``, and no kernel log is read. The engine
+is gpu-burn's.
 """
 
 from __future__ import annotations
@@ -17,18 +19,21 @@ from runners.gpu_burn.verdict_lines import MetricSet, judge, print_burn, print_r
 from runners.gpu_burn.xid_watch import XidWatch
 from runners.sdk.entry import RunnerContext
 from runners.sdk.fold import settle_concurrency
-from runners.sdk.gpus import open_gpus
+from runners.sdk.gpus import open_node_gpus
 from runners.sdk.outcome import Verdict
+from runners.sdk.protocols import NVIDIA_VENDOR
 
 DEFAULT_WINDOW_S = 1800.0
 METRICS = MetricSet(xid_watched=True, soak_extras=True)
+AMD_METRICS = MetricSet(xid_watched=True, soak_extras=True, xids_exist=False)
 
 
 def measure(ctx: RunnerContext) -> Verdict:
     report = ctx.report
     platform = ctx.platform()
-    gpus = open_gpus(platform=platform, allocated=ctx.env.allocated_gpus)
-    kmsg = platform.open_kmsg()
+    gpus = open_node_gpus(platform=platform, env=ctx.env)
+    metrics = METRICS if gpus.vendor == NVIDIA_VENDOR else AMD_METRICS
+    kmsg = platform.open_kmsg() if metrics.xids_exist else None
     xid = XidWatch(kmsg) if kmsg is not None else None
     concurrency = settle_concurrency(
         report=report, requested=ctx.env.device_concurrency, default="all"
@@ -41,10 +46,10 @@ def measure(ctx: RunnerContext) -> Verdict:
             clock=platform.clock,
             window_s=window_s,
             xid=xid,
-            progress=lambda running: print_running_totals(report, running, metrics=METRICS),
+            progress=lambda running: print_running_totals(report, running, metrics=metrics),
         )
     finally:
         if xid is not None:
             xid.close()
-    print_burn(report, burn, gpus=gpus, metrics=METRICS, concurrency=concurrency)
+    print_burn(report, burn, gpus=gpus, metrics=metrics, concurrency=concurrency)
     return judge(burn)

@@ -1,5 +1,6 @@
 """``glimmer run --sim mi300x``: the acceptance profile reaches a verdict on a simulated
-AMD node, and an AMD-shaped profile passes there (h16amd)."""
+AMD node, an AMD-shaped profile passes there, and the load samples reach a verdict
+(h16amd; compute-smoke, gpu-burn, thermal-soak and gemm-sweep on AMD: h16amd2)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def test_acceptance_profile_reaches_a_verdict_on_a_simulated_mi300x(tmp_path: Pa
     """The sample acceptance profile is NVIDIA-shaped: on an MI300X it reaches a verdict
     that says why — DCGM does not exist there (Error), and its Required ``xidEvents``
     gate meets host-health's ``n/a`` (an AMD part has no Xids) — while clockprobe and
-    memory-bw measure the part and pass, suspect (simulated)."""
+    memory-bw measure the part and pass, suspect (simulated), and compute-smoke tests the
+    gfx942 part in FP8 and passes."""
     proc = glimmer("run", "--sim", "mi300x", "--report-dir", str(tmp_path / "r"), cwd=tmp_path)
     doc = document(tmp_path / "r")
     phases = {r["kind"]: r for r in doc["results"]}
@@ -40,6 +42,7 @@ def test_acceptance_profile_reaches_a_verdict_on_a_simulated_mi300x(tmp_path: Pa
     assert doc["provenance"] == "sim" and doc["certifiesSilicon"] is False
     assert phases["clockprobe"]["phase"] == "Passed"
     assert phases["memory-bw"]["phase"] == "Passed"
+    assert phases["compute-smoke"]["phase"] == "Passed", phases["compute-smoke"]["message"]
     assert {"clockprobe", "memory-bw"} <= set(doc["suspectResults"])
     assert phases["dcgm-diag"]["phase"] == "Error"
     assert "NVIDIA's DCGM" in phases["dcgm-diag"]["message"]
@@ -71,6 +74,22 @@ spec:
       thresholds:
       - {metric: sustainedClockPct, comparison: GreaterThanOrEqual, value: "90"}
       - {metric: gpuTempC, comparison: LessThanOrEqual, value: "95"}
+  - inline:
+      kind: compute-smoke
+      thresholds:
+      - {metric: nonfiniteCount, comparison: Equal, value: "0"}
+      - {metric: maxRelativeError, comparison: LessThanOrEqual, value: "0.05"}
+  - inline:
+      kind: gpu-burn
+      durationSeconds: 60
+      thresholds:
+      - {metric: miscompares, comparison: Equal, value: "0"}
+      - {metric: sdcDetections, comparison: Equal, value: "0"}
+      - {metric: eccErrors, comparison: Equal, value: "0"}
+  - inline:
+      kind: gemm-sweep
+      thresholds:
+      - {metric: achievedTflops, comparison: GreaterThanOrEqual, value: "500"}
 """
 
 
@@ -83,7 +102,7 @@ def test_amd_profile_passes_on_a_healthy_simulated_instinct(tmp_path: Path, sim:
     )
     doc = document(tmp_path / "r")
     assert doc["phase"] == "Passed", proc.stdout + proc.stderr
-    assert [r["phase"] for r in doc["results"]] == ["Passed"] * 3
+    assert [r["phase"] for r in doc["results"]] == ["Passed"] * 6
     assert doc["provenance"] == "sim" and doc["certifiesSilicon"] is False
 
 
@@ -95,6 +114,9 @@ def test_amd_profile_passes_on_a_healthy_simulated_instinct(tmp_path: Path, sim:
         ("ecc-uncorrectable", "host-health"),
         ("remap-pending", "host-health"),
         ("fallen-off-bus", "host-health"),
+        ("nan-compute", "compute-smoke"),
+        ("nan-compute", "gemm-sweep"),
+        ("sdc", "gpu-burn"),
     ],
 )
 def test_amd_profile_fails_on_each_fault_it_can_see(tmp_path: Path, fault: str, kind: str) -> None:
@@ -120,3 +142,40 @@ def test_xid_fault_on_an_amd_profile_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert proc.returncode != 0
     assert "xid faults are NVIDIA driver events" in proc.stderr
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "manifests" / "samples"
+
+
+def run_sample(sample: str, tmp_path: Path) -> dict[str, Any]:
+    folder = SAMPLES / sample
+    glimmer(
+        "run",
+        str(folder / "profile.yaml"),
+        "--tests",
+        str(folder / "tests.yaml"),
+        "--sim",
+        "mi300x",
+        "--report-dir",
+        str(tmp_path / "r"),
+        cwd=tmp_path,
+    )
+    return document(tmp_path / "r")
+
+
+def test_gemm_precision_sweep_on_mi300x_skips_only_fp4_naming_gfx942(tmp_path: Path) -> None:
+    doc = run_sample("gemm-precision-sweep", tmp_path)
+    results = doc["results"]
+    skipped = [r for r in results if r["phase"] == "Skipped"]
+    assert len(skipped) == 1 and "gfx942 has no FP4 matrix path" in skipped[0]["message"]
+    assert [r["phase"] for r in results if r is not skipped[0]] == ["Passed"] * 4
+    assert doc["phase"] == "Passed" and doc["provenance"] == "sim"
+
+
+def test_load_soak_on_mi300x_passes_with_xids_unmeasurable(tmp_path: Path) -> None:
+    doc = run_sample("load-soak", tmp_path)
+    phases = {r["kind"]: r for r in doc["results"]}
+    assert doc["phase"] == "Passed" and doc["certifiesSilicon"] is False
+    for kind in ("gpu-burn", "thermal-soak"):
+        assert phases[kind]["phase"] == "Passed"
+        assert "xidEvents is unmeasurable" in phases[kind]["message"]

@@ -1,7 +1,7 @@
 """clockprobe on the simulated AMD parts: every fault gives its matrix phase (h16amd).
 
-The rows for ``runners/fault_matrix.py`` are proposed in ``.handoff/h16amd-shared.md``;
-until that table carries AMD rows this local one is the record. ``xid:79`` is refused
+The phases are ``runners/fault_matrix.py:AMD_FAULT_MATRIX`` (one table: the conformance
+suite runs it on ``mi300xx2``, these tests on ``mi325xx2``). ``xid:79`` is refused
 (Error) on an AMD profile: an Xid is an NVIDIA driver event.
 """
 
@@ -11,42 +11,17 @@ import pytest
 
 from runners.catalog import RUNNERS
 from runners.conformance import Case, check, execute
-from runners.fault_matrix import ERROR, EXIT_CODES, FAILED, PASSED
+from runners.tests.amd_matrix_cases import amd_matrix_cases
 
 KIND = "clockprobe"
 PROFILES = ("mi300xx2", "mi325xx2")
-AMD_ROW: dict[str, str] = {
-    "healthy": PASSED,
-    "low-clock": FAILED,
-    "ecc-uncorrectable": PASSED,
-    "remap-pending": PASSED,
-    "fallen-off-bus": ERROR,
-    "low-bandwidth": PASSED,
-    "nan-compute": PASSED,
-    "no-driver": ERROR,
-    "crash": ERROR,
-    "xid:79": ERROR,
-}
+#: The sibling part the fault cells run on here (conformance runs ``mi300xx2``).
+SIBLING = "mi325xx2"
 #: Printed on a healthy AMD run besides the catalog's healthy set.
 AMD_EVIDENCE = frozenset({"gfxTarget"})
 
 
-def cases() -> list[Case]:
-    return [
-        Case(
-            kind=KIND,
-            label=f"{profile}-{fault}",
-            env={"GLIMMER_SIM_GPU": profile if fault == "healthy" else f"{profile}:{fault}"},
-            expected_exit=EXIT_CODES[phase],
-            require_healthy_metrics=fault == "healthy",
-            faulty_device=1,
-        )
-        for profile in PROFILES
-        for fault, phase in AMD_ROW.items()
-    ]
-
-
-@pytest.mark.parametrize("case", cases(), ids=str)
+@pytest.mark.parametrize("case", amd_matrix_cases(KIND, profile=SIBLING), ids=str)
 def test_amd_fault_gives_its_matrix_phase(case: Case) -> None:
     assert check(RUNNERS[KIND], case) == []
 

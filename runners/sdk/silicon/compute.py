@@ -15,7 +15,21 @@ from typing import Any
 
 from runners.sdk.protocols import DriverUnavailableError, GemmCheck, NotSupportedError
 
-_FP8_MAX = 448.0  # largest finite float8_e4m3fn
+#: Largest finite value of each FP8 (e4m3) format PyTorch offers.
+FP8_MAX: dict[str, float] = {"float8_e4m3fn": 448.0, "float8_e4m3fnuz": 240.0}
+
+
+def fp8_format(*, hip: bool, arch: str) -> str:
+    """The e4m3 dtype the part's FP8 matrix path takes: OCP ``float8_e4m3fn``, except
+    ROCm on gfx942 (MI300X/MI325X), whose matrix cores take ``float8_e4m3fnuz``.
+
+    Why a rule: an fnuz part fed OCP bytes reads every value off by one exponent step (and
+    0x80 as NaN), so a smoke test would fail healthy parts or measure a different GEMM.
+    ``arch`` is ``gcnArchName`` (``gfx942:sramecc+:xnack-``), empty on a CUDA build.
+    """
+    if hip and arch.split(":", 1)[0] == "gfx942":
+        return "float8_e4m3fnuz"
+    return "float8_e4m3fn"
 
 
 class TorchLoad:
@@ -76,24 +90,41 @@ class TorchCompute:
             )
         self._t = torch
 
+    @property
+    def torch_module(self) -> Any:
+        """The imported torch (read-only): for the ROCm wrapper in this package, so torch
+        is imported in this one module (the import contract) and nowhere else."""
+        return self._t
+
+    def _fp8_dtype(self, device: int) -> tuple[Any, float]:
+        """The FP8 dtype of ``device`` and its largest finite value."""
+        torch = self._t
+        arch = str(getattr(torch.cuda.get_device_properties(device), "gcnArchName", ""))
+        name = fp8_format(hip=getattr(torch.version, "hip", None) is not None, arch=arch)
+        dtype = getattr(torch, name, None)
+        if dtype is None:
+            raise NotSupportedError(f"torch {torch.__version__} has no torch.{name}")
+        return dtype, FP8_MAX[name]
+
     def device_count(self) -> int:
         return int(self._t.cuda.device_count())
 
     def built_arch_list(self) -> list[str]:
         return [str(arch) for arch in self._t.cuda.get_arch_list()]
 
-    def _product(self, *, precision: str, a32: Any, b32: Any) -> tuple[Any, Any]:
+    def _product(self, *, precision: str, a32: Any, b32: Any, device: int) -> tuple[Any, Any]:
         """The low-precision product and its float64 reference from the same operands."""
         torch = self._t
         if precision == "bf16":
             a, b = a32.to(torch.bfloat16), b32.to(torch.bfloat16)
             return torch.matmul(a, b), torch.matmul(a.double(), b.double())
         if precision == "fp8":
-            scale_a = (a32.abs().max() / _FP8_MAX).float()
-            scale_b = (b32.abs().max() / _FP8_MAX).float()
-            a8 = (a32 / scale_a).to(torch.float8_e4m3fn)
+            fp8, fp8_max = self._fp8_dtype(device)
+            scale_a = (a32.abs().max() / fp8_max).float()
+            scale_b = (b32.abs().max() / fp8_max).float()
+            a8 = (a32 / scale_a).to(fp8)
             # _scaled_mm wants the second operand column-major.
-            b8 = (b32 / scale_b).to(torch.float8_e4m3fn).t().contiguous().t()
+            b8 = (b32 / scale_b).to(fp8).t().contiguous().t()
             out = torch._scaled_mm(
                 a8, b8, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16
             )
@@ -153,7 +184,7 @@ class TorchCompute:
         torch = self._t
         with torch.cuda.device(device):
             a32, b32 = self._operands(device=device, size=size)
-            out, ref = self._product(precision=precision, a32=a32, b32=b32)
+            out, ref = self._product(precision=precision, a32=a32, b32=b32, device=device)
             finite = torch.isfinite(out)
             nonfinite = int((~finite).sum().item())
             max_abs_error = None
@@ -183,8 +214,9 @@ class TorchCompute:
                     torch.matmul(a, b)
             elif precision == "fp8":
                 one = torch.ones((), device=f"cuda:{device}", dtype=torch.float32)
-                a8 = a32.to(torch.float8_e4m3fn)
-                b8 = b32.to(torch.float8_e4m3fn).t().contiguous().t()
+                fp8, _ = self._fp8_dtype(device)
+                a8 = a32.to(fp8)
+                b8 = b32.to(fp8).t().contiguous().t()
 
                 def step() -> None:
                     torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)

@@ -11,15 +11,27 @@ runs unchanged. Two things differ and are enforced here:
   address (``torch.cuda.get_device_properties``); where the build cannot say, more than
   one device is refused (exit 3), as a count mismatch is in ``sdk/gpus.py``.
 
+FP8 on gfx942 uses ``float8_e4m3fnuz`` (``silicon/compute.py:fp8_format``). ``tf32`` is
+CDNA3's XF32, which hipBLASLt uses for float32 GEMMs only with ``HIPBLASLT_ALLOW_TF32=1``
+(set in the gemm-sweep ROCm image); without it a ``tf32`` GEMM would silently be plain
+FP32, so it is refused (``NotSupportedError`` naming the variable: a declared skip in
+gemm-sweep) rather than measured under the wrong name.
+
 Written against PyTorch's ROCm API; untested on AMD silicon here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runners.sdk.protocols import DriverUnavailableError, GemmCheck, LoadHandle
+from runners.sdk.protocols import (
+    DriverUnavailableError,
+    GemmCheck,
+    LoadHandle,
+    NotSupportedError,
+)
 from runners.sdk.silicon.compute import TorchCompute
 
 
@@ -31,6 +43,19 @@ def hip_pci_address(props: Any) -> str | None:
     if not isinstance(bus, int) or not isinstance(device, int) or not isinstance(domain, int):
         return None
     return f"{domain:04x}:{bus:02x}:{device:02x}.0"
+
+
+#: What makes hipBLASLt run float32 GEMMs on the XF32 matrix path.
+XF32_ENV = "HIPBLASLT_ALLOW_TF32"
+
+
+def require_xf32(environ: Mapping[str, str]) -> None:
+    """Refuse ``tf32`` unless this process asked hipBLASLt for XF32."""
+    if environ.get(XF32_ENV) != "1":
+        raise NotSupportedError(
+            f"tf32 on ROCm is XF32 through hipBLASLt, which needs {XF32_ENV}=1 "
+            "(unset here: a float32 GEMM would run as plain FP32)"
+        )
 
 
 def match_devices(*, seam_bdfs: Sequence[str], hip_bdfs: Sequence[str | None]) -> list[int]:
@@ -68,7 +93,7 @@ class RocmCompute:
             raise DriverUnavailableError(
                 f"{error}; an AMD node needs PyTorch's ROCm build (torch.version.hip set)"
             ) from error
-        torch: Any = self._inner._t
+        torch: Any = self._inner.torch_module
         if getattr(torch.version, "hip", None) is None:
             raise DriverUnavailableError(
                 "this PyTorch is not a ROCm build (torch.version.hip is None): an AMD node "
@@ -85,11 +110,15 @@ class RocmCompute:
         return self._inner.built_arch_list()
 
     def gemm_check(self, *, device: int, precision: str, size: int) -> GemmCheck:
+        if precision == "tf32":
+            require_xf32(os.environ)
         return self._inner.gemm_check(device=self._hip[device], precision=precision, size=size)
 
     def gemm_throughput_tflops(
         self, *, device: int, precision: str, size: int, seconds: float
     ) -> float:
+        if precision == "tf32":
+            require_xf32(os.environ)
         return self._inner.gemm_throughput_tflops(
             device=self._hip[device], precision=precision, size=size, seconds=seconds
         )

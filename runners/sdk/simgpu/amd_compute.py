@@ -3,14 +3,18 @@
 The arithmetic stand-ins are the NVIDIA simulation's (``simgpu/compute.py``: nominal
 errors and throughputs from the profile, the same faults); what differs is what a ROCm
 build says about itself (gfx targets, not sm_ arches), its failure text, and the peer
-path (Infinity Fabric between Instinct parts, not NVLink).
+path (Infinity Fabric between Instinct parts, not NVLink), and the precisions the part's
+matrix cores lack: gfx942 has no FP4, refused with AMD's wording (the runners' own rule
+declares the skip before asking; this keeps a direct call honest). The simulated ROCm
+stack has XF32 (``tf32``) and ``float8_e4m3fnuz`` (``fp8``), as a gfx942 image built
+from the runners' ``Containerfile.rocm`` does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runners.sdk.protocols import GemmCheck, LoadHandle
+from runners.sdk.protocols import GemmCheck, LoadHandle, NotSupportedError
 from runners.sdk.simgpu.compute import SimCompute
 from runners.sdk.simgpu.state import SimState
 
@@ -20,6 +24,8 @@ SIM_BUILT_GFX = ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "g
 SIM_XGMI_PEER_GBS = 64.0
 #: What ``low-bandwidth`` leaves of a link, as in ``simgpu/compute.py``.
 LOW_BANDWIDTH_SCALE = 0.3
+#: Precisions each simulated gfx target's matrix cores do not have.
+GFX_MISSING_PRECISIONS: dict[str, frozenset[str]] = {"gfx942": frozenset({"fp4"})}
 
 
 class AmdSimCompute:
@@ -36,12 +42,19 @@ class AmdSimCompute:
     def built_arch_list(self) -> list[str]:
         return list(SIM_BUILT_GFX)
 
+    def _require_precision(self, precision: str) -> None:
+        target = self._state.spec.profile.gfx_target
+        if precision in GFX_MISSING_PRECISIONS.get(target, frozenset()):
+            raise NotSupportedError(f"{target} has no {precision.upper()} matrix path")
+
     def gemm_check(self, *, device: int, precision: str, size: int) -> GemmCheck:
+        self._require_precision(precision)
         return self._inner.gemm_check(device=device, precision=precision, size=size)
 
     def gemm_throughput_tflops(
         self, *, device: int, precision: str, size: int, seconds: float
     ) -> float:
+        self._require_precision(precision)
         return self._inner.gemm_throughput_tflops(
             device=device, precision=precision, size=size, seconds=seconds
         )
