@@ -80,6 +80,7 @@ _AMD_ROWS: Final[dict[str, tuple[str, ...]]] = {
     "memory-bw": (_P, _P, _P, _P, _E, _E, _F, _P, _P, _E, _E),
     "memory-stress": (_P, _N, _N, _N, _N, _E, _N, _N, _N, _N, _E),
     "fingerprint-probe": (_P, _P, _P, _P, _P, _E, _P, _P, _P, _P, _E),
+    "disk-io": (_P, _N, _N, _N, _N, _E, _N, _N, _N, _N, _E),
 }
 
 AMD_FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {

@@ -15,7 +15,13 @@ from glimmer.plan.env import (
     runner_env,
 )
 from glimmer.plan.gates import GateFinding, describe_findings, unsound_findings
-from glimmer.plan.images import ImageError, default_image, depends_on_vendor, resolve_image
+from glimmer.plan.images import (
+    ImageError,
+    candidate_images,
+    default_image,
+    depends_on_vendor,
+    resolve_image,
+)
 from glimmer.plan.names import host_path_volume_name, label_value, pod_name, service_name
 from glimmer.plan.pinned import PinnedPlan, PlanDecodeError, PlannedTest, PlanTooLargeError
 from glimmer.plan.spec import SpecError
@@ -50,6 +56,7 @@ __all__ = [
     "admit_launches",
     "build_plan",
     "can_launch",
+    "candidate_images",
     "current_test",
     "default_image",
     "depends_on_vendor",

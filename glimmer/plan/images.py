@@ -74,7 +74,17 @@ OWN_RUNNER_KINDS: Final[frozenset[str]] = frozenset(
 )
 #: Kinds whose runner has a ROCm build here (``Containerfile.rocm``), the default on an
 #: AMD node (``test_rocm_sibling_kinds_are_the_rocm_containerfiles``).
-ROCM_SIBLING_KINDS: Final[frozenset[str]] = frozenset({"clockprobe", "memory-bw", "host-health"})
+ROCM_SIBLING_KINDS: Final[frozenset[str]] = frozenset(
+    {
+        "clockprobe",
+        "memory-bw",
+        "host-health",
+        "compute-smoke",
+        "gpu-burn",
+        "thermal-soak",
+        "gemm-sweep",
+    }
+)
 
 
 def runner_repository(kind: str, *, rocm: bool = False) -> str:
@@ -192,3 +202,23 @@ def resolve_image(
         f"vendor is {vendor!r}; add a spec.runner.imagesByVendor entry for {vendor!r} "
         "or set spec.runner.image"
     )
+
+
+def candidate_images(*, kind: str, runner: Mapping[str, Any] | None) -> frozenset[str]:
+    """Every image :func:`resolve_image` can choose for ``kind`` on some node, whatever
+    its vendor: what a pod found under the test's name may run and still be ours."""
+    runner = runner or {}
+    explicit = runner.get("image")
+    if isinstance(explicit, str) and explicit:
+        return frozenset({explicit})
+    images = {
+        entry["image"]
+        for entry in runner.get("imagesByVendor") or ()
+        if isinstance(entry, Mapping) and isinstance(entry.get("image"), str) and entry["image"]
+    }
+    default = default_image(kind)
+    if default is not None:
+        images.add(default)
+        if kind in ROCM_SIBLING_KINDS:
+            images.add(runner_image(kind, rocm=True))
+    return frozenset(images)

@@ -42,8 +42,7 @@ def node_manifest(config: SimConfig, *, name: str, instance: str) -> JSON:
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64",
-        "nvidia.com/gpu.product": config.gpu_product,
-        "nvidia.com/gpu.count": str(config.gpus_per_node),
+        **config.gpu_labels(name),
         INSTANCE_LABEL: instance,
         **dict(config.labels),
     }
@@ -68,7 +67,7 @@ def node_status(config: SimConfig, *, name: str, port: int) -> JSON:
         "memory": "512Gi",
         "pods": "110",
         "ephemeral-storage": "1Ti",
-        "nvidia.com/gpu": str(config.gpus_per_node),
+        config.gpu_resource(name): str(config.gpus_per_node),
     }
     now = now_rfc3339()
     condition_defaults = [

@@ -34,7 +34,7 @@ from glimmer.controllers.run.ref import RunRef
 from glimmer.plan import (
     PlannedTest,
     active_deadline_seconds,
-    default_image,
+    candidate_images,
     host_path_volume_name,
     label_value,
     pod_name,
@@ -231,18 +231,7 @@ _SUFFIX: Final = {
 def allowed_images(kind: str, runner: Mapping[str, Any]) -> frozenset[str]:
     """Every image :func:`glimmer.plan.resolve_image` can choose for this test on some
     node (the node's vendor is not re-read to check adoption)."""
-    explicit = runner.get("image")
-    if isinstance(explicit, str) and explicit:
-        return frozenset({explicit})
-    images = {
-        str(entry["image"])
-        for entry in runner.get("imagesByVendor") or ()
-        if isinstance(entry, Mapping) and isinstance(entry.get("image"), str)
-    }
-    default = default_image(kind)
-    if default is not None:
-        images.add(default)
-    return frozenset(images)
+    return candidate_images(kind=kind, runner=runner)
 
 
 def _quantity(value: Any) -> Decimal | None:

@@ -381,6 +381,7 @@ def test_public_surface_is_pinned() -> None:
             "admit_launches",
             "build_plan",
             "can_launch",
+            "candidate_images",
             "current_test",
             "default_image",
             "depends_on_vendor",
