@@ -37,16 +37,21 @@ class RunnerSpec:
     scope: str = "Node"
     #: Metrics the Pair server prints on a healthy run (the client prints ``healthy_metrics``).
     server_metrics: frozenset[str] = frozenset()
-    #: This project's image name (never the Go implementation's), None if not yet named here.
-    image: str | None = None
-    #: Whether the runner has an AMD (ROCm) sibling image (``Containerfile.rocm``), used
-    #: only through ``imagesByVendor`` (semantics O), never as a default.
+    #: Whether the runner has an AMD (ROCm) sibling image (``Containerfile.rocm``), the
+    #: default on a node fingerprinted ``amd`` (glimmer/plan/images.py ROCM_SIBLING_KINDS).
     rocm_sibling: bool = False
 
     @property
+    def image(self) -> str:
+        """This project's image name, never the Go implementation's
+        (``glimmer.plan.images.runner_repository(kind)``; runners cannot import the plan,
+        so a test pins the two equal)."""
+        return f"{IMAGE_PREFIX}{self.kind}"
+
+    @property
     def rocm_image(self) -> str | None:
-        """The ROCm sibling's image name (``ROCM_IMAGE_PREFIX`` + kind + ``-rocm``)."""
-        return f"{ROCM_IMAGE_PREFIX}{self.kind}-rocm" if self.rocm_sibling else None
+        """The ROCm sibling's image name (``IMAGE_PREFIX`` + kind + ``-rocm``)."""
+        return f"{IMAGE_PREFIX}{self.kind}-rocm" if self.rocm_sibling else None
 
     @property
     def conformance_provenance(self) -> str:
@@ -60,7 +65,7 @@ class RunnerSpec:
 
 
 #: Where this project's runner images live (the NVIDIA names spell it out per spec).
-ROCM_IMAGE_PREFIX = "ghcr.io/glimmer-ai/glimmer-runner-"
+IMAGE_PREFIX = "ghcr.io/glimmer-ai/glimmer-runner-"
 
 _FOLD = frozenset(
     {
@@ -177,7 +182,6 @@ RUNNERS: dict[str, RunnerSpec] = {
             healthy_metrics=_FOLD | _BURN,
             test_env={"BURNIN_DURATION_SECONDS": "60"},
             missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
-            image="ghcr.io/glimmer-ai/glimmer-runner-gpu-burn",
             rocm_sibling=True,
         ),
         RunnerSpec(
@@ -198,7 +202,6 @@ RUNNERS: dict[str, RunnerSpec] = {
             },
             test_env={"BURNIN_DURATION_SECONDS": "60"},
             missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
-            image="ghcr.io/glimmer-ai/glimmer-runner-thermal-soak",
             rocm_sibling=True,
         ),
         RunnerSpec(
@@ -225,7 +228,6 @@ RUNNERS: dict[str, RunnerSpec] = {
             missing_dependency_env={SIM_GPU_ENV: "h200:no-driver"},
             # FP4 on a Hopper part: the part has no FP4 tensor cores.
             declared_skip_env={SIM_GPU_ENV: "h200", "BURNIN_VARIANT_PRECISION": "fp4"},
-            image="ghcr.io/glimmer-ai/glimmer-runner-gemm-sweep",
             rocm_sibling=True,
         ),
         RunnerSpec(
@@ -425,7 +427,6 @@ RUNNERS: dict[str, RunnerSpec] = {
             # the fabric cases (runners.conformance.fabric_cases_for).
             test_env={"BURNIN_NCCL_MAX_BYTES": "64M", "BURNIN_DURATION_SECONDS": "20"},
             missing_dependency_env={SIM_GPU_ENV: "h200x2:no-driver"},
-            image="ghcr.io/glimmer-ai/glimmer-runner-nccl",
         ),
         RunnerSpec(
             kind="ib-write-bw",
@@ -439,7 +440,6 @@ RUNNERS: dict[str, RunnerSpec] = {
             reads_gpu=False,
             scope="Pair",
             test_env=_rdma_test_env("IB_WRITE_BW"),
-            image="ghcr.io/glimmer-ai/glimmer-runner-ib-write-bw",
         ),
         RunnerSpec(
             kind="gpudirect-rdma",
@@ -452,7 +452,6 @@ RUNNERS: dict[str, RunnerSpec] = {
             server_metrics=_RDMA | _WRITE | {"gpuName", "pciBusId"},
             scope="Pair",
             test_env=_rdma_test_env("GPUDIRECT_RDMA"),
-            image="ghcr.io/glimmer-ai/glimmer-runner-gpudirect-rdma",
         ),
         RunnerSpec(
             kind="fabric-soak",
@@ -466,11 +465,10 @@ RUNNERS: dict[str, RunnerSpec] = {
             reads_gpu=False,
             scope="Pair",
             test_env={**_rdma_test_env("FABRIC_SOAK"), "BURNIN_FABRIC_SOAK_ITERATIONS": "5"},
-            image="ghcr.io/glimmer-ai/glimmer-runner-fabric-soak",
         ),
         RunnerSpec(
             # Not an API kind: run as ``kind: custom`` with the image
-            # ghcr.io/baldwinspc/glimmer-burnin-ring-allreduce:<tag>.
+            # ghcr.io/glimmer-ai/glimmer-runner-ring-allreduce:<tag>.
             kind="ring-allreduce",
             module="runners.ring_allreduce",
             prefix="RING_ALLREDUCE",
@@ -523,7 +521,6 @@ RUNNERS: dict[str, RunnerSpec] = {
             # tmpfs it mounted (runners/disk_io/tests/test_disk_io_conformance.py).
             test_env={"BURNIN_DISK_IO_SIZE_MB": "8", "BURNIN_DISK_IO_SECONDS": "3"},
             missing_dependency_env={"BURNIN_FIO_PATH": "/nonexistent/fio"},
-            image="ghcr.io/glimmer-ai/glimmer-runner-disk-io",
         ),
     )
 }

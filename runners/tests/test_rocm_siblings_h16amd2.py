@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runners.catalog import ROCM_IMAGE_PREFIX, RUNNERS
+from runners.catalog import IMAGE_PREFIX, RUNNERS
 from runners.fault_matrix import AMD_FAULT_MATRIX
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,7 +17,7 @@ def test_every_rocm_sibling_has_a_containerfile_naming_its_image() -> None:
     siblings = {kind: spec for kind, spec in RUNNERS.items() if spec.rocm_image is not None}
     assert {"compute-smoke", "gpu-burn", "thermal-soak", "gemm-sweep"} <= set(siblings)
     for kind, spec in siblings.items():
-        assert spec.rocm_image == f"{ROCM_IMAGE_PREFIX}{kind}-rocm"
+        assert spec.rocm_image == f"{IMAGE_PREFIX}{kind}-rocm"
         package = ROOT / spec.module.replace(".", "/")
         text = (package / "Containerfile.rocm").read_text()
         assert spec.rocm_image in text, kind

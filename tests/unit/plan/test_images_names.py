@@ -165,7 +165,7 @@ def test_the_catalogs_image_names_are_the_one_functions(kind: str) -> None:
     """runners/catalog.py cannot import glimmer.plan (runners import only the contract),
     so it repeats the name; it must be :func:`runner_repository`'s or absent."""
     image = RUNNERS[kind].image
-    assert image is None or image == runner_repository(kind)
+    assert image == runner_repository(kind)
 
 
 FAMILIES = [
