@@ -27,15 +27,15 @@ from tests.integration.run.conftest import Operator, apply_profile, create_run, 
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]
 
-TCP_IMAGE = "ghcr.io/baldwinspc/glimmer-burnin-tcp-baseline:v0.7.0"
-RING_IMAGE = "ghcr.io/baldwinspc/glimmer-burnin-ring-allreduce:v0.7.0"
+TCP_IMAGE = "ghcr.io/glimmer-ai/glimmer-runner-tcp-baseline:v0.1.0"
+RING_IMAGE = "ghcr.io/glimmer-ai/glimmer-runner-ring-allreduce:v0.1.0"
 SHELL_IMAGE = "example.com/custom:1"
 #: This checkout's runners for the simulated kubelet's processes (the kubelet gives a pod
 #: only the pod's environment, so the interpreter's own install decides what
 #: ``runners`` means; a worktree beside another checkout must name its own).
 REPO_ROOT = Path(__file__).resolve().parents[3]
 RUNNER_IMAGES = (
-    r"ghcr\.io/baldwinspc/glimmer-burnin-(?P<kind>[a-z0-9-]+):[^@]*"
+    r"ghcr\.io/(?:glimmer-ai/glimmer-runner|baldwinspc/glimmer-burnin)-(?P<kind>[a-z0-9-]+):[^@]*"
     "={python} -c \"import sys,runpy; sys.path.insert(0,'" + str(REPO_ROOT) + "'); "
     "runpy.run_module('runners.{kind_module}',None,'__main__',True)\""
 )
