@@ -30,6 +30,21 @@ class Reads:
                 raise
         return await self.live_get(resource, name, namespace=namespace)
 
+    async def peek(
+        self, resource: Resource, name: str, *, namespace: str | None = None
+    ) -> JSON | None:
+        """The cached object, or None on a cache miss *not* confirmed: only for a caller
+        whose next step is a create, which the apiserver refuses (AlreadyExists) when the
+        cache lagged. A read no cache covers goes live."""
+        try:
+            return await self.readers.cached.get(resource, name, namespace=namespace)
+        except NotCachedError:
+            return await self.live_get(resource, name, namespace=namespace)
+        except ApiError as err:
+            if is_not_found(err):
+                return None
+            raise
+
     async def live_get(
         self, resource: Resource, name: str, *, namespace: str | None = None
     ) -> JSON | None:

@@ -153,7 +153,9 @@ class FingerprintReconciler:
     async def _ensure(self, node: str) -> JSON | None:
         name = fingerprint_name(node)
         namespace = self.options.operator_namespace
-        found = await self.reads.get(FINGERPRINTS, name, namespace=namespace)
+        # Issue 18: a cache miss goes straight to the create (a lagging cache gets
+        # AlreadyExists, then the live read), not a live GET that 404s for every new node.
+        found = await self.reads.peek(FINGERPRINTS, name, namespace=namespace)
         if found is None:
             body = {
                 "apiVersion": API_VERSION,

@@ -11,7 +11,14 @@ from click.testing import CliRunner
 
 from glimmer.cli.fingerprint import fingerprint
 from glimmer.controllers.fingerprint.names import FINGERPRINTS
-from glimmer.engine import NAMESPACES, NODES, ApiError, ApiServerClient, is_already_exists
+from glimmer.engine import (
+    NAMESPACES,
+    NODES,
+    ApiError,
+    ApiServerClient,
+    is_already_exists,
+    is_not_found,
+)
 from glimmer.testing import EmbeddedOperator
 
 pytestmark = pytest.mark.controlplane
@@ -30,7 +37,12 @@ async def test_the_cli_shows_the_stored_digest_equal_to_the_one_computed_now(
     try:
         async with EmbeddedOperator(kubeconfig=control_plane.kubeconfig_path):
             for _ in range(300):
-                fp = await kube.get(FINGERPRINTS, name, namespace="glimmer-system")
+                try:  # the controller has not created it yet: wait, as for the digest
+                    fp = await kube.get(FINGERPRINTS, name, namespace="glimmer-system")
+                except ApiError as err:
+                    if not is_not_found(err):
+                        raise
+                    fp = {}
                 if (fp.get("status") or {}).get("digest"):
                     break
                 await asyncio.sleep(0.2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import attrs
 import pytest
 
 from glimmer.api import format_time
@@ -22,7 +23,15 @@ from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS, VERDICT_LA
 from glimmer.controllers.fingerprint.observe import is_salient
 from glimmer.controllers.fingerprint.setup import node_keys
 from glimmer.controllers.reaper import StampReaper
-from glimmer.engine import EVENTS, NODES, FakeClient, InformerEvent, InformerFactory, Readers
+from glimmer.engine import (
+    EVENTS,
+    NODES,
+    ApiError,
+    FakeClient,
+    InformerEvent,
+    InformerFactory,
+    Readers,
+)
 from glimmer.plan.images import resolve_image
 
 OPS = "glimmer-system"
@@ -399,3 +408,40 @@ def test_E14_a_node_without_a_captured_fingerprint_is_pending_not_unknown() -> N
     assert (
         vendor_of({"status": {"digest": "d", "gpus": [{"index": 0, "vendor": "unknown"}]}}) is None
     )
+
+
+class _LaggingCache:
+    """A cache that has not seen any NodeFingerprint yet (answers NotFound), beside a
+    live apiserver that holds one."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def get(self, resource: Any, name: str, *, namespace: str | None = None) -> Any:
+        if resource == FINGERPRINTS:
+            raise ApiError(status=404, reason="NotFound")
+        return await self.inner.get(resource, name, namespace=namespace)
+
+    def __getattr__(self, name: str) -> Any:  # every other read as the real cache
+        return getattr(self.inner, name)
+
+
+async def test_K1_a_cache_lagging_an_existing_fingerprint_adopts_it_never_a_second() -> None:
+    # Issue 18: a cache miss goes straight to the create; the apiserver's AlreadyExists
+    # (the cache lagged) is answered by a live read, and that fingerprint is the one used.
+    fake, clock = FakeClient(), Clock()
+    await fake.create(NODES, node("n1"))
+    await fake.create(
+        FINGERPRINTS, {"metadata": {"name": "n1"}, "spec": {"nodeName": "n1"}}, namespace=OPS
+    )
+    lagging = reconciler(fake, clock)
+    lagging.reads.readers = attrs.evolve(
+        lagging.reads.readers, cached=_LaggingCache(lagging.reads.readers.cached)
+    )
+    fake.requests.clear()
+    await lagging.reconcile("n1")
+    fp = await fingerprint(fake)
+    assert fp["status"]["digest"] == digest(observe(node("n1")))
+    verbs = [r.verb for r in fake.requests if r.resource.startswith("nodefingerprints")]
+    assert verbs[:2] == ["create", "get"], verbs  # refused create, then the live read
+    assert verbs.count("create") == 1
