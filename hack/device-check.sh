@@ -6,14 +6,17 @@
 # (provenance silicon), and memory-bw's figures are compared with the H200's limits.
 #
 # Bounded: every step has a timeout and the whole script stops starting runners after
-# ~5.5 minutes, so it finishes well inside 6. It never changes clocks or GPU settings.
+# 8 minutes, so it finishes inside one 10-minute device call (with the load runners; a
+# short lease can name fewer with DEVICE_CHECK_ONLY). It never changes clocks or GPU
+# settings.
 #
 # Usage (repository root, on a machine with an NVIDIA GPU):  OUT=/some/dir hack/device-check.sh
 # DEVICE_CHECK_ONLY="nccl memory-bw" runs only the named runners (default: all), e.g. to spend
 # a short device lease on the intra-node nccl run alone; the others then record not-run.
-# Files written ($OUT is brought back by the device tool: at most 8 files):
-#   fixtures/compute-smoke.txt fixtures/clockprobe.txt fixtures/memory-bw.txt
-#   fixtures/host-health.txt   fixtures/nccl.txt   stderr.txt   summary.txt
+# Files written ($OUT is brought back by the device tool: at most 8 files), so the
+# fixtures travel as one archive: fixtures.tar.gz (fixtures/<kind>.txt for compute-smoke,
+# clockprobe, memory-bw, host-health, nccl, gpu-burn, gemm-sweep-bf16, gemm-sweep-fp8,
+# thermal-soak), stderr.txt, summary.txt. Commit them with `tar -xzf fixtures.tar.gz`.
 set -u -o pipefail
 
 cd "$(dirname "$0")/.."
@@ -23,7 +26,7 @@ PY="${PYTHON:-python3}"
 mkdir -p "$OUT/fixtures"
 : > "$OUT/stderr.txt"
 START=$(date +%s)
-DEADLINE=$((START + 330))
+DEADLINE=$((START + 480))
 
 log() { echo "[device-check +$(($(date +%s) - START))s] $*" | tee -a "$OUT/summary.txt"; }
 
@@ -143,4 +146,46 @@ for name, (label, limit, basis) in limits.items():
     print(f"{label}: {float(value):9.1f} GB/s = {float(value) / limit * 100:5.1f} % of {basis}")
 PYEOF
 
+# The load runners (issue 16) and their figures against the dense peaks.
+run_runner gpu-burn runners.gpu_burn 90 BURNIN_DURATION_SECONDS=60 BURNIN_GPU_BURN_WATCH_XID=true
+run_runner gemm-sweep-bf16 runners.gemm_sweep 45 BURNIN_VARIANT_PRECISION=bf16 BURNIN_GEMM_SWEEP_SECONDS=10
+run_runner gemm-sweep-fp8 runners.gemm_sweep 45 BURNIN_VARIANT_PRECISION=fp8 BURNIN_GEMM_SWEEP_SECONDS=10
+# A soak window of 30 s: enough for two re-prints (every 15 s), the G1 window rule, and
+# the Xid watch on the host's real /dev/kmsg (n/a if unreadable).
+run_runner thermal-soak runners.thermal_soak 60 BURNIN_DURATION_SECONDS=30
+
+# Measured against the limit: dense BF16 peak of one H200 (989 TFLOP/s, sparsity off;
+# FP8 1979). Goal (issue 16): gpu-burn and gemm-sweep bf16 >= 80 % of dense peak.
+PYTHONPATH="$REPO" timeout 60 "$PY" - "$OUT/fixtures" <<'PYEOF' 2>>"$OUT/stderr.txt" | tee -a "$OUT/summary.txt"
+import sys
+from pathlib import Path
+
+from glimmer.contract import read_report
+
+folder = Path(sys.argv[1])
+rows = [
+    ("gpu-burn.txt", "gpu-burn", "sustainedThroughputTflops", "bf16 load", 989.0),
+    ("gemm-sweep-bf16.txt", "gemm-sweep", "achievedTflops", "bf16 GEMM", 989.0),
+    ("gemm-sweep-fp8.txt", "gemm-sweep", "achievedTflops", "fp8 GEMM", 1979.0),
+]
+print(f"{'runner':<22}{'measured':>12}{'limit':>10}{'of limit':>10}  goal")
+for name, kind, metric, label, limit in rows:
+    path = folder / name
+    if not path.exists():
+        print(f"{name:<22}{'not run':>12}")
+        continue
+    header, _, body = path.read_text().partition("\n")
+    code = int(header.split("exit=")[1].split()[0]) if "exit=" in header and "exit=none" not in header else 3
+    report = read_report(body.encode(), kind=kind, exit_code=code)
+    value = report.metrics.get(metric)
+    if value is None:
+        print(f"{name:<22}{'not measured':>12}  exit {code}: {report.message}")
+        continue
+    pct = float(value) / limit * 100
+    verdict = "meets >= 80 %" if pct >= 80 else "BELOW 80 %"
+    print(f"{name:<22}{float(value):>9.1f} TF{limit:>8.0f} TF{pct:>8.1f} %  {label}: {verdict}"
+          f" (provenance {report.provenance}, exit {code})")
+PYEOF
+
+tar -C "$OUT" -czf "$OUT/fixtures.tar.gz" fixtures && rm -rf "$OUT/fixtures"
 log "done in $(($(date +%s) - START))s"
