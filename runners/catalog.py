@@ -427,6 +427,7 @@ RUNNERS: dict[str, RunnerSpec] = {
             # the fabric cases (runners.conformance.fabric_cases_for).
             test_env={"BURNIN_NCCL_MAX_BYTES": "64M", "BURNIN_DURATION_SECONDS": "20"},
             missing_dependency_env={SIM_GPU_ENV: "h200x2:no-driver"},
+            rocm_sibling=True,
         ),
         RunnerSpec(
             kind="ib-write-bw",

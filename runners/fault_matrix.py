@@ -65,7 +65,7 @@ FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
 AMD_MATRIX_PROFILE: Final = "mi300xx2"
 
 #: kind -> one phase per entry of FAULTS on ``AMD_MATRIX_PROFILE``: every Node runner that
-#: runs on an AMD node (nccl's RCCL path is its owner's). ``xid:79`` is refused (Error) on
+#: runs on an AMD node (nccl through RCCL and rccl-tests). ``xid:79`` is refused (Error) on
 #: an AMD profile: an Xid is an NVIDIA driver event. DCGM does not exist there (Error).
 #: fingerprint-probe reads PCI sysfs, not amdsmi, on AMD: ``fallen-off-bus`` and
 #: ``no-driver`` do not reach it (a finding, as a Passed cell always is).
@@ -80,6 +80,7 @@ _AMD_ROWS: Final[dict[str, tuple[str, ...]]] = {
     "memory-bw": (_P, _P, _P, _P, _E, _E, _F, _P, _P, _E, _E),
     "memory-stress": (_P, _N, _N, _N, _N, _E, _N, _N, _N, _N, _E),
     "fingerprint-probe": (_P, _P, _P, _P, _P, _E, _P, _P, _P, _P, _E),
+    "nccl": (_P, _P, _P, _P, _E, _E, _P, _F, _P, _E, _E),
     "disk-io": (_P, _N, _N, _N, _N, _E, _N, _N, _N, _N, _E),
 }
 

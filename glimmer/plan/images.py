@@ -83,6 +83,7 @@ ROCM_SIBLING_KINDS: Final[frozenset[str]] = frozenset(
         "gpu-burn",
         "thermal-soak",
         "gemm-sweep",
+        "nccl",
     }
 )
 

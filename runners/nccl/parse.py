@@ -8,7 +8,13 @@ releases, ``N/A`` without validation). Anything else that looks like a row is re
 The transport is read from NCCL's ``NCCL_DEBUG=INFO`` lines, never assumed: ``Using
 network Socket`` or a channel ``via NET/Socket`` is a TCP fallback wherever it appears;
 ``Using network IB`` with ``NET/IB : Using [0]mlx5_0:1/RoCE`` is RoCE, ``/IB`` is
-InfiniBand; intra-node runs report ``NVLS`` (multicast), ``P2P`` or ``SHM``.
+InfiniBand; intra-node runs report ``NVLS`` (multicast), ``P2P`` or ``SHM``. RCCL (AMD)
+prints the same lines: xGMI and PCIe peer copies are ``via P2P/IPC``, so ``P2P``.
+
+Which build ran is read too (:func:`build_of`): NCCL says ``NCCL version 2.21.5+cuda12.4``
+and nccl-tests ``Test CUDA failure``; RCCL says ``RCCL version 2.20.5+hip6.2`` and
+rccl-tests ``Test HIP failure``. A CUDA build on an AMD node (or the reverse) measured
+nothing of that node's GPUs, so the runner refuses it by name.
 """
 
 from __future__ import annotations
@@ -26,12 +32,17 @@ NVLS = "NVLS"
 P2P = "P2P"
 SHM = "SHM"
 FABRIC_TRANSPORTS = frozenset({IB, ROCE})
+#: The two builds of the collective library and its tests.
+CUDA_BUILD = "cuda"
+ROCM_BUILD = "rocm"
 
 _NETWORK = re.compile(r"NCCL INFO Using network (?P<name>\S+)")
 _NET_IB = re.compile(r"NCCL INFO NET/IB\s*: Using (?P<devices>.*)")
 _OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)\s+(?P<word>OK|FAILED)\s*$")
 _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)\s*$")
 _RANK = re.compile(r"^#\s+Rank\s+\d+\s")
+_VERSION = re.compile(r"\b(?P<lib>NCCL|RCCL) version\s*:?\s*(?P<version>[0-9]\S*)")
+_TEST_FAILURE = re.compile(r"Test (?P<api>CUDA|HIP) failure")
 #: NCCL's registration failure: the memlock limit (docs/fabric.md).
 MEMLOCK_FAILURE = re.compile(r"ibv_reg_mr\S*\s+failed with error Cannot allocate memory")
 
@@ -157,6 +168,24 @@ def transport_of(text: str) -> str | None:
     if "via SHM" in text:
         return SHM
     return None
+
+
+def build_of(text: str) -> tuple[str, str] | None:
+    """Which build printed ``text`` (``cuda`` or ``rocm``) and the line that says so; None
+    when nothing says. Output naming both builds is refused (it cannot be one run's)."""
+    seen: dict[str, str] = {}
+    for match in _VERSION.finditer(text):
+        lib, version = match.group("lib"), match.group("version")
+        build = ROCM_BUILD if lib == "RCCL" or "+hip" in version else CUDA_BUILD
+        seen.setdefault(build, match.group(0))
+    for match in _TEST_FAILURE.finditer(text):
+        build = ROCM_BUILD if match.group("api") == "HIP" else CUDA_BUILD
+        seen.setdefault(build, match.group(0))
+    if len(seen) > 1:
+        raise NcclOutputError(
+            "the output names both builds (" + "; ".join(sorted(seen.values())) + ")"
+        )
+    return next(iter(seen.items()), None)
 
 
 def parse_report(text: str) -> NcclReport:

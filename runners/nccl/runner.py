@@ -16,6 +16,14 @@ measurement of a path nobody was qualifying. The runner never sets
 ``NCCL_IB_DISABLE`` or any other fallback, and refuses to run when one is set. NCCL's
 ``ibv_reg_mr ... Cannot allocate memory`` is exit 3 naming RLIMIT_MEMLOCK, its value
 and the fix. Wrong elements (``#wrong``, out-of-bounds) are exit 1.
+
+On an AMD node the same runner drives RCCL through rccl-tests (same binaries, table and
+``NCCL_*`` variables; ``Containerfile.rocm``): the GPUs are opened through amdsmi and HIP
+with the allocation read from ``amd.com/gpu``, and the tests see exactly those GPUs
+through ``HIP_VISIBLE_DEVICES`` (HIP's variable; ``CUDA_VISIBLE_DEVICES`` is never set
+there). The build must be the node's vendor's: a CUDA nccl-tests image on an AMD node,
+or the ROCm one on an NVIDIA node, is exit 3 naming the image it needs, whether the
+image declares its build (``BURNIN_NCCL_BUILD``) or the library's version line says it.
 """
 
 from __future__ import annotations
@@ -30,21 +38,24 @@ from dataclasses import dataclass
 
 from runners.nccl.launch import AGENT_MAP_ENV, encode_map, serve_exec
 from runners.nccl.parse import (
+    CUDA_BUILD,
     FABRIC_TRANSPORTS,
     MEMLOCK_FAILURE,
     ROCE,
+    ROCM_BUILD,
     SOCKET,
     NcclOutputError,
     NcclReport,
+    build_of,
     parse_report,
 )
 from runners.sdk import rendezvous as rdv
 from runners.sdk.entry import RunnerContext
-from runners.sdk.gpus import select_devices
+from runners.sdk.gpus import DeviceSlot, open_node_gpus, select_devices
 from runners.sdk.link import NO_RENDEZVOUS, link_faults, link_provenance
 from runners.sdk.memlock import memlock_error
 from runners.sdk.outcome import DeclaredSkip, Failed, Passed, RunnerError, Verdict
-from runners.sdk.protocols import ToolResult
+from runners.sdk.protocols import AMD_VENDOR, NVIDIA_VENDOR, ToolResult
 
 RUNNER = "nccl"
 PROTOCOL = "nccl 1"
@@ -64,6 +75,17 @@ COLLECTIVES = (
 EXPECTATIONS = ("fabric", "ib", "roce", "socket", "any")
 #: Settings that make NCCL fall back from the fabric; a run that finds one refuses.
 FALLBACK_SETTINGS = ("NCCL_IB_DISABLE", "NCCL_NET_DISABLE")
+#: What the image says its collective tests were built against (``cuda`` or ``rocm``).
+BUILD_ENV = "BURNIN_NCCL_BUILD"
+#: The build each vendor's GPUs need.
+BUILD_BY_VENDOR = {NVIDIA_VENDOR: CUDA_BUILD, AMD_VENDOR: ROCM_BUILD}
+#: The image that carries each build (runners/catalog.py names them; images.py resolves).
+IMAGE_BY_BUILD = {
+    CUDA_BUILD: "ghcr.io/glimmer-ai/glimmer-runner-nccl (nccl-tests on NCCL)",
+    ROCM_BUILD: "ghcr.io/glimmer-ai/glimmer-runner-nccl-rocm (rccl-tests on RCCL)",
+}
+#: HIP's device selection; the runner sets it on AMD and nothing else there.
+HIP_DEVICES_ENV = "HIP_VISIBLE_DEVICES"
 
 
 @dataclass(frozen=True)
@@ -146,6 +168,48 @@ def _tool_env(ctx: RunnerContext, config: Settings) -> dict[str, str]:
     return {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"}
 
 
+def refuse_foreign_build(*, vendor: str, build: str, evidence: str) -> None:
+    """Exit 3 when the collective tests were built for the other vendor's GPUs."""
+    wanted = BUILD_BY_VENDOR[vendor]
+    if build != wanted:
+        raise RunnerError(
+            f"this image's collective tests are the {build} build ({evidence}) but this "
+            f"node's GPUs are {vendor}: they need the {wanted} build, "
+            f"{IMAGE_BY_BUILD[wanted]} (imagesByVendor; docs/vendors/amd.md)"
+        )
+
+
+def _declared_build(ctx: RunnerContext, *, vendor: str) -> None:
+    text = ctx.environ.get(BUILD_ENV, "").strip().lower()
+    if not text:
+        return
+    if text not in IMAGE_BY_BUILD:
+        raise RunnerError(f"{BUILD_ENV}={text!r} names no build (known: cuda, rocm)")
+    refuse_foreign_build(vendor=vendor, build=text, evidence=f"{BUILD_ENV}={text}")
+
+
+def open_devices(ctx: RunnerContext) -> tuple[str, list[DeviceSlot], int]:
+    """The node's vendor, the GPUs to measure and how many; the image's build checked
+    first. AMD opens amdsmi and HIP together (their counts must agree, allocation from
+    ``amd.com/gpu``); NVIDIA reads NVML only (the CUDA image has no PyTorch)."""
+    platform = ctx.platform()
+    vendor = platform.vendor()
+    _declared_build(ctx, vendor=vendor)
+    if vendor == AMD_VENDOR:
+        gpus = open_node_gpus(platform=platform, env=ctx.env)
+        return vendor, gpus.slots, gpus.visible
+    slots, visible = select_devices(nvml=platform.nvml(), allocated=ctx.env.allocated_gpus)
+    return vendor, slots, visible
+
+
+def device_env(*, vendor: str, slots: list[DeviceSlot]) -> dict[str, str]:
+    """The tests' device selection: ``HIP_VISIBLE_DEVICES`` on AMD (never
+    ``CUDA_VISIBLE_DEVICES`` there); on NVIDIA the container runtime's selection stands."""
+    if vendor == AMD_VENDOR:
+        return {HIP_DEVICES_ENV: ",".join(str(slot.index) for slot in slots)}
+    return {}
+
+
 def measure(ctx: RunnerContext) -> Verdict:
     environ = ctx.environ
     if environ.get(rdv.RANK, "").strip() or environ.get(rdv.NRANKS, "").strip():
@@ -177,13 +241,15 @@ def measure(ctx: RunnerContext) -> Verdict:
 
 def _node(ctx: RunnerContext) -> Verdict:
     config = settings(ctx, multi_node=False)
-    platform = ctx.platform()
-    slots, visible = select_devices(nvml=platform.nvml(), allocated=ctx.env.allocated_gpus)
+    vendor, slots, visible = open_devices(ctx)
     ctx.report.metric("devicesVisible", visible)
     if visible < 2:
         raise DeclaredSkip(f"one GPU ({slots[0].name}): no intra-node collective to measure")
-    result = platform.fabric().run_tool(
-        _test_argv(config, gpus=visible), env=_tool_env(ctx, config), timeout_s=config.tool_s
+    env = {**_tool_env(ctx, config), **device_env(vendor=vendor, slots=slots)}
+    result = (
+        ctx.platform()
+        .fabric()
+        .run_tool(_test_argv(config, gpus=visible), env=env, timeout_s=config.tool_s)
     )
     return _conclude(ctx, config=config, result=result, multi_node=False)
 
@@ -214,9 +280,9 @@ def _multi_node(
     if NO_RENDEZVOUS in link_faults(ctx.environ):
         time.sleep(config.rendezvous_s)
         raise RunnerError(f"simulated fault {NO_RENDEZVOUS}: rank {rank} never took part")
-    tool_env = _tool_env(ctx, config)
-    platform = ctx.platform()
-    _, gpus = select_devices(nvml=platform.nvml(), allocated=ctx.env.allocated_gpus)
+    vendor, slots, gpus = open_devices(ctx)
+    # Rank 0's local ranks see its measured GPUs; other hosts' ranks inherit their pods'.
+    tool_env = {**_tool_env(ctx, config), **device_env(vendor=vendor, slots=slots)}
     if rank == 0:
         own = (
             rdv.sibling_name(peer, rdv.SERVER)
@@ -394,11 +460,29 @@ def _check_transport(report: NcclReport, *, config: Settings) -> None:
         raise RunnerError(f"expected {expect} transport, NCCL used {transport}")
 
 
+def _observed_build(text: str, *, vendor: str) -> None:
+    """The library's own word on its build must be the node's vendor's; on AMD it must be
+    there at all (RCCL prints ``RCCL version`` under ``NCCL_DEBUG=INFO``): a table nobody
+    can tie to rccl-tests is not read as RCCL's."""
+    try:
+        found = build_of(text)
+    except NcclOutputError as error:
+        raise RunnerError(f"cannot tell which build ran: {error}") from None
+    if found is not None:
+        refuse_foreign_build(vendor=vendor, build=found[0], evidence=found[1])
+    elif vendor == AMD_VENDOR:
+        raise RunnerError(
+            "rccl-tests printed no 'RCCL version' line (NCCL_DEBUG=INFO): cannot tell that "
+            "RCCL ran on this AMD node"
+        )
+
+
 def _conclude(
     ctx: RunnerContext, *, config: Settings, result: ToolResult, multi_node: bool
 ) -> Verdict:
     report = ctx.report
     text = result.stdout + "\n" + result.stderr
+    _observed_build(text, vendor=ctx.platform().vendor())
     if MEMLOCK_FAILURE.search(text):
         limit = ctx.platform().fabric().memlock_limit_bytes()
         raise memlock_error(what="NCCL (ibv_reg_mr ... Cannot allocate memory)", limit=limit)

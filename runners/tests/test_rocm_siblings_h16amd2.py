@@ -9,13 +9,13 @@ from runners.catalog import IMAGE_PREFIX, RUNNERS
 from runners.fault_matrix import AMD_FAULT_MATRIX
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Node runners with no AMD row yet: nccl's RCCL path is its owner's (.handoff note).
-NOT_YET_ON_AMD = frozenset({"nccl"})
+#: Node runners with no AMD row yet (nccl's RCCL path landed in h16rccl).
+NOT_YET_ON_AMD: frozenset[str] = frozenset()
 
 
 def test_every_rocm_sibling_has_a_containerfile_naming_its_image() -> None:
     siblings = {kind: spec for kind, spec in RUNNERS.items() if spec.rocm_image is not None}
-    assert {"compute-smoke", "gpu-burn", "thermal-soak", "gemm-sweep"} <= set(siblings)
+    assert {"compute-smoke", "gpu-burn", "thermal-soak", "gemm-sweep", "nccl"} <= set(siblings)
     for kind, spec in siblings.items():
         assert spec.rocm_image == f"{IMAGE_PREFIX}{kind}-rocm"
         package = ROOT / spec.module.replace(".", "/")

@@ -13,6 +13,11 @@ nominal (the NIC profile's line rate times an efficiency), the faults shape them
   memory``);
 - ``nccl-socket-fallback``: NCCL finds no usable RDMA device and uses TCP sockets.
 
+Under an AMD profile the collective stand-in is rccl-tests on RCCL (the ROCm image's
+build): ``RCCL version ...+hip``, ``Test HIP failure``, intra-node peers ``via P2P/IPC``
+over xGMI at :data:`~runners.sdk.simgpu.amd_compute.SIM_XGMI_PEER_GBS` per peer, no NVLS,
+and the GPUs it sees are those ``HIP_VISIBLE_DEVICES`` names (as HIP's are).
+
 The perftest stand-in really connects: the server listens on its ``-p`` port (at
 ``BURNIN_LISTEN_ADDRESS`` from the tool's environment), the client connects to it and
 the two exchange their parameters, so a peer that never comes is a real connection
@@ -29,6 +34,7 @@ from dataclasses import dataclass
 
 from runners.sdk.outcome import RunnerError
 from runners.sdk.protocols import (
+    AMD_VENDOR,
     DEGRADED_LINK_FAULT,
     FLAPPING_LINK_FAULT,
     MEMLOCK_8MIB_FAULT,
@@ -37,6 +43,7 @@ from runners.sdk.protocols import (
     ToolMissingError,
     ToolResult,
 )
+from runners.sdk.simgpu.amd_compute import SIM_XGMI_PEER_GBS
 from runners.sdk.simgpu.nvml import pci_bus_id
 from runners.sdk.simgpu.state import SimState
 
@@ -57,6 +64,8 @@ NCCL_TESTS = {
 }
 _PERFTEST = ("ib_write_bw", "ib_write_lat")
 _RULE = "-" * 87
+#: Share of the xGMI peer rate a ring collective's bus bandwidth reaches.
+_XGMI_EFFICIENCY = 0.8
 
 
 class _UsageError(Exception):
@@ -152,7 +161,7 @@ class SimFabric:
         if name in _PERFTEST:
             return self._perftest(argv, env=env, timeout_s=timeout_s)
         if name in NCCL_TESTS:
-            return self._nccl(argv, ranks_per_process=None, nodes=1)
+            return self._nccl(argv, ranks_per_process=None, nodes=1, env=env)
         if name == "mpirun":
             return self._mpirun(argv)
         raise ToolMissingError(f"{name}: not installed (simulated fabric knows no such tool)")
@@ -320,12 +329,19 @@ class SimFabric:
             elif word in ("--host", "-H"):
                 hosts = len(launcher[index + 1].split(","))
         test[0] = test[0].rsplit("/", 1)[-1]
-        return self._nccl(test, ranks_per_process=processes, nodes=hosts)
+        return self._nccl(test, ranks_per_process=processes, nodes=hosts, env={})
 
     def _nccl(
-        self, argv: Sequence[str], *, ranks_per_process: int | None, nodes: int
+        self,
+        argv: Sequence[str],
+        *,
+        ranks_per_process: int | None,
+        nodes: int,
+        env: Mapping[str, str],
     ) -> ToolResult:
         spec = self._state.spec
+        amd = spec.profile.vendor == AMD_VENDOR
+        api = "HIP" if amd else "CUDA"
         flags = dict(zip(argv[1::2], argv[2::2], strict=False))
         try:
             gpus = int(flags.get("-g", "1"))
@@ -335,16 +351,17 @@ class SimFabric:
         except ValueError as error:
             return ToolResult(1, "", f"{argv[0]}: invalid argument: {error}\n")
         if spec.has("no-driver"):
-            return ToolResult(
-                1,
-                "",
-                f"{_HOST}: Test CUDA failure common.cu:892 'CUDA driver version is insufficient'\n",
+            why = (
+                "no ROCm-capable device is detected"
+                if amd
+                else "CUDA driver version is insufficient"
             )
+            return ToolResult(1, "", f"{_HOST}: Test {api} failure common.cu:892 '{why}'\n")
         processes = ranks_per_process or 1
         ranks = processes * gpus
-        if ranks_per_process is None and gpus > spec.count:
+        if ranks_per_process is None and gpus > self._visible(env, amd=amd):
             return ToolResult(
-                1, "", f"{_HOST}: Test CUDA failure common.cu:963 'invalid device ordinal'\n"
+                1, "", f"{_HOST}: Test {api} failure common.cu:963 'invalid device ordinal'\n"
             )
         network = nodes > 1
         out = [
@@ -361,7 +378,10 @@ class SimFabric:
                 f"device {local:2d} [0x{0x18 + local * 0x10:02x}] {spec.profile.name}"
             )
         tag = f"{_HOST}:{_PID}:{_PID + 8} [0]"
-        out.append(f"{tag} NCCL INFO NCCL version 2.21.5+cuda12.4")
+        if amd:
+            out.append(f"{tag} NCCL INFO RCCL version 2.21.5+hip6.4 HEAD:3a6a2b0")
+        else:
+            out.append(f"{tag} NCCL INFO NCCL version 2.21.5+cuda12.4")
         nic = spec.nic
         if network and spec.has(NCCL_SOCKET_FALLBACK_FAULT):
             out.append(f"{tag} NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)")
@@ -393,14 +413,15 @@ class SimFabric:
         if network:
             via = "NET/Socket/0" if spec.has(NCCL_SOCKET_FALLBACK_FAULT) else "NET/IB/0/GDRDMA"
         else:
-            via = "P2P/CUMEM"
+            via = "P2P/IPC" if amd else "P2P/CUMEM"
         out.append(f"{tag} NCCL INFO Channel 00/0 : 0[0] -> 1[1] via {via}")
-        if not network and spec.profile.compute_capability >= (9, 0) and gpus >= 4:
+        nvls = not amd and spec.profile.compute_capability >= (9, 0)
+        if not network and nvls and gpus >= 4:
             out.append(f"{tag} NCCL INFO NVLS multicast support is available on dev 0")
         out.append(f"{tag} NCCL INFO Connected all rings")
         out += _table(
             argv[0],
-            peak=self.peak_bus_gbs(network=network),
+            peak=self.peak_bus_gbs(network=network, ranks=ranks),
             corrupt=spec.has("nan-compute"),
             ranks=ranks,
             sizes=(low, high, factor),
@@ -408,12 +429,23 @@ class SimFabric:
         )
         return ToolResult(0, "\n".join(out) + "\n", "")
 
-    def peak_bus_gbs(self, *, network: bool) -> float:
-        """The nominal bus bandwidth the simulated collective reaches at large messages."""
+    def _visible(self, env: Mapping[str, str], *, amd: bool) -> int:
+        """The GPUs the tests see: on AMD those ``HIP_VISIBLE_DEVICES`` names, if set."""
+        count = self._state.spec.count
+        text = env.get("HIP_VISIBLE_DEVICES") if amd else None
+        if text is None:
+            return count
+        return len({w for w in text.split(",") if w.strip().isdecimal() and int(w) < count})
+
+    def peak_bus_gbs(self, *, network: bool, ranks: int = 2) -> float:
+        """The nominal bus bandwidth the simulated collective reaches at large messages
+        (on AMD inside a node: every peer's xGMI link, ``ranks - 1`` of them)."""
         spec = self._state.spec
         if network:
             fallback = spec.has(NCCL_SOCKET_FALLBACK_FAULT)
             peak = 2.6 if fallback else spec.nic.rate_gbps / 8 * 0.94
+        elif spec.profile.vendor == AMD_VENDOR:
+            peak = SIM_XGMI_PEER_GBS * max(ranks - 1, 1) * _XGMI_EFFICIENCY
         elif spec.profile.compute_capability >= (10, 0):
             peak = 780.0
         elif spec.profile.compute_capability >= (9, 0):
