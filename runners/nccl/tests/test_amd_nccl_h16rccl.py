@@ -22,10 +22,8 @@ from runners.nccl import runner
 from runners.nccl.parse import NcclOutputError, build_of, transport_of
 from runners.sdk.entry import RunnerContext, guarded_main
 from runners.sdk.outcome import Verdict
-from runners.sdk.protocols import ToolResult
+from runners.sdk.protocols import Fabric, Platform, RdmaPort, ToolResult
 from runners.sdk.report import Markers, Report
-from runners.sdk.simgpu.amd_compute import SIM_XGMI_PEER_GBS
-from runners.sdk.simgpu.fabric import SimFabric
 from runners.tests.amd_matrix_cases import amd_matrix_cases
 
 KIND = "nccl"
@@ -94,34 +92,59 @@ def test_amd_fault_gives_its_matrix_phase(case: Case) -> None:
     assert check(RUNNERS[KIND], case) == []
 
 
+def _healthy(profile: str) -> RunnerReport:
+    spec = RUNNERS[KIND]
+    env = {**spec.test_env, "GLIMMER_SIM_GPU": profile}
+    run = execute(spec.command, kind=KIND, env=env, timeout_s=60)
+    assert run.exit_code == 0, run.stdout[-600:]
+    return run.report
+
+
 @pytest.mark.parametrize("profile", ["mi300xx2", "mi325xx2"])
 def test_amd_healthy_node_runs_rccl_over_xgmi_with_provenance_sim(profile: str) -> None:
-    spec = RUNNERS[KIND]
-    run = execute(
-        spec.command, kind=KIND, env={**spec.test_env, "GLIMMER_SIM_GPU": profile}, timeout_s=60
-    )
-    assert run.exit_code == 0, run.stdout[-600:]
-    assert run.report.metrics["ncclTransport"] == "P2P"
-    assert run.report.metrics["devicesVisible"] == "2"
-    # Two GPUs: one xGMI peer link, never NVLink's figure.
-    assert 0 < float(run.report.metrics["busBandwidthGBs"]) <= SIM_XGMI_PEER_GBS
-    assert run.report.provenance == "sim"
+    report = _healthy(profile)
+    assert report.metrics["ncclTransport"] == "P2P"
+    assert report.metrics["devicesVisible"] == "2"
+    assert report.provenance == "sim"
+    # Two GPUs: one xGMI peer link (simgpu's SIM_XGMI_PEER_GBS), never NVLink's figure.
+    nvlink = float(_healthy("h200x2").metrics["busBandwidthGBs"])
+    assert 0 < float(report.metrics["busBandwidthGBs"]) < nvlink
 
 
 # -- device selection ------------------------------------------------------------------
 
 
+class _Recording:
+    """A fabric that records the environment each tool is started with."""
+
+    def __init__(self, inner: Fabric, seen: list[dict[str, str]]) -> None:
+        self._inner, self._seen = inner, seen
+
+    def rdma_ports(self) -> list[RdmaPort]:
+        return self._inner.rdma_ports()
+
+    def error_counters(self, port: RdmaPort) -> dict[str, int] | None:
+        return self._inner.error_counters(port)
+
+    def memlock_limit_bytes(self) -> int | None:
+        return self._inner.memlock_limit_bytes()
+
+    def run_tool(
+        self, argv: Sequence[str], *, env: Mapping[str, str], timeout_s: float
+    ) -> ToolResult:
+        self._seen.append(dict(env))
+        return self._inner.run_tool(argv, env=env, timeout_s=timeout_s)
+
+
 def _recorded_envs(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
     seen: list[dict[str, str]] = []
-    real = SimFabric.run_tool
+    real = Platform.fabric
 
-    def recording(
-        self: SimFabric, argv: Sequence[str], *, env: Mapping[str, str], timeout_s: float
-    ) -> ToolResult:
-        seen.append(dict(env))
-        return real(self, argv, env=env, timeout_s=timeout_s)
+    def recording(self: Platform) -> Fabric:
+        inner = real(self)  # a platform may hand out another's fabric: record once
+        return inner if isinstance(inner, _Recording) else _Recording(inner, seen)
 
-    monkeypatch.setattr(SimFabric, "run_tool", recording)
+    monkeypatch.setattr(Platform, "fabric", recording)
     return seen
 
 
