@@ -129,12 +129,12 @@ def test_E14_vendor_dependence_is_unchanged_by_whose_image_is_the_default(kind: 
 
 
 def test_E14_an_nvidia_default_of_ours_still_never_runs_on_an_amd_node() -> None:
-    assert isinstance(resolve_image(kind="nccl", runner=None, node_vendor="amd"), object)
-    result = resolve_image(kind="nccl", runner=None, node_vendor="amd")
-    assert not isinstance(result, str)
-    rocm = runner_image("nccl", rocm=True)
-    by_vendor = {"imagesByVendor": [{"vendor": "amd", "image": rocm}]}
-    assert resolve_image(kind="nccl", runner=by_vendor, node_vendor="amd") == rocm
+    # gpudirect-rdma is built for NVIDIA and has no ROCm build here.
+    result = resolve_image(kind="gpudirect-rdma", runner=None, node_vendor="amd")
+    assert isinstance(result, ImageError)
+    mine = "example.com/gdr-rocm:1"
+    by_vendor = {"imagesByVendor": [{"vendor": "amd", "image": mine}]}
+    assert resolve_image(kind="gpudirect-rdma", runner=by_vendor, node_vendor="amd") == mine
 
 
 def test_rocm_siblings_are_the_name_with_a_rocm_suffix() -> None:
