@@ -112,8 +112,13 @@ def run_verdict(run: Mapping[str, Any], node: str) -> RunVerdict | None:
 
 
 def latest_verdict(runs: Iterable[Mapping[str, Any]], node: str) -> RunVerdict | None:
-    verdicts = [v for v in (run_verdict(r, node) for r in runs) if v is not None]
-    return max(verdicts, key=RunVerdict.sort_key) if verdicts else None
+    return newest_verdict(run_verdict(r, node) for r in runs)
+
+
+def newest_verdict(verdicts: Iterable[RunVerdict | None]) -> RunVerdict | None:
+    """The most recently finished of the runs' verdicts (None: no run judged the node)."""
+    found = [v for v in verdicts if v is not None]
+    return max(found, key=RunVerdict.sort_key) if found else None
 
 
 def next_verdict(

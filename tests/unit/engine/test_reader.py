@@ -167,6 +167,34 @@ async def test_by_index_answers_from_the_index_and_refuses_a_missing_one(world: 
         readers.cached.by_index(NODES, "run", "r1")
 
 
+async def test_by_index_view_answers_the_same_objects_in_place_and_refuses_a_missing_index(
+    world: Any,
+) -> None:
+    _, _, readers = world
+    copies = readers.cached.by_index(PODS, "run", "r1", label_selector=RUN)
+    names = readers.cached.by_index_view(
+        PODS, "run", "r1", label_selector=RUN,
+        view=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"]),
+    )  # fmt: skip
+    assert names == tuple((p["metadata"]["namespace"], p["metadata"]["name"]) for p in copies)
+    only_ns2 = readers.cached.by_index_view(
+        PODS, "run", "r1", namespace="ns2", label_selector=RUN, view=lambda p: p["metadata"]["name"]
+    )
+    assert only_ns2 == ("c",)
+    # In place: the view sees the cache's own objects, not copies (why it must not keep them).
+    [stored] = readers.cached.by_index_view(
+        PODS, "run", "r1", namespace="ns2", label_selector=RUN, view=lambda p: p
+    )
+    assert (
+        stored
+        is readers.cached.by_index_view(
+            PODS, "run", "r1", namespace="ns2", label_selector=RUN, view=lambda p: p
+        )[0]
+    )
+    with pytest.raises(NotCachedError, match="index"):
+        readers.cached.by_index_view(NODES, "run", "r1", view=lambda p: p)
+
+
 async def test_the_cache_does_not_see_our_own_write_until_the_watch_delivers_it(
     world: Any,
 ) -> None:
