@@ -14,7 +14,7 @@ from runners.gpu_burn.verdict_lines import MetricSet, judge, print_burn, print_r
 from runners.gpu_burn.xid_watch import XidWatch
 from runners.sdk.entry import RunnerContext
 from runners.sdk.fold import settle_concurrency
-from runners.sdk.gpus import open_node_gpus
+from runners.sdk.gpus import Gpus, open_node_gpus
 from runners.sdk.outcome import Verdict
 from runners.sdk.protocols import NVIDIA_VENDOR
 
@@ -29,7 +29,6 @@ def window_seconds(ctx: RunnerContext, *, default: float) -> float:
 
 
 def measure(ctx: RunnerContext) -> Verdict:
-    report = ctx.report
     platform = ctx.platform()
     gpus = open_node_gpus(platform=platform, env=ctx.env)
     watch = ctx.env.choice("BURNIN_GPU_BURN_WATCH_XID", default="false", allowed=("true", "false"))
@@ -40,15 +39,29 @@ def measure(ctx: RunnerContext) -> Verdict:
     if metrics.xid_watched and metrics.xids_exist:
         kmsg = platform.open_kmsg()
         xid = XidWatch(kmsg) if kmsg is not None else None
+    return burn_window(ctx, gpus=gpus, metrics=metrics, xid=xid, default_window_s=DEFAULT_WINDOW_S)
+
+
+def burn_window(
+    ctx: RunnerContext,
+    *,
+    gpus: Gpus,
+    metrics: MetricSet,
+    xid: XidWatch | None,
+    default_window_s: float,
+) -> Verdict:
+    """One load window on every GPU, printed and judged (gpu-burn's, and thermal-soak's:
+    the same engine, another window and metric set). Closes ``xid`` when done."""
+    report = ctx.report
     concurrency = settle_concurrency(
         report=report, requested=ctx.env.device_concurrency, default="all"
     )
-    window_s = window_seconds(ctx, default=DEFAULT_WINDOW_S)
+    window_s = window_seconds(ctx, default=default_window_s)
     report.metric("durationRequestedS", window_s)
     try:
         burn = run_burn(
             gpus=gpus,
-            clock=platform.clock,
+            clock=ctx.platform().clock,
             window_s=window_s,
             xid=xid,
             progress=lambda running: print_running_totals(report, running, metrics=metrics),

@@ -13,12 +13,10 @@ is gpu-burn's.
 
 from __future__ import annotations
 
-from runners.gpu_burn.burn import run_burn
-from runners.gpu_burn.runner import window_seconds
-from runners.gpu_burn.verdict_lines import MetricSet, judge, print_burn, print_running_totals
+from runners.gpu_burn.runner import burn_window
+from runners.gpu_burn.verdict_lines import MetricSet
 from runners.gpu_burn.xid_watch import XidWatch
 from runners.sdk.entry import RunnerContext
-from runners.sdk.fold import settle_concurrency
 from runners.sdk.gpus import open_node_gpus
 from runners.sdk.outcome import Verdict
 from runners.sdk.protocols import NVIDIA_VENDOR
@@ -29,27 +27,9 @@ AMD_METRICS = MetricSet(xid_watched=True, soak_extras=True, xids_exist=False)
 
 
 def measure(ctx: RunnerContext) -> Verdict:
-    report = ctx.report
     platform = ctx.platform()
     gpus = open_node_gpus(platform=platform, env=ctx.env)
     metrics = METRICS if gpus.vendor == NVIDIA_VENDOR else AMD_METRICS
     kmsg = platform.open_kmsg() if metrics.xids_exist else None
     xid = XidWatch(kmsg) if kmsg is not None else None
-    concurrency = settle_concurrency(
-        report=report, requested=ctx.env.device_concurrency, default="all"
-    )
-    window_s = window_seconds(ctx, default=DEFAULT_WINDOW_S)
-    report.metric("durationRequestedS", window_s)
-    try:
-        burn = run_burn(
-            gpus=gpus,
-            clock=platform.clock,
-            window_s=window_s,
-            xid=xid,
-            progress=lambda running: print_running_totals(report, running, metrics=metrics),
-        )
-    finally:
-        if xid is not None:
-            xid.close()
-    print_burn(report, burn, gpus=gpus, metrics=metrics, concurrency=concurrency)
-    return judge(burn)
+    return burn_window(ctx, gpus=gpus, metrics=metrics, xid=xid, default_window_s=DEFAULT_WINDOW_S)
