@@ -318,6 +318,40 @@ class TestResult:
 
 
 @attrs.define(kw_only=True)
+class PackedResults:
+    """Settled single-node results of one evidence shard that share a verdict, packed:
+    how a run of many thousands of results keeps even its compact records small
+    (docs/status-shards.md). Member i is node ``nodes[i]`` at entry ``indexes[i]`` of the
+    shard; each stands for the compact record of that unit."""
+
+    evidence: str = field(
+        json="evidence",
+        required=True,
+        description="Digest of the shard (ConfigMap <run>-ev-<digest>) that holds the "
+        "members' full results.",
+    )
+    name: str = field(json="name", required=True, description="Planned test name.")
+    kind: str = field(json="kind", required=True, description="Test kind.")
+    phase: str = field(
+        json="phase", required=True, enum=RunPhase, description="Every member's phase."
+    )
+    provenance: str | None = field(
+        json="provenance", enum=Provenance, description="Every member's provenance."
+    )
+    suspect: bool | None = field(json="suspect", description="Every member's suspect flag.")
+    variant_axes: dict[str, str] | None = field(
+        json="variantAxes", description="Every member's variant cell."
+    )
+    nodes: list[str] = field(json="nodes", required=True, description="Each member's node.")
+    indexes: list[int] = field(
+        json="indexes",
+        required=True,
+        description="Each member's entry in the shard, position for position with nodes; "
+        "a group whose lists disagree reads Error for every node it names.",
+    )
+
+
+@attrs.define(kw_only=True)
 class BurnInRunStatus:
     """Observed state of a run: the controller's checkpoint store."""
 
@@ -337,6 +371,17 @@ class BurnInRunStatus:
         json="finishedAt", fmt="date-time", description="When the run became terminal."
     )
     results: list[TestResult] | None = field(json="results", description="Per-test results.")
+    packed_results: list[PackedResults] | None = field(
+        json="packedResults",
+        description="Only on a run too large for compact records alone: settled results "
+        "packed by shard and verdict, each member standing for one result (read with "
+        "results; docs/status-shards.md).",
+    )
+    fingerprint_shard: str | None = field(
+        json="fingerprintShard",
+        description="Only when the per-node fingerprint is too large for the status: the "
+        "digest of ConfigMap <run>-fp-<digest>, owned by the run, that holds it.",
+    )
     passed: int | None = field(json="passed", fmt="int32", description="Passed results.")
     failed: int | None = field(json="failed", fmt="int32", description="Failed results.")
     errored: int | None = field(json="errored", fmt="int32", description="Error results.")

@@ -160,26 +160,56 @@ async def read_evidence(client: KubeClient, run: JSON) -> dict[str, Any]:
     meta, status = _mapping(run.get("metadata")), _mapping(run.get("status"))
     namespace, uid = _text(meta.get("namespace")), _text(meta.get("uid"))
     found: dict[str, Any] = {}
-    for digest in codec.shard_digests(_objects(status.get("results"))):
+    for digest in codec.shard_digests(codec.status_results(status)):
         name = codec.shard_name(_text(meta.get("name")), digest)
         try:
             config_map = await client.get(CONFIGMAPS, name, namespace=namespace)
         except _READ_ERRORS:
             config_map = None
         found[digest] = codec.decode_shard_payload(config_map, uid=uid, digest=digest)
+    digest = _text(status.get(codec.FINGERPRINT_SHARD_KEY))
+    if digest:
+        name = codec.fingerprint_shard_name(_text(meta.get("name")), digest)
+        try:
+            config_map = await client.get(CONFIGMAPS, name, namespace=namespace)
+        except _READ_ERRORS:
+            config_map = None
+        fingerprint = codec.decode_fingerprint_payload(config_map, uid=uid, digest=digest)
+        found[codec.FINGERPRINT_SHARD_KEY] = fingerprint
     return found
+
+
+def fingerprint_of(run: JSON, shards: Mapping[str, Any] | None) -> dict[str, str]:
+    """The run-start fingerprint, per node: ``status.fingerprint``, or for a large run
+    its fingerprint shard (``read_evidence``); a shard that cannot be read names itself
+    against every target instead of vanishing."""
+    meta, status = _mapping(run.get("metadata")), _mapping(run.get("status"))
+    inline = _string_map(status.get("fingerprint"))
+    digest = _text(status.get(codec.FINGERPRINT_SHARD_KEY))
+    if not digest:
+        return inline
+    stored = (shards or {}).get(codec.FINGERPRINT_SHARD_KEY)
+    if isinstance(stored, Mapping):
+        return {**_string_map(stored), **inline}
+    name = codec.fingerprint_shard_name(_text(meta.get("name")), digest)
+    note = codec.FINGERPRINT_UNREADABLE.format(name=name)
+    targets = _mapping(status.get("priorUnschedulable"))
+    noted = {str(node): note for node in targets} | inline
+    return noted or {"*": note}
 
 
 def expand_run(run: JSON, shards: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``run`` whose ``status.results`` are every result in full: compact
-    records expanded from ``shards`` (``read_evidence``), unreadable ones as Error."""
+    and packed records expanded from ``shards`` (``read_evidence``), unreadable ones as
+    Error; and whose ``status.fingerprint`` is whole (:func:`fingerprint_of`)."""
     out = dict(run)
     status = dict(_mapping(out.get("status")))
-    results = status.get("results")
-    if isinstance(results, list):
-        status["results"] = [
-            codec.expand_result(r, shards) if isinstance(r, Mapping) else r for r in results
-        ]
+    if isinstance(status.get("results"), list) or codec.PACKED_KEY in status:
+        status["results"] = [codec.expand_result(r, shards) for r in codec.status_results(status)]
+        status.pop(codec.PACKED_KEY, None)
+    if codec.FINGERPRINT_SHARD_KEY in status:
+        status["fingerprint"] = fingerprint_of(run, shards)
+        status.pop(codec.FINGERPRINT_SHARD_KEY)
     out["status"] = status
     return out
 
@@ -203,7 +233,7 @@ def build_envelope(
     uid = _text(meta.get("uid"))
     phase = _text(status.get("phase"))
     results = tuple(
-        result_of(codec.expand_result(r, shards or {})) for r in _objects(status.get("results"))
+        result_of(codec.expand_result(r, shards or {})) for r in codec.status_results(status)
     )
     return Envelope(
         baseline=baseline,
@@ -220,7 +250,7 @@ def build_envelope(
         phase=phase,
         cancel_reason=_text(spec.get("cancelReason")) if phase == CANCELLED else "",
         checkpoint_sequence=_sequence(event_key) if reason == REASON_CHECKPOINT else 0,
-        fingerprint=_string_map(status.get("fingerprint")),
+        fingerprint=fingerprint_of(run, shards),
         results=results,
         summary=summary_of(results),
         provenance=_text(status.get("provenance")),

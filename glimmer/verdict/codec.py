@@ -423,10 +423,9 @@ def shard_digests(results: Iterable[Mapping[str, Any]]) -> list[str]:
     return list(names)
 
 
-def decode_shard_payload(config_map: Any, *, uid: str, digest: str) -> list[Any] | None:
-    """A shard ConfigMap's payload, or None when it is absent, not owned by the run
-    ``uid``, unreadable, or not the bytes its ``digest`` names: every result it holds
-    then reads Error (:func:`expand_result`)."""
+def _owned_payload(config_map: Any, *, uid: str, digest: str, key: str) -> Any:
+    """The JSON under ``key`` of a ConfigMap owned by the run ``uid`` whose text is the
+    bytes ``digest`` names; None for anything else."""
     if not isinstance(config_map, Mapping):
         return None
     metadata = config_map.get("metadata")
@@ -434,11 +433,123 @@ def decode_shard_payload(config_map: Any, *, uid: str, digest: str) -> list[Any]
     if not any(isinstance(o, Mapping) and o.get("uid") == uid for o in _list(owners)):
         return None
     data = config_map.get("data")
-    text = data.get(SHARD_PAYLOAD_KEY) if isinstance(data, Mapping) else None
+    text = data.get(key) if isinstance(data, Mapping) else None
     if not isinstance(text, str) or shard_digest(text) != digest:
         return None
     try:
-        payload = json.loads(text)
+        return json.loads(text)
     except ValueError:
         return None
+
+
+def decode_shard_payload(config_map: Any, *, uid: str, digest: str) -> list[Any] | None:
+    """A shard ConfigMap's payload, or None when it is absent, not owned by the run
+    ``uid``, unreadable, or not the bytes its ``digest`` names: every result it holds
+    then reads Error (:func:`expand_result`)."""
+    payload = _owned_payload(config_map, uid=uid, digest=digest, key=SHARD_PAYLOAD_KEY)
     return payload if isinstance(payload, list) else None
+
+
+# --- the run-start fingerprint of a large run ------------------------------------------
+
+#: The status field naming the fingerprint shard, and the shard's payload key.
+FINGERPRINT_SHARD_KEY: Final = "fingerprintShard"
+FINGERPRINT_PAYLOAD_KEY: Final = "fingerprint.json"
+FINGERPRINT_UNREADABLE: Final = "run-start fingerprint unavailable: {name} is missing or altered"
+
+
+def fingerprint_shard_name(run_name: str, digest: str) -> str:
+    """The ConfigMap that holds the run-start fingerprint of run ``run_name``."""
+    return f"{run_name[:200]}-fp-{digest}"
+
+
+def decode_fingerprint_payload(config_map: Any, *, uid: str, digest: str) -> dict[str, str] | None:
+    """A fingerprint shard's node -> text map, or None (absent, foreign, altered)."""
+    payload = _owned_payload(config_map, uid=uid, digest=digest, key=FINGERPRINT_PAYLOAD_KEY)
+    if not isinstance(payload, Mapping):
+        return None
+    return {str(k): v for k, v in payload.items() if isinstance(v, str)}
+
+
+# --- packed records (issue 18: runs past a few thousand results) ---------------------
+
+#: The status field that holds packed groups of compact records.
+PACKED_KEY: Final = "packedResults"
+#: What every member of a packed group shares (besides its shard): a compact record
+#: without its node and index.
+PACKED_SHARED: Final = ("name", "kind", "phase", "provenance", "suspect", "variantAxes")
+PACKED_UNREADABLE: Final = "packed record of shard {shard} is unreadable ({why}); result unjudged"
+
+
+def packable(record: Mapping[str, Any]) -> bool:
+    """A compact record of one node with a readable reference: only these pack (one
+    with no node or several keeps its own record, as does anything not compact)."""
+    if not is_compact(record) or evidence_ref(record) is None:
+        return False
+    nodes = record.get("nodes")
+    return isinstance(nodes, list) and len(nodes) == 1 and isinstance(nodes[0], str)
+
+
+def pack_records(records: Iterable[Mapping[str, Any]]) -> list[JSON]:
+    """``records`` (each :func:`packable`) as packed groups: one per shard and shared
+    fields, members in shard order, groups in a canonical order, so packing the
+    unpacked groups again gives the same bytes. A record given twice is kept once;
+    two records that differ but name one shard entry are both kept (expansion then
+    reads the one that disagrees with its shard as Error)."""
+    groups: dict[tuple[str, bytes], tuple[JSON, dict[tuple[int, str], None]]] = {}
+    for record in records:
+        ref = evidence_ref(record)
+        if ref is None:
+            continue
+        shared = {k: record[k] for k in PACKED_SHARED if k in record}
+        key = (ref[0], canonical(shared))
+        if key not in groups:
+            groups[key] = ({EVIDENCE_KEY: ref[0], **shared}, {})
+        groups[key][1][(ref[1], str(record["nodes"][0]))] = None
+    packed: list[JSON] = []
+    for key in sorted(groups):
+        head, members = groups[key]
+        ordered = sorted(members)
+        packed.append(head | {"indexes": [i for i, _ in ordered], "nodes": [n for _, n in ordered]})
+    return packed
+
+
+def unpack_records(groups: Any) -> list[JSON]:
+    """The compact records packed ``groups`` stand for, each exactly as
+    :func:`compact_result` writes it. Fail closed: a group whose members cannot be
+    read (nodes and indexes of unequal length, a non-string node, a bad index) gives
+    each node it names as an Error record (unjudged, still counted); a group whose
+    nodes cannot be read at all names no unit, and gives nothing."""
+    out: list[JSON] = []
+    for group in _list(groups):
+        if not isinstance(group, Mapping):
+            continue
+        digest = _text(group.get(EVIDENCE_KEY))
+        nodes, indexes = _list(group.get("nodes")), _list(group.get("indexes"))
+        shared = {k: group[k] for k in PACKED_SHARED if k in group}
+        readable = bool(digest) and "/" not in digest and len(nodes) == len(indexes)
+        for position, node in enumerate(nodes):
+            if not isinstance(node, str):
+                continue
+            index = int_or_default(indexes[position], None) if readable else None
+            ordered: JSON = {
+                k: [node] if k == "nodes" else shared[k]
+                for k in COMPACT_KEYS
+                if k == "nodes" or k in shared
+            }
+            if index is None or index < 0:
+                ordered["phase"] = str(Phase.ERROR)
+                ordered["message"] = PACKED_UNREADABLE.format(shard=digest, why="its members")
+                ordered[EVIDENCE_KEY] = f"{digest}/"
+            else:
+                ordered[EVIDENCE_KEY] = f"{digest}/{index}"
+            out.append(ordered)
+    return out
+
+
+def status_results(status: Mapping[str, Any]) -> list[JSON]:
+    """Every result a run status holds: its packed records, then ``results`` (each a
+    dict; anything else is dropped). The one reading of ``status.results`` that sees a
+    run of any size."""
+    packed = unpack_records(status.get(PACKED_KEY))
+    return packed + [r for r in _list(status.get("results")) if isinstance(r, dict)]

@@ -66,6 +66,7 @@ from glimmer.engine import (
     is_already_exists,
     is_not_found,
 )
+from glimmer.verdict.codec import status_results
 
 log = structlog.get_logger("glimmer.controllers.fingerprint")
 
@@ -87,7 +88,7 @@ def runs_by_node(run: Mapping[str, Any]) -> list[str]:
     if status.get("phase") not in _TERMINAL:
         return []
     nodes: set[str] = set()
-    for result in status.get("results") or ():
+    for result in status_results(status):
         if isinstance(result, Mapping):
             nodes.update(str(n) for n in result.get("nodes") or () if n)
     return sorted(nodes)

@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from glimmer.api import format_time, parse_time
+from glimmer.verdict.codec import status_results
 
 JSON = dict[str, Any]
 
@@ -77,7 +78,7 @@ def run_verdict(run: Mapping[str, Any], node: str) -> RunVerdict | None:
         return None
     results = [
         r
-        for r in status.get("results") or ()
+        for r in status_results(status)
         if isinstance(r, Mapping) and node in (r.get("nodes") or ()) and r.get("kind")
     ]
     if not results:

@@ -254,6 +254,7 @@ async def write_status(
             ) from err
         else:
             raise
+    shards.pack(body)
     size = fit_status(body, budget=budget, terminal=terminal)
     try:
         return await client.replace(

@@ -43,6 +43,12 @@ SHARD_AT_BYTES: Final = 512 * 1024
 SHARD_MIN_BYTES: Final = 256 * 1024
 #: The most payload one shard carries (a ConfigMap holds at most 1 MiB of data).
 SHARD_MAX_BYTES: Final = 768 * 1024
+#: Compact records weighing more than this in ``status.results`` are packed (ten times
+#: smaller: ~20 bytes a result instead of ~180), so a run's status grows by its node
+#: names, not by its records, and tens of thousands of results fit.
+PACK_AT_BYTES: Final = 64 * 1024
+#: A run-start fingerprint larger than this moves to its own shard (about 500 nodes).
+FINGERPRINT_INLINE_BYTES: Final = 64 * 1024
 #: The ConfigMap key that holds the payload: JSON, evidence digest -> full result.
 PAYLOAD_KEY: Final = codec.SHARD_PAYLOAD_KEY
 #: Marks a ConfigMap as a run's evidence shard.
@@ -95,6 +101,38 @@ def _shard_body(view: RunView, *, name: str, payload: str) -> JSON:
     }
 
 
+def _config_map(view: RunView, *, name: str, key: str, payload: str) -> JSON:
+    body = _shard_body(view, name=name, payload=payload)
+    body["data"] = {key: payload}
+    return body
+
+
+async def offload_fingerprint(client: KubeClient, run: JSON) -> None:
+    """Move ``run``'s run-start fingerprint (the body about to be written) to an owned
+    shard when it is over :data:`FINGERPRINT_INLINE_BYTES` (a fleet's worth of node
+    descriptions, written once, read only by reports), leaving its digest in
+    ``status.fingerprintShard``. A shard the apiserver refuses leaves the map inline
+    (the status budget then decides); a transient failure is :class:`ShardError`."""
+    view = RunView(run)
+    fingerprint = view.status.get("fingerprint")
+    if not isinstance(fingerprint, dict):
+        return
+    payload = codec.canonical(fingerprint).decode()
+    if len(payload) <= FINGERPRINT_INLINE_BYTES or len(payload) > SHARD_MAX_BYTES:
+        return
+    digest = codec.shard_digest(payload)
+    name = codec.fingerprint_shard_name(view.name, digest)
+    body = _config_map(view, name=name, key=codec.FINGERPRINT_PAYLOAD_KEY, payload=payload)
+    try:
+        await create_shards(client, [body])
+    except ShardError as err:
+        if not err.refused:
+            raise
+        return
+    view.status.pop("fingerprint")
+    view.status[codec.FINGERPRINT_SHARD_KEY] = digest
+
+
 def plan_offload(run: JSON) -> list[JSON]:
     """Compact ``run``'s settled results in place; the shard bodies that must exist
     before the edited status may be written (empty when nothing moved)."""
@@ -131,7 +169,7 @@ def _ours(current: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
     owners = (current.get("metadata") or {}).get("ownerReferences") or []
     uid = body["metadata"]["ownerReferences"][0]["uid"]
     owned = any(isinstance(o, Mapping) and o.get("uid") == uid for o in owners)
-    return owned and (current.get("data") or {}).get(PAYLOAD_KEY) == body["data"][PAYLOAD_KEY]
+    return owned and (current.get("data") or {}) == body["data"]
 
 
 async def create_shards(client: KubeClient, bodies: Sequence[JSON]) -> None:
@@ -182,6 +220,36 @@ async def offload(
         return
     bodies = plan_offload(run)
     await create_shards(client, bodies)
+
+
+def _pack_weight(records: Sequence[Mapping[str, Any]]) -> int:
+    return sum(len(codec.canonical(r)) + 1 for r in records)
+
+
+def pack(run: JSON, *, at: int = PACK_AT_BYTES) -> None:
+    """Pack the compact records of ``run`` (the body about to be written) into
+    ``status.packedResults`` in place, once they weigh more than ``at``; a status that
+    packs already packs every new one too, so a record is never in both places.
+
+    The body may hold the packed records a second time, unpacked in ``results`` (a
+    pass writes back every result its view read): each is kept once. Pure: packed
+    records reference shards that are already durable."""
+    status = RunView(run).status
+    existing = status.get(codec.PACKED_KEY)
+    raw = status.get("results")
+    results = raw if isinstance(raw, list) else []
+    fresh = [r for r in results if isinstance(r, Mapping) and codec.packable(r)]
+    if not existing and (not fresh or _pack_weight(fresh) <= at):
+        return
+    unpacked = codec.unpack_records(existing)
+    rest = [r for r in results if not (isinstance(r, Mapping) and codec.packable(r))]
+    kept = {codec.canonical(r) for r in rest if isinstance(r, Mapping)}
+    # An unreadable member unpacks as an Error record: it stays, counted, in results.
+    unreadable = [r for r in unpacked if not codec.packable(r) and codec.canonical(r) not in kept]
+    status[codec.PACKED_KEY] = codec.pack_records(
+        [r for r in unpacked if codec.packable(r)] + fresh
+    )
+    status["results"] = unreadable + rest
 
 
 #: Readers (sinks, reports, tests) expand compact records through these, kept with the

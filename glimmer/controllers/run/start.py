@@ -13,7 +13,7 @@ from typing import Any, Final
 import structlog
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.run import kube, labels, wire
+from glimmer.controllers.run import kube, labels, shards, wire
 from glimmer.controllers.run.admission import find_conflict, holds, precedence_key
 from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part
@@ -275,6 +275,9 @@ class Starter(Part):
         await self.deliverer.deliver(
             Delivery(Reason.RUN_PHASE_CHANGED, str(Phase.RUNNING), run, plan.sinks)
         )
+        # Issue 18: a fleet's fingerprint is written once and read only by reports, so a
+        # large one lives in an owned shard, created before the status names it.
+        await shards.offload_fingerprint(self.client, run)
         run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
         await kube.record_event(self.client, run, type_="Normal", reason="Started",
                                 message=f"running {len(plan.tests)} test(s) on "

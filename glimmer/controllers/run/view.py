@@ -26,7 +26,7 @@ from glimmer.api.fields import spec_of
 from glimmer.controllers.run import labels
 from glimmer.plan import PinnedPlan, PlanDecodeError
 from glimmer.verdict import Phase
-from glimmer.verdict.codec import int_or_default
+from glimmer.verdict.codec import int_or_default, status_results
 
 JSON = dict[str, Any]
 
@@ -248,8 +248,9 @@ class RunView:
 
     @property
     def results(self) -> list[JSON]:
-        """``status.results`` entries (each a dict; anything else is dropped)."""
-        return [r for r in _list(self._status.get("results")) if isinstance(r, dict)]
+        """Every result: ``status.results`` entries (each a dict; anything else is
+        dropped) after the compact records of ``status.packedResults``, if any."""
+        return status_results(self._status)
 
     @property
     def counts(self) -> tuple[int, int, int, int]:

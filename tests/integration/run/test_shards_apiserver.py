@@ -55,13 +55,13 @@ async def test_shards_6000_results_every_write_accepted_by_the_apiserver_and_rea
     run = await create_run(kube, namespace, "big", ["kwok-node-0000"], suspend=True)
     expected = [synthetic(t, n) for t in TESTS for n in range(nodes)]
     for start in range(0, len(expected), 500):
-        results = [dict(r) for r in run.get("status", {}).get("results") or []]
+        results = [dict(r) for r in codec.status_results(run.get("status", {}))]
         run.setdefault("status", {})["results"] = results + copy.deepcopy(
             expected[start : start + 500]
         )
         run = await run_kube.write_status(kube, run)  # raises on any refusal
     stored = await kube.get(run_kube.RUNS, "big", namespace=namespace)
-    recorded = stored["status"]["results"]
+    recorded = codec.status_results(stored["status"])
     assert len(recorded) == 6000
     assert sum(codec.is_compact(r) for r in recorded) >= 5500  # the apiserver kept `evidence`
     assert len(codec.canonical(stored)) <= run_kube.STATUS_BUDGET_BYTES
@@ -86,7 +86,7 @@ async def test_shards_a_shard_is_immutable_and_its_loss_reads_error(
     run = await create_run(kube, namespace, "mid", ["kwok-node-0000"], suspend=True)
     run.setdefault("status", {})["results"] = [synthetic("t", n) for n in range(900)]
     run = await run_kube.write_status(kube, run)
-    digests = codec.shard_digests(run["status"]["results"])
+    digests = codec.shard_digests(codec.status_results(run["status"]))
     assert digests
     name = codec.shard_name("mid", digests[0])
     shard = await kube.get(CONFIGMAPS, name, namespace=namespace)

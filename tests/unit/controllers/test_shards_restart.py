@@ -59,7 +59,7 @@ async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shard
     assert await _settle_live_pods(cluster) == NODES  # test a, everywhere
     await cluster.reconcile()
     mid = await cluster.run()
-    compact = [r for r in mid["status"]["results"] if codec.is_compact(r)]
+    compact = [r for r in codec.status_results(mid["status"]) if codec.is_compact(r)]
     assert compact, "the first settled batch moved to shards"
     assert all(r["phase"] == "Passed" for r in compact)
     # The manager restarts: a new reconciler, nothing in memory, only status + pods.
@@ -88,7 +88,7 @@ async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shard
     # The terminal envelope the manager sends is built from every result in full.
     [terminal] = [d for d in cluster.delivered.sent if d.reason == "RunPhaseChanged"
                   and d.event_key == "Passed"]  # fmt: skip
-    sent = terminal.run["status"]["results"]
+    sent = codec.status_results(terminal.run["status"])
     assert len(sent) == 2 * NODES
     assert not any(codec.is_compact(r) for r in sent)
     assert all(r.get("metrics") for r in sent)
@@ -118,6 +118,6 @@ async def test_shards_a_shard_lost_mid_run_shows_its_results_unjudged(
         shards=evidence,
     )  # fmt: skip
     assert len(envelope.results) == NODES
-    compact = sum(codec.is_compact(r) for r in run["status"]["results"])
+    compact = sum(codec.is_compact(r) for r in codec.status_results(run["status"]))
     assert sum(r.phase == "Error" for r in envelope.results) == compact > 0
     assert "Passed" not in {r.phase for r in envelope.results if "unjudged" in r.message}
