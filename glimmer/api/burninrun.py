@@ -377,10 +377,10 @@ class BurnInRunStatus:
         "packed by shard and verdict, each member standing for one result (read with "
         "results; docs/status-shards.md).",
     )
-    fingerprint_shard: str | None = field(
-        json="fingerprintShard",
+    fingerprint_shards: list[str] | None = field(
+        json="fingerprintShards",
         description="Only when the per-node fingerprint is too large for the status: the "
-        "digest of ConfigMap <run>-fp-<digest>, owned by the run, that holds it.",
+        "digests of the ConfigMaps <run>-fp-<digest>, owned by the run, that hold it.",
     )
     passed: int | None = field(json="passed", fmt="int32", description="Passed results.")
     failed: int | None = field(json="failed", fmt="int32", description="Failed results.")

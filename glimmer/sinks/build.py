@@ -167,16 +167,22 @@ async def read_evidence(client: KubeClient, run: JSON) -> dict[str, Any]:
         except _READ_ERRORS:
             config_map = None
         found[digest] = codec.decode_shard_payload(config_map, uid=uid, digest=digest)
-    digest = _text(status.get(codec.FINGERPRINT_SHARD_KEY))
-    if digest:
+    prints: dict[str, str] | None = {}
+    for digest in _texts(status.get(codec.FINGERPRINT_SHARD_KEY)):
         name = codec.fingerprint_shard_name(_text(meta.get("name")), digest)
         try:
             config_map = await client.get(CONFIGMAPS, name, namespace=namespace)
         except _READ_ERRORS:
             config_map = None
-        fingerprint = codec.decode_fingerprint_payload(config_map, uid=uid, digest=digest)
-        found[codec.FINGERPRINT_SHARD_KEY] = fingerprint
+        chunk = codec.decode_fingerprint_payload(config_map, uid=uid, digest=digest)
+        prints = None if chunk is None or prints is None else prints | chunk
+    if codec.FINGERPRINT_SHARD_KEY in status:
+        found[codec.FINGERPRINT_SHARD_KEY] = prints
     return found
+
+
+def _texts(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str) and v] if isinstance(value, list) else []
 
 
 def fingerprint_of(run: JSON, shards: Mapping[str, Any] | None) -> dict[str, str]:
@@ -185,14 +191,14 @@ def fingerprint_of(run: JSON, shards: Mapping[str, Any] | None) -> dict[str, str
     against every target instead of vanishing."""
     meta, status = _mapping(run.get("metadata")), _mapping(run.get("status"))
     inline = _string_map(status.get("fingerprint"))
-    digest = _text(status.get(codec.FINGERPRINT_SHARD_KEY))
-    if not digest:
+    digests = _texts(status.get(codec.FINGERPRINT_SHARD_KEY))
+    if not digests:
         return inline
     stored = (shards or {}).get(codec.FINGERPRINT_SHARD_KEY)
     if isinstance(stored, Mapping):
         return {**_string_map(stored), **inline}
-    name = codec.fingerprint_shard_name(_text(meta.get("name")), digest)
-    note = codec.FINGERPRINT_UNREADABLE.format(name=name)
+    names = ", ".join(codec.fingerprint_shard_name(_text(meta.get("name")), d) for d in digests)
+    note = codec.FINGERPRINT_UNREADABLE.format(name=names)
     targets = _mapping(status.get("priorUnschedulable"))
     noted = {str(node): note for node in targets} | inline
     return noted or {"*": note}

@@ -452,10 +452,12 @@ def decode_shard_payload(config_map: Any, *, uid: str, digest: str) -> list[Any]
 
 # --- the run-start fingerprint of a large run ------------------------------------------
 
-#: The status field naming the fingerprint shard, and the shard's payload key.
-FINGERPRINT_SHARD_KEY: Final = "fingerprintShard"
+#: The status field naming the fingerprint shards, and a shard's payload key.
+FINGERPRINT_SHARD_KEY: Final = "fingerprintShards"
 FINGERPRINT_PAYLOAD_KEY: Final = "fingerprint.json"
-FINGERPRINT_UNREADABLE: Final = "run-start fingerprint unavailable: {name} is missing or altered"
+FINGERPRINT_UNREADABLE: Final = (
+    "run-start fingerprint unavailable: a shard of {name} is missing or altered"
+)
 
 
 def fingerprint_shard_name(run_name: str, digest: str) -> str:
@@ -547,9 +549,21 @@ def unpack_records(groups: Any) -> list[JSON]:
     return out
 
 
+def unit_key(result: Mapping[str, Any]) -> tuple[str, tuple[str, ...], bytes]:
+    """What a result is the result *of*: its planned test, nodes and variant cell."""
+    nodes = tuple(str(n) for n in _list(result.get("nodes")))
+    return _text(result.get("name")), nodes, canonical(result.get("variantAxes") or {})
+
+
 def status_results(status: Mapping[str, Any]) -> list[JSON]:
-    """Every result a run status holds: its packed records, then ``results`` (each a
-    dict; anything else is dropped). The one reading of ``status.results`` that sees a
-    run of any size."""
+    """Every result a run status holds, each unit once: its packed records, then
+    ``results`` (each a dict; anything else is dropped). A unit in ``results``
+    supersedes its packed record: code that edits a status writes back every result
+    its view read, and the write packs them again. The one reading of
+    ``status.results`` that sees a run of any size."""
+    listed = [r for r in _list(status.get("results")) if isinstance(r, dict)]
     packed = unpack_records(status.get(PACKED_KEY))
-    return packed + [r for r in _list(status.get("results")) if isinstance(r, dict)]
+    if not packed:
+        return listed
+    units = {unit_key(r) for r in listed}
+    return [r for r in packed if unit_key(r) not in units] + listed

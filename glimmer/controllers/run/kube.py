@@ -234,6 +234,7 @@ async def write_status(
     ``shards.ShardError``: nothing is written, the next pass retries); the terminal
     write then goes without shards, clamped as above, so it never loops."""
     body = copy.deepcopy(dict(run))
+    shards.drop_packed_twins(body)
     try:
         await shards.offload(
             client,

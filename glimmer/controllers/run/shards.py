@@ -47,7 +47,7 @@ SHARD_MAX_BYTES: Final = 768 * 1024
 #: smaller: ~20 bytes a result instead of ~180), so a run's status grows by its node
 #: names, not by its records, and tens of thousands of results fit.
 PACK_AT_BYTES: Final = 64 * 1024
-#: A run-start fingerprint larger than this moves to its own shard (about 500 nodes).
+#: A run-start fingerprint larger than this moves to owned shards (about 500 nodes).
 FINGERPRINT_INLINE_BYTES: Final = 64 * 1024
 #: The ConfigMap key that holds the payload: JSON, evidence digest -> full result.
 PAYLOAD_KEY: Final = codec.SHARD_PAYLOAD_KEY
@@ -108,29 +108,42 @@ def _config_map(view: RunView, *, name: str, key: str, payload: str) -> JSON:
 
 
 async def offload_fingerprint(client: KubeClient, run: JSON) -> None:
-    """Move ``run``'s run-start fingerprint (the body about to be written) to an owned
-    shard when it is over :data:`FINGERPRINT_INLINE_BYTES` (a fleet's worth of node
-    descriptions, written once, read only by reports), leaving its digest in
-    ``status.fingerprintShard``. A shard the apiserver refuses leaves the map inline
+    """Move ``run``'s run-start fingerprint (the body about to be written) to owned
+    shards when it is over :data:`FINGERPRINT_INLINE_BYTES` (a fleet's worth of node
+    descriptions, written once, read only by reports), leaving their digests in
+    ``status.fingerprintShards``. A shard the apiserver refuses leaves the map inline
     (the status budget then decides); a transient failure is :class:`ShardError`."""
     view = RunView(run)
     fingerprint = view.status.get("fingerprint")
     if not isinstance(fingerprint, dict):
         return
-    payload = codec.canonical(fingerprint).decode()
-    if len(payload) <= FINGERPRINT_INLINE_BYTES or len(payload) > SHARD_MAX_BYTES:
+    if len(codec.canonical(fingerprint)) <= FINGERPRINT_INLINE_BYTES:
         return
-    digest = codec.shard_digest(payload)
-    name = codec.fingerprint_shard_name(view.name, digest)
-    body = _config_map(view, name=name, key=codec.FINGERPRINT_PAYLOAD_KEY, payload=payload)
+    chunks: list[dict[str, Any]] = [{}]
+    size = 0
+    for node, text in sorted(fingerprint.items()):
+        weight = len(codec.canonical({node: text}))
+        if chunks[-1] and size + weight > SHARD_MAX_BYTES:
+            chunks.append({})
+            size = 0
+        chunks[-1][node] = text
+        size += weight
+    bodies, digests = [], []
+    for chunk in chunks:
+        payload = codec.canonical(chunk).decode()
+        digest = codec.shard_digest(payload)
+        name = codec.fingerprint_shard_name(view.name, digest)
+        key = codec.FINGERPRINT_PAYLOAD_KEY
+        bodies.append(_config_map(view, name=name, key=key, payload=payload))
+        digests.append(digest)
     try:
-        await create_shards(client, [body])
+        await create_shards(client, bodies)
     except ShardError as err:
         if not err.refused:
             raise
         return
     view.status.pop("fingerprint")
-    view.status[codec.FINGERPRINT_SHARD_KEY] = digest
+    view.status[codec.FINGERPRINT_SHARD_KEY] = digests
 
 
 def plan_offload(run: JSON) -> list[JSON]:
@@ -226,7 +239,31 @@ def _pack_weight(records: Sequence[Mapping[str, Any]]) -> int:
     return sum(len(codec.canonical(r)) + 1 for r in records)
 
 
-def pack(run: JSON, *, at: int = PACK_AT_BYTES) -> None:
+def drop_packed_twins(run: JSON) -> None:
+    """Drop from ``run``'s ``results`` (the body about to be written) every settled
+    result whose unit is already packed: a pass that writes twice sends its settled
+    results again, in full, after the first write packed them (the status holds each
+    unit once; a settled result never changes, and the packed one's shard is durable).
+    Runs before :func:`offload`, so no second shard is made of the same evidence."""
+    status = RunView(run).status
+    existing = status.get(codec.PACKED_KEY)
+    raw = status.get("results")
+    if not existing or not isinstance(raw, list):
+        return
+    packed = {codec.unit_key(r) for r in codec.unpack_records(existing) if codec.packable(r)}
+    status["results"] = [
+        r
+        for r in raw
+        if not (
+            isinstance(r, Mapping)
+            and codec.phase_from_json(r.get("phase")).terminal
+            and not codec.is_compact(r)
+            and codec.unit_key(r) in packed
+        )
+    ]
+
+
+def pack(run: JSON, *, at: int | None = None) -> None:
     """Pack the compact records of ``run`` (the body about to be written) into
     ``status.packedResults`` in place, once they weigh more than ``at``; a status that
     packs already packs every new one too, so a record is never in both places.
@@ -239,7 +276,8 @@ def pack(run: JSON, *, at: int = PACK_AT_BYTES) -> None:
     raw = status.get("results")
     results = raw if isinstance(raw, list) else []
     fresh = [r for r in results if isinstance(r, Mapping) and codec.packable(r)]
-    if not existing and (not fresh or _pack_weight(fresh) <= at):
+    limit = PACK_AT_BYTES if at is None else at
+    if not existing and (not fresh or _pack_weight(fresh) <= limit):
         return
     unpacked = codec.unpack_records(existing)
     rest = [r for r in results if not (isinstance(r, Mapping) and codec.packable(r))]

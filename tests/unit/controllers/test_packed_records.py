@@ -1,0 +1,273 @@
+"""Packed records and the fingerprint shard (issue 18): a run's status grows by its node
+names, not by ~180 bytes a result, so a 5,000-node run and runs of tens of thousands of
+results fit (docs/status-shards.md). FakeClient and the unit harness."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from glimmer.controllers.run import kube, shards
+from glimmer.controllers.run.kube import PROFILES
+from glimmer.controllers.run.view import RunView
+from glimmer.engine import CONFIGMAPS, ApiError, FakeClient
+from glimmer.sinks import build
+from glimmer.verdict import codec
+
+from .run.harness import NS, Cluster, custom_test
+from .test_shards_restart import _launch, _settle_live_pods
+from .test_shards_status import full_result, new_run, open_result
+
+#: What a real GPU node's run-start fingerprint reads like (about 150 bytes).
+REAL_PRINT = (
+    "kernel=5.15.0-1048-nvidia os=Ubuntu 22.04.4 LTS arch=amd64 "
+    "nvidia.com/gpu.product=NVIDIA-H200 glimmer.ai/gpu-arch=hopper glimmer.ai/hw-class=hgx-8"
+)
+
+
+def compact(
+    index: int, *, phase: str = "Passed", shard: str = "0123456789abcdef"
+) -> dict[str, Any]:
+    return codec.compact_result(full_result(index, phase=phase), shard=shard, index=index)
+
+
+# --- the codec ---------------------------------------------------------------------------
+
+
+records = st.lists(
+    st.builds(
+        compact,
+        st.integers(min_value=0, max_value=40),
+        phase=st.sampled_from(["Passed", "Failed", "Error", "Skipped"]),
+        shard=st.sampled_from(["aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"]),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(records)
+def test_I18_packing_is_canonical_and_loses_no_distinct_record(given: list[dict[str, Any]]) -> None:
+    packed = codec.pack_records(given)
+    unpacked = codec.unpack_records(packed)
+    distinct = {codec.canonical(r) for r in given}
+    assert sorted(codec.canonical(r) for r in unpacked) == sorted(distinct)
+    assert codec.pack_records(reversed(unpacked)) == packed  # order never matters
+    assert all(codec.packable(r) for r in unpacked)
+
+
+def test_I18_a_packed_group_whose_lists_disagree_reads_error_for_every_node() -> None:
+    [group] = codec.pack_records([compact(0), compact(1), compact(2)])
+    group["indexes"] = group["indexes"][:2]  # edited by hand: one index short
+    unpacked = codec.unpack_records([group])
+    assert [r["nodes"] for r in unpacked] == [[f"kwok-node-000{i}"] for i in range(3)]
+    assert {r["phase"] for r in unpacked} == {"Error"}
+    expanded = [codec.expand_result(r, {}) for r in unpacked]
+    assert {r["phase"] for r in expanded} == {"Error"}
+    assert all("unjudged" in r["message"] for r in expanded)
+
+
+def test_I18_a_packed_member_with_a_negative_index_reads_error() -> None:
+    [group] = codec.pack_records([compact(0), compact(1)])
+    group["indexes"] = [0, -1]
+    phases = [r["phase"] for r in codec.unpack_records([group])]
+    assert phases == ["Passed", "Error"]
+
+
+def test_I18_status_results_reads_packed_records_before_the_results_list() -> None:
+    status = {
+        codec.PACKED_KEY: codec.pack_records([compact(0), compact(1)]),
+        "results": [open_result(2), "junk"],
+    }
+    got = codec.status_results(status)
+    assert [r["nodes"] for r in got] == [["kwok-node-0000"], ["kwok-node-0001"], ["kwok-node-0002"]]
+    assert RunView({"status": status}).results == got
+
+
+# --- the write path ----------------------------------------------------------------------
+
+
+async def test_I18_a_pass_writing_back_its_view_never_counts_a_packed_result_twice() -> None:
+    client = FakeClient()
+    run = await new_run(client)
+    run["status"]["results"] = [full_result(n) for n in range(900)]
+    run = await kube.write_status(client, run)
+    assert run["status"][codec.PACKED_KEY], "900 compact records pack"
+    for _ in range(3):  # as a pass does: every result its view read, plus a new one
+        view = RunView(run)
+        view.status["results"] = [dict(r) for r in view.results] + [open_result(901)]
+        run = await kube.write_status(client, run)
+        run["status"]["results"] = [r for r in run["status"]["results"] if r["phase"] != "Running"]
+    results = codec.status_results(run["status"])
+    assert len(results) == 900
+    assert len({r["nodes"][0] for r in results}) == 900
+    assert len(run["status"]["results"]) == 0  # every settled one is packed, none twice
+
+
+async def test_I18_once_packed_every_new_compact_record_packs_too() -> None:
+    client = FakeClient()
+    run = await new_run(client)
+    run["status"]["results"] = [full_result(n) for n in range(900)]
+    run = await kube.write_status(client, run)
+    before = len(codec.status_results(run["status"]))
+    # A few more settled results: too few to shard on their own (the status is small now).
+    run["status"]["results"] = [full_result(n) for n in range(900, 905)]
+    run = await kube.write_status(client, run)
+    results = codec.status_results(run["status"])
+    assert len(results) == before + 5
+    assert sum(codec.is_compact(r) for r in results) == before  # the new five stay full
+
+
+async def grow(
+    client: FakeClient, *, nodes: int, tests: int, batch: int = 100
+) -> tuple[dict[str, Any], list[int]]:
+    """A run over ``nodes`` nodes with a real fleet's fingerprint and prior map, settling
+    ``batch`` results a write with 100 open ones riding along (maxConcurrentNodes)."""
+    run = await new_run(client)
+    names = [f"kwok-node-{n:04d}" for n in range(nodes)]
+    run["status"]["fingerprint"] = {n: REAL_PRINT for n in names}
+    run["status"]["priorUnschedulable"] = dict.fromkeys(names, False)
+    await shards.offload_fingerprint(client, run)
+    expected = [full_result(n, test=f"t{t}") for t in range(tests) for n in range(nodes)]
+    sizes: list[int] = []
+    for start in range(0, len(expected), batch):
+        results = [dict(r) for r in RunView(run).results]
+        results += copy.deepcopy(expected[start : start + batch])
+        following = [open_result(n % nodes) for n in range(start + batch, start + batch + 100)]
+        RunView(run).status["results"] = results + following
+        run = await kube.write_status(client, run)
+        sizes.append(kube.encoded_size(run))
+        run["status"]["results"] = [r for r in run["status"]["results"] if r["phase"] != "Running"]
+    run = await kube.write_status(client, run, terminal=True)
+    sizes.append(kube.encoded_size(run))
+    return run, sizes
+
+
+@pytest.mark.timeout(300)
+async def test_I18_a_5000_node_run_fits_every_status_write_and_shows_every_result() -> None:
+    client = FakeClient()
+    run, sizes = await grow(client, nodes=5000, tests=1, batch=500)
+    # Every write fits with room to spare: no clamping, far from etcd's limit.
+    assert max(sizes) <= kube.STATUS_BUDGET_BYTES // 2, max(sizes)
+    assert codec.FINGERPRINT_SHARD_KEY in run["status"] and "fingerprint" not in run["status"]
+    evidence = await build.read_evidence(client, run)
+    envelope = build.build_envelope(
+        run, reason="RunPhaseChanged", event_key="Passed", sent_at=datetime.now(UTC),
+        baseline=False, shards=evidence,
+    )  # fmt: skip
+    assert len(envelope.results) == 5000
+    assert {r.phase for r in envelope.results} == {"Passed"}
+    assert {r.nodes[0] for r in envelope.results} == {f"kwok-node-{n:04d}" for n in range(5000)}
+    assert all(r.metrics.get("exit_code") == "0" for r in envelope.results)
+    assert len(envelope.fingerprint) == 5000
+    assert set(envelope.fingerprint.values()) == {REAL_PRINT}
+
+
+@pytest.mark.timeout(300)
+async def test_I18_a_30000_result_run_fits_every_status_write() -> None:
+    client = FakeClient()
+    run, sizes = await grow(client, nodes=5000, tests=6, batch=3000)
+    assert max(sizes) <= kube.STATUS_BUDGET_BYTES
+    assert len(codec.status_results(run["status"])) == 30000
+
+
+# --- the fingerprint shard -----------------------------------------------------------------
+
+
+async def test_I18_a_small_fingerprint_stays_in_the_status() -> None:
+    client = FakeClient()
+    run = await new_run(client)
+    run["status"]["fingerprint"] = {f"n{i}": REAL_PRINT for i in range(10)}
+    await shards.offload_fingerprint(client, run)
+    assert len(run["status"]["fingerprint"]) == 10
+    assert codec.FINGERPRINT_SHARD_KEY not in run["status"]
+    assert not client.objects(CONFIGMAPS)
+
+
+async def test_I18_a_lost_fingerprint_shard_names_itself_against_every_target() -> None:
+    client = FakeClient()
+    run = await new_run(client)
+    names = [f"n{i}" for i in range(1000)]
+    run["status"]["fingerprint"] = {n: REAL_PRINT for n in names}
+    run["status"]["priorUnschedulable"] = dict.fromkeys(names, False)
+    await shards.offload_fingerprint(client, run)
+    run = await kube.write_status(client, run)
+    [shard] = client.objects(CONFIGMAPS)
+    assert shard["immutable"] is True
+    assert shard["metadata"]["ownerReferences"][0]["uid"] == run["metadata"]["uid"]
+    await client.delete(CONFIGMAPS, shard["metadata"]["name"], namespace=NS)
+    shown = build.fingerprint_of(run, await build.read_evidence(client, run))
+    assert set(shown) == set(names)
+    assert all(
+        shard["metadata"]["name"] in text and "unavailable" in text for text in shown.values()
+    )
+    hydrated = build.expand_run(run, await build.read_evidence(client, run))
+    assert hydrated["status"]["fingerprint"] == shown
+
+
+async def test_I18_a_refused_fingerprint_shard_leaves_the_map_inline() -> None:
+    client = FakeClient()
+    run = await new_run(client)
+    run["status"]["fingerprint"] = {f"n{i}": REAL_PRINT for i in range(1000)}
+    client.inject_error(
+        "create", ApiError(status=403, reason="Forbidden", body={"message": "forbidden"})
+    )
+    await shards.offload_fingerprint(client, run)
+    assert len(run["status"]["fingerprint"]) == 1000
+    assert codec.FINGERPRINT_SHARD_KEY not in run["status"]
+
+
+# --- a whole run, across a manager restart ----------------------------------------------------
+
+NODES = 30
+
+
+@pytest.fixture
+def small_packs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shard, pack and move the fingerprint at a few KiB, so 30 nodes act like 5,000."""
+    monkeypatch.setattr(shards, "SHARD_AT_BYTES", 4 * 1024)
+    monkeypatch.setattr(shards, "SHARD_MIN_BYTES", 2 * 1024)
+    monkeypatch.setattr(shards, "PACK_AT_BYTES", 512)
+    monkeypatch.setattr(shards, "FINGERPRINT_INLINE_BYTES", 256)
+
+
+async def test_I18_a_packed_run_restarted_mid_way_finishes_with_every_result_once(
+    small_packs: None,
+) -> None:
+    cluster = Cluster(nodes=NODES)
+    await cluster.setup(tests={"a": custom_test("echo bw=1"), "b": custom_test("echo bw=2")})
+    await cluster.client.patch(PROFILES, "prof", {"spec": {"sinks": ["s"]}}, namespace=NS)
+    await cluster.create_run(maxConcurrentNodes=NODES)
+    await _launch(cluster)
+    assert await _settle_live_pods(cluster) == NODES
+    await cluster.reconcile()
+    mid = (await cluster.run())["status"]
+    assert mid.get(codec.PACKED_KEY), "the first settled wave packed"
+    assert codec.FINGERPRINT_SHARD_KEY in mid
+    cluster.reconciler = cluster.new_reconciler()  # the manager restarts
+    for _ in range(10):
+        await cluster.reconcile()
+        if (await cluster.run())["status"].get("phase") in ("Passed", "Failed", "Error"):
+            break
+        await _launch(cluster)
+        await _settle_live_pods(cluster)
+    run = await cluster.run()
+    status = run["status"]
+    assert status["phase"] == "Passed"
+    assert (status["passed"], status["failed"], status["errored"]) == (2 * NODES, 0, 0)
+    assert len([p for p in cluster.pods() if p["metadata"].get("labels")]) == 2 * NODES
+    results = codec.status_results(status)
+    assert sorted((r["name"], r["nodes"][0]) for r in results) == sorted(
+        (t, f"n{n}") for t in "ab" for n in range(NODES)
+    )
+    [terminal] = [d for d in cluster.delivered.sent if d.reason == "RunPhaseChanged"
+                  and d.event_key == "Passed"]  # fmt: skip
+    sent = terminal.run["status"]
+    assert len(sent["results"]) == 2 * NODES and codec.PACKED_KEY not in sent
+    assert all(r.get("metrics") for r in sent["results"])
+    assert len(sent["fingerprint"]) == NODES
