@@ -56,13 +56,18 @@ class PodCacheGuard:
         self.shared += sum(1 for pod in pods if id(pod) in stored)
 
 
+_ABSENT: Any = "(absent)"
+
+
 def _differences(before: Any, after: Any, path: str) -> list[str]:
     """Where ``after`` differs from ``before`` (dotted paths), for a readable failure."""
     if isinstance(before, dict) and isinstance(after, dict):
         return [
             found
             for key in sorted({*before, *after}, key=str)
-            for found in _differences(before.get(key), after.get(key), f"{path}.{key}")
+            for found in _differences(
+                before.get(key, _ABSENT), after.get(key, _ABSENT), f"{path}.{key}"
+            )
         ]
     if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
         return [
@@ -277,3 +282,25 @@ async def test_I18_the_pods_of_a_pass_are_the_cache_objects_themselves(
         PODS, PODS_BY_RUN, label_value("r1"), namespace=NS, label_selector=labels.RUN_LABEL
     )
     assert copies == pods and not any(c is p for c in copies for p in pods)
+
+
+async def test_I18_an_event_replaces_a_cached_pod_and_never_edits_the_one_a_pass_holds(
+    factory_of: Callable[[Cluster], Awaitable[InformerFactory]],
+) -> None:
+    """What makes shared reads safe across an await: the informer stores each event's
+    object in place of the old one (Store.upsert), so a pod a pass holds keeps showing
+    the version it read, exactly as a copy would."""
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    factory = await factory_of(cluster)
+    await cluster.create_run()
+    await cluster.reconcile()
+    await settle_watches(cluster.client, factory)
+    [held], cached = await cluster.reconciler.ctx.reads.pods_of(await cluster.run())
+    assert cached
+    before = copy.deepcopy(held)
+    await cluster.kubelet(held["metadata"]["name"], exit_code=0, log="ok=1\n")
+    await settle_watches(cluster.client, factory)
+    [now], _ = await cluster.reconciler.ctx.reads.pods_of(await cluster.run())
+    assert now["status"]["phase"] == "Succeeded" and now is not held
+    assert held == before  # the held version is untouched by the event
