@@ -102,6 +102,8 @@ class Pass:
 
     run: JSON
     plan: PinnedPlan
+    #: The run's pods by name. Cached ones are the informer store's own objects (issue
+    #: 18, :meth:`RunReads.pods_of`): read them, never edit them (copy first).
     pods: dict[str, JSON]
     now: datetime
     results: list[JSON]

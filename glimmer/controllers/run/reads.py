@@ -136,12 +136,23 @@ class RunReads:
 
     async def pods_of(self, run: Mapping[str, Any]) -> tuple[Objects, bool]:
         """The run's runner pods (controlled by its UID) and whether they came from the
-        cache (by the run-label index); live when no cache covers them."""
+        cache (by the run-label index); live when no cache covers them.
+
+        Cached pods are the informer store's own objects, not copies (issue 18: a run
+        keeps every earlier wave's terminated pods for their logs, and copying all of
+        them each pass cost more than the pass read). So a pass only reads its pods;
+        whatever would edit one copies it first (the guard test is
+        ``test_I18_a_pass_never_mutates_a_cached_pod``). The live answer is fresh."""
         meta = run.get("metadata") or {}
         value, selector = kube.run_pod_selector(run)
         try:
             pods = self.cached.by_index(
-                PODS, PODS_BY_RUN, value, namespace=str(meta["namespace"]), label_selector=selector
+                PODS,
+                PODS_BY_RUN,
+                value,
+                namespace=str(meta["namespace"]),
+                label_selector=selector,
+                shared=True,
             )
             cached = True
         except NotCachedError:
