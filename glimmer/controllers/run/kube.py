@@ -247,6 +247,7 @@ async def write_status(
             # The verdict never waits on evidence shards: the terminal write goes
             # without them (fitted by clamping below), so it cannot loop on a shard.
             body = copy.deepcopy(dict(run))
+            shards.drop_packed_twins(body)
         elif err.refused:
             raise StatusTooLargeError(
                 run=run,  # as it was: its settled results still whole

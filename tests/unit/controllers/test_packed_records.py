@@ -109,6 +109,33 @@ async def test_I18_a_pass_writing_back_its_view_never_counts_a_packed_result_twi
     assert len(run["status"]["results"]) == 0  # every settled one is packed, none twice
 
 
+def test_I18_a_unit_in_results_supersedes_its_packed_record() -> None:
+    status = {
+        codec.PACKED_KEY: codec.pack_records([compact(0), compact(1)]),
+        "results": [full_result(1, phase="Passed")],  # unit 1 again, as a pass writes back
+    }
+    got = codec.status_results(status)
+    assert [r["nodes"] for r in got] == [["kwok-node-0000"], ["kwok-node-0001"]]
+    assert not codec.is_compact(got[1])
+
+
+async def test_I18_a_second_write_of_a_pass_never_shards_packed_results_again() -> None:
+    client = FakeClient()
+    run = await new_run(client)
+    settled = [full_result(n) for n in range(900)]
+    run["status"]["results"] = copy.deepcopy(settled)
+    written = await kube.write_status(client, run)
+    made = {c["metadata"]["name"] for c in client.objects(CONFIGMAPS)}
+    # The pass writes again from its own results list: the same units, in full (and in
+    # another order, so a second shard of them would get another name).
+    written["status"]["results"] = [*copy.deepcopy(settled[::-1]), open_result(901)]
+    again = await kube.write_status(client, written)
+    assert {c["metadata"]["name"] for c in client.objects(CONFIGMAPS)} == made
+    results = codec.status_results(again["status"])
+    assert len(results) == 901
+    assert sum(codec.is_compact(r) for r in results) == 900
+
+
 async def test_I18_once_packed_every_new_compact_record_packs_too() -> None:
     client = FakeClient()
     run = await new_run(client)
