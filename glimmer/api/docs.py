@@ -94,8 +94,14 @@ provenance, suspect, variantAxes and `evidence` (`<digest>/<index>`). The
 status stays the checkpoint and its counts (the `kubectl get` columns) stay exact;
 sinks expand compact records from the shards, and a shard that is missing, foreign or
 altered makes its results `Error` (unjudged), never dropped and never their recorded
-phase. Open and Pair/Group results always stay full. Design, ordering, measurements
-and limits: [status-shards.md](status-shards.md).
+phase. Open and Pair/Group results always stay full. Once the compact records weigh
+over 64 KiB they are packed into `status.packedResults` (one entry per shard and
+verdict, listing its members' nodes and shard indexes: about 20 bytes a result), and a
+run-start fingerprint over 64 KiB moves to ConfigMaps `<run>-fp-<digest>` named in
+`status.fingerprintShards`, so a 5,000-node run's status stays a few hundred KiB.
+Readers take packed records as results (a unit listed in `results` supersedes its
+packed record). Design, ordering, measurements and limits:
+[status-shards.md](status-shards.md).
 """
 
 
