@@ -26,7 +26,10 @@ from typing import Any
 import attrs
 
 from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.run.labels import NODE_LABEL, TEST_LABEL
 from glimmer.engine import NODES, PODS, ApiServerClient
+from glimmer.plan import label_value
+from glimmer.verdict import codec
 
 TERMINAL = ("Passed", "Failed", "Error", "Cancelled")
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -143,7 +146,7 @@ class RunWatch:
         self.events += 1
         self.last = run
         status = run.get("status") or {}
-        for result in status.get("results") or []:
+        for result in codec.status_results(status):  # packed records too
             key = (result.get("name", ""), ",".join(result.get("nodes") or []))
             if result.get("phase") not in (None, "", "Pending", "Running") and (
                 key not in self.settled_at
@@ -152,6 +155,9 @@ class RunWatch:
                 attempts = result.get("attempts") or []
                 if attempts and attempts[-1].get("podName"):
                     self.pod_of[key] = attempts[-1]["podName"]
+                elif len(result.get("nodes") or []) == 1:
+                    test = label_value(str(result.get("name", "")))
+                    self.pod_of[key] = f"unit:{test}/{label_value(str(result['nodes'][0]))}"
         if status.get("phase") in TERMINAL and self.verdict_at is None:
             self.verdict_at = now
         if self.verdict_at is not None and not run["metadata"].get("finalizers"):
@@ -248,7 +254,12 @@ async def termination_times(client: ApiServerClient, *, namespace: str) -> dict[
             statuses = (pod.get("status") or {}).get("containerStatuses") or []
             terminated = (statuses[0].get("state") or {}).get("terminated") if statuses else None
             if terminated and terminated.get("finishedAt"):
-                finished[pod["metadata"]["name"]] = parse_time(terminated["finishedAt"])
+                at = parse_time(terminated["finishedAt"])
+                finished[pod["metadata"]["name"]] = at
+                # A result first seen compact or packed names no pod: find it by unit.
+                labels = pod["metadata"].get("labels") or {}
+                unit = f"unit:{labels.get(TEST_LABEL, '')}/{labels.get(NODE_LABEL, '')}"
+                finished[unit] = max(at, finished.get(unit, at))
         token = page["metadata"].get("continue")
         if not token:
             return finished
