@@ -4,8 +4,11 @@ Pure: each function reads a Node (as JSON) and returns the merge patches to writ
 in order; the reconciler sends them with the node's resourceVersion as a
 precondition, reading the node uncached first (E22). A stamp is the owning run's
 :class:`~glimmer.controllers.run.ref.RunRef`, as ``<namespace>/<name>/<uid>``. It is
-always written *before* ``spec.unschedulable=true``, so a crash between the two leaves a harmless
-stamp, never an ownerless cordon; and another owner's cordon is never taken.
+never set without it: the stamp and ``spec.unschedulable=true`` go in one merge patch,
+which the apiserver applies atomically (E10 asks for the stamp first so that a crash
+between two writes leaves a harmless stamp, never an ownerless cordon; one write has no
+"between", and costs one request a cordon instead of two: issue 18). Another owner's
+cordon is never taken.
 """
 
 from __future__ import annotations
@@ -94,7 +97,8 @@ def cordon_patches(
     prior: bool | None,
     heat_until: datetime | None,
 ) -> tuple[list[JSON], bool]:
-    """E10/E11: the patches that cordon ``node`` for ``stamp``, and whether the run
+    """E10/E11: the patch that cordons ``node`` for ``stamp`` (a list of at most one:
+    stamp, prior, heat marker and ``unschedulable`` together), and whether the run
     should record the node in ``status.cordonedNodes``.
 
     ``prior`` is the run's start-time record for this node (None: fall back to what is
@@ -115,17 +119,17 @@ def cordon_patches(
         }
         if heat is not False:
             stamp_notes[labels.HEAT_EXPECTED] = heat
-        first = {"metadata": {**_precondition(node), "annotations": stamp_notes}}
-        second = {"spec": {"unschedulable": True}}
-        return [first, second], True
-    patches: list[JSON] = []
+        stamp_and_cordon = {
+            "metadata": {**_precondition(node), "annotations": stamp_notes},
+            "spec": {"unschedulable": True},
+        }
+        return [stamp_and_cordon], True
+    patch: JSON = {}
     if heat is not False:
-        patches.append(
-            {"metadata": {**_precondition(node), "annotations": {labels.HEAT_EXPECTED: heat}}}
-        )
+        patch["metadata"] = {**_precondition(node), "annotations": {labels.HEAT_EXPECTED: heat}}
     if not unschedulable(node):
-        patches.append({"spec": {"unschedulable": True}})
-    return patches, True
+        patch["spec"] = {"unschedulable": True}
+    return ([patch] if patch else []), True
 
 
 def conditioned(patches: list[JSON], node: Mapping[str, Any]) -> list[JSON] | None:

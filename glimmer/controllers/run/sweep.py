@@ -96,7 +96,7 @@ def _uid(pod: Mapping[str, Any]) -> str:
 #: that just joined), from the run's start, and how often it looks again.
 FINGERPRINT_GRACE_SECONDS: Final = 120.0
 FINGERPRINT_RECHECK_SECONDS: Final = 5.0
-FANOUT: Final = 16
+FANOUT: Final = 48
 """The most requests one pass has in flight at once (releases, creates, log reads):
 enough to hide a request's round trip behind the others, few enough that one run's
 pass never floods the apiserver (the client's rate limit still applies to each)."""
@@ -802,7 +802,7 @@ class Sweeper(Part):
             work.confirmed = True
 
     async def cordon(self, work: Pass, test: PlannedTest, node: str) -> None:
-        """E10/E11: stamp first, cordon second, the first write preconditioned on the
+        """E10/E11: stamp and cordon in one atomic write (cordon.py), preconditioned on the
         node's resourceVersion.
 
         A stale cache never decides a cordon (E22): the patches computed from the cached

@@ -111,17 +111,19 @@ def node(*, notes: dict[str, str] | None = None, cordoned: bool = False) -> dict
     }
 
 
-def test_E10_stamp_is_written_before_cordon() -> None:
+def test_E10_the_stamp_and_the_cordon_are_one_write_never_a_cordon_without_its_owner() -> None:
     patches, record = cordon_patches(node(), stamp=OURS, prior=False, heat_until=None)
     assert record
-    first, second = patches
-    assert first["metadata"]["annotations"] == {
+    [only] = patches  # one merge patch, applied atomically: no crash can split it
+    assert only["metadata"]["annotations"] == {
         labels.CORDON_OWNER: "burnin/acceptance/uid-1",
         labels.PRIOR_UNSCHEDULABLE: "false",
     }
-    assert first["metadata"]["resourceVersion"] == "7"
-    assert "spec" not in first
-    assert second == {"spec": {"unschedulable": True}}
+    assert only["metadata"]["resourceVersion"] == "7"
+    assert only["spec"] == {"unschedulable": True}
+    for patch in patches:  # whatever sets unschedulable carries the owner stamp with it
+        if (patch.get("spec") or {}).get("unschedulable"):
+            assert labels.CORDON_OWNER in patch["metadata"]["annotations"]
 
 
 def test_E10_another_owners_cordon_is_never_taken_or_recorded() -> None:

@@ -364,9 +364,9 @@ async def test_I19_10_the_cordon_is_in_status_before_the_pod_is_created() -> Non
             written.append(("node", r.body))
     steps = [step for step, _ in written]
     first_pod = steps.index("create pods")
-    assert steps[:2] == ["node", "node"]
+    assert steps[0] == "node"  # stamp and cordon, one atomic write (E10, issue 18)
     assert labels.CORDON_OWNER in written[0][1]["metadata"]["annotations"]
-    assert written[1][1] == {"spec": {"unschedulable": True}}
+    assert written[0][1]["spec"] == {"unschedulable": True}
     status_writes = [i for i, (step, nodes) in enumerate(written) if step == "status"]
     assert any(i < first_pod and written[i][1] == ["n0"] for i in status_writes), written
 
