@@ -180,6 +180,11 @@ class Sweeper(Part):
         write, and ``work.ended`` tells the caller to converge (unload, then the terminal
         envelope), so L4 holds: TestCompleted, then RunPhaseChanged, both after it."""
         if terminal is None:
+            if work.planned and any(d.reason == Reason.TEST_COMPLETED for d in work.deliveries):
+                # Issue 18: what settled reaches status before this pass's releases and
+                # the next wave's cordons (hundreds of node writes at fleet scale),
+                # not after them: exit -> status stays one pass's walk, not a wave's.
+                await self._write(work)
             await self._release_idle(work)
             await self._cordon_planned(work)
             if work.planned:

@@ -77,8 +77,11 @@ async def test_I17_4_E10_a_cordon_from_the_cached_node_is_conditioned_on_its_ver
     stamp = next(r for r in since(cluster.client, mark)
                  if r.verb == "patch" and r.resource == "nodes" and r.name == "n1")  # fmt: skip
     assert stamp.body["metadata"]["resourceVersion"] == version
-    # The run view (from the cache) was confirmed live before that first cordon write.
-    assert ("get", str(RUNS), "r1") in calls[:cordon], calls
+    # The run view (from the cache) was confirmed before that first cordon write: by a
+    # live read, or by a status write the apiserver accepted under its resourceVersion
+    # (the pass writes what it settled before it touches a node: issue 18).
+    confirming = {("get", str(RUNS), "r1"), ("replace", str(RUNS), "r1")}
+    assert confirming & set(calls[:cordon]), calls
 
 
 async def test_I17_4_E12_a_release_is_decided_on_live_pods_when_the_cache_lags(
