@@ -26,6 +26,7 @@ from typing import Any
 from glimmer.controllers.run import kube, shards
 from glimmer.engine import CONFIGMAPS, FakeClient
 from glimmer.sinks import build
+from glimmer.verdict import codec
 
 TESTS = ("gpu-burn", "memory-bw", "nccl-allreduce", "dcgm-diag", "host-health", "clock-probe")
 NS = "bench"
@@ -89,7 +90,7 @@ async def trial(count: int, *, shape: Any, sharded: bool) -> dict[str, Any]:
     peak, written, refused_at = 0, 0, None
     started = time.process_time()
     for start in range(0, count, 100):
-        settled = [dict(r) for r in run["status"].get("results") or []]
+        settled = [dict(r) for r in codec.status_results(run["status"])]  # packed too
         settled += copy.deepcopy(expected[start : start + 100])
         run["status"]["results"] = settled + [open_result(n) for n in range(100)]
         try:
@@ -99,7 +100,9 @@ async def trial(count: int, *, shape: Any, sharded: bool) -> dict[str, Any]:
             break
         peak = max(peak, kube.encoded_size(run))
         written = len(settled)
-        run["status"]["results"] = run["status"]["results"][: len(settled)]
+        run["status"]["results"] = [
+            r for r in run["status"]["results"] if r.get("phase") != "Running"
+        ]
     cpu = time.process_time() - started
     final = kube.encoded_size(run)
     shard_objects = [c for c in client.objects(CONFIGMAPS)
@@ -121,7 +124,7 @@ async def trial(count: int, *, shape: Any, sharded: bool) -> dict[str, Any]:
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--counts", default="100,900,1000,3000,6000")
+    parser.add_argument("--counts", default="100,900,1000,3000,6000,30000")
     args = parser.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
     print(f"status budget {kube.STATUS_BUDGET_BYTES} B; shard at {shards.SHARD_AT_BYTES} B")

@@ -549,10 +549,18 @@ def unpack_records(groups: Any) -> list[JSON]:
     return out
 
 
-def unit_key(result: Mapping[str, Any]) -> tuple[str, tuple[str, ...], bytes]:
+def unit_key(
+    result: Mapping[str, Any],
+) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
     """What a result is the result *of*: its planned test, nodes and variant cell."""
     nodes = tuple(str(n) for n in _list(result.get("nodes")))
-    return _text(result.get("name")), nodes, canonical(result.get("variantAxes") or {})
+    axes = result.get("variantAxes")
+    cell = (
+        tuple(sorted((str(k), str(v)) for k, v in axes.items()))
+        if isinstance(axes, Mapping)
+        else ()
+    )
+    return _text(result.get("name")), nodes, cell
 
 
 def status_results(status: Mapping[str, Any]) -> list[JSON]:

@@ -281,9 +281,11 @@ def pack(run: JSON, *, at: int | None = None) -> None:
         return
     unpacked = codec.unpack_records(existing)
     rest = [r for r in results if not (isinstance(r, Mapping) and codec.packable(r))]
-    kept = {codec.canonical(r) for r in rest if isinstance(r, Mapping)}
     # An unreadable member unpacks as an Error record: it stays, counted, in results.
-    unreadable = [r for r in unpacked if not codec.packable(r) and codec.canonical(r) not in kept]
+    unreadable = [r for r in unpacked if not codec.packable(r)]
+    if unreadable:
+        kept = {codec.canonical(r) for r in rest if isinstance(r, Mapping)}
+        unreadable = [r for r in unreadable if codec.canonical(r) not in kept]
     status[codec.PACKED_KEY] = codec.pack_records(
         [r for r in unpacked if codec.packable(r)] + fresh
     )
