@@ -517,8 +517,8 @@ def pack_records(records: Iterable[Mapping[str, Any]]) -> list[JSON]:
 
 
 def unpack_records(groups: Any) -> list[JSON]:
-    """The compact records packed ``groups`` stand for, each exactly as
-    :func:`compact_result` writes it. Fail closed: a group whose members cannot be
+    """The compact records packed ``groups`` stand for, each equal to what
+    :func:`compact_result` writes. Fail closed: a group whose members cannot be
     read (nodes and indexes of unequal length, a non-string node, a bad index) gives
     each node it names as an Error record (unjudged, still counted); a group whose
     nodes cannot be read at all names no unit, and gives nothing."""
@@ -534,18 +534,12 @@ def unpack_records(groups: Any) -> list[JSON]:
             if not isinstance(node, str):
                 continue
             index = int_or_default(indexes[position], None) if readable else None
-            ordered: JSON = {
-                k: [node] if k == "nodes" else shared[k]
-                for k in COMPACT_KEYS
-                if k == "nodes" or k in shared
-            }
             if index is None or index < 0:
-                ordered["phase"] = str(Phase.ERROR)
-                ordered["message"] = PACKED_UNREADABLE.format(shard=digest, why="its members")
-                ordered[EVIDENCE_KEY] = f"{digest}/"
+                message = PACKED_UNREADABLE.format(shard=digest, why="its members")
+                out.append(shared | {"nodes": [node], "phase": str(Phase.ERROR),
+                                     "message": message, EVIDENCE_KEY: f"{digest}/"})  # fmt: skip
             else:
-                ordered[EVIDENCE_KEY] = f"{digest}/{index}"
-            out.append(ordered)
+                out.append(shared | {"nodes": [node], EVIDENCE_KEY: f"{digest}/{index}"})
     return out
 
 

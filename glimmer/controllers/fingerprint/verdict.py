@@ -21,6 +21,7 @@ carrying last month's Passed label into a provisioning system.
 from __future__ import annotations
 
 import enum
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -66,6 +67,36 @@ class RunVerdict:
         return (self.finished_at, self.run_namespace, self.run_name)
 
 
+#: The fields of a result a node verdict reads.
+_VERDICT_FIELDS: Final = ("phase", "provenance", "suspect", "startedAt")
+#: Per run version, its results by node: a run's results are indexed once, not once per
+#: node it names (issue 18: a 5,000-node run read whole for each of its 5,000 nodes).
+_BY_NODE: OrderedDict[tuple[str, str], dict[str, list[dict[str, Any]]]] = OrderedDict()
+_BY_NODE_RUNS: Final = 8
+
+
+def _results_by_node(run: Mapping[str, Any]) -> Mapping[str, list[dict[str, Any]]]:
+    """Node -> the verdict fields of every result (with a kind) that names it; built as
+    new values (nothing of ``run`` is held, so a cached run object may be passed)."""
+    meta = run.get("metadata") or {}
+    key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+    if all(key) and key in _BY_NODE:
+        _BY_NODE.move_to_end(key)
+        return _BY_NODE[key]
+    index: dict[str, list[dict[str, Any]]] = {}
+    for result in status_results(run.get("status") or {}):
+        if not result.get("kind"):
+            continue
+        fields: dict[str, Any] = {k: result[k] for k in _VERDICT_FIELDS if k in result}
+        for node in result.get("nodes") or ():
+            index.setdefault(str(node), []).append(fields)
+    if all(key):
+        _BY_NODE[key] = index
+        while len(_BY_NODE) > _BY_NODE_RUNS:
+            _BY_NODE.popitem(last=False)
+    return index
+
+
 def run_verdict(run: Mapping[str, Any], node: str) -> RunVerdict | None:
     """The verdict ``run`` gives ``node``, or None when it judged nothing there."""
     meta = run.get("metadata") or {}
@@ -76,11 +107,7 @@ def run_verdict(run: Mapping[str, Any], node: str) -> RunVerdict | None:
     finished = parse_optional_time(status.get("finishedAt"))
     if finished is None:
         return None
-    results = [
-        r
-        for r in status_results(status)
-        if isinstance(r, Mapping) and node in (r.get("nodes") or ()) and r.get("kind")
-    ]
+    results = _results_by_node(run).get(node)
     if not results:
         return None
     phases = [str(r.get("phase") or "") for r in results]
