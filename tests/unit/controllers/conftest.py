@@ -26,18 +26,14 @@ def cached_reconciler(cluster: Cluster, readers: Readers) -> RunReconciler:
     )
 
 
-@pytest_asyncio.fixture(loop_scope="function")
-async def cached() -> AsyncIterator[tuple[Cluster, InformerFactory]]:
-    """A cluster whose reconciler reads through informers, as the manager wires them."""
-    cluster = Cluster(nodes=2)
-    await cluster.setup(tests={"t": custom_test("echo")})
+async def wire_informers(cluster: Cluster) -> InformerFactory:
+    """Informers as the manager registers them, started and settled, and the cluster's
+    reconciler reading through them."""
     factory = InformerFactory(cluster.client, clock=FakeClock())
-    registrations = [
-        run_controller(client=cluster.client, namespace=None, operator_namespace="x",
-                       interlock=Interlock()),
-    ]  # fmt: skip
-    watches = [*(w for r in registrations for w in r.watches), node_watch()]
-    for watch in watches:
+    registration = run_controller(
+        client=cluster.client, namespace=None, operator_namespace="x", interlock=Interlock()
+    )
+    for watch in (*registration.watches, node_watch()):
         factory.informer(
             watch.resource,
             label_selector=watch.label_selector,
@@ -47,5 +43,14 @@ async def cached() -> AsyncIterator[tuple[Cluster, InformerFactory]]:
     factory.start()
     await settle_watches(cluster.client, factory)
     cluster.reconciler = cached_reconciler(cluster, Readers.over(cluster.client, factory))
+    return factory
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def cached() -> AsyncIterator[tuple[Cluster, InformerFactory]]:
+    """A cluster whose reconciler reads through informers, as the manager wires them."""
+    cluster = Cluster(nodes=2)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    factory = await wire_informers(cluster)
     yield cluster, factory
     await factory.stop()

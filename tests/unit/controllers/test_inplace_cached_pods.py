@@ -15,14 +15,12 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run import labels
-from glimmer.controllers.run.indexes import PODS_BY_RUN, node_watch
+from glimmer.controllers.run.indexes import PODS_BY_RUN
 from glimmer.controllers.run.reads import RunReads
-from glimmer.controllers.run.setup import run_controller
-from glimmer.engine import PODS, FakeClock, Informer, InformerFactory, Readers
+from glimmer.engine import PODS, Informer, InformerFactory
 from glimmer.plan import label_value
-from tests.unit.controllers.conftest import cached_reconciler
+from tests.unit.controllers.conftest import wire_informers
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 from tests.unit.controllers.test_links_sequencing import ends, pair_test, running
 from tests.unit.engine.test_reader import settle_watches
@@ -85,21 +83,8 @@ async def factory_of() -> AsyncIterator[Callable[[Cluster], Awaitable[InformerFa
     started: list[InformerFactory] = []
 
     async def wire(cluster: Cluster) -> InformerFactory:
-        factory = InformerFactory(cluster.client, clock=FakeClock())
-        registration = run_controller(
-            client=cluster.client, namespace=None, operator_namespace="x", interlock=Interlock()
-        )
-        for watch in (*registration.watches, node_watch()):
-            factory.informer(
-                watch.resource,
-                label_selector=watch.label_selector,
-                transform=watch.transform,
-                indexers=watch.indexers,
-            )
-        factory.start()
+        factory = await wire_informers(cluster)
         started.append(factory)
-        await settle_watches(cluster.client, factory)
-        cluster.reconciler = cached_reconciler(cluster, Readers.over(cluster.client, factory))
         return factory
 
     yield wire

@@ -20,7 +20,7 @@ from glimmer.sinks import build
 from glimmer.verdict import codec
 
 from .run.harness import NS, Cluster, custom_test
-from .test_shards_restart import _launch, _settle_live_pods
+from .test_shards_restart import _launch, _settle_live_pods, run_to_verdict
 from .test_shards_status import full_result, new_run, open_result
 
 #: What a real GPU node's run-start fingerprint reads like (about 150 bytes).
@@ -277,13 +277,7 @@ async def test_I18_a_packed_run_restarted_mid_way_finishes_with_every_result_onc
     assert mid.get(codec.PACKED_KEY), "the first settled wave packed"
     assert codec.FINGERPRINT_SHARD_KEY in mid
     cluster.reconciler = cluster.new_reconciler()  # the manager restarts
-    for _ in range(10):
-        await cluster.reconcile()
-        if (await cluster.run())["status"].get("phase") in ("Passed", "Failed", "Error"):
-            break
-        await _launch(cluster)
-        await _settle_live_pods(cluster)
-    run = await cluster.run()
+    run = await run_to_verdict(cluster)
     status = run["status"]
     assert status["phase"] == "Passed"
     assert (status["passed"], status["failed"], status["errored"]) == (2 * NODES, 0, 0)

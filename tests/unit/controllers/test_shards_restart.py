@@ -4,6 +4,7 @@ from status + pods (E1); the shards are evidence, never needed to continue."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -40,6 +41,17 @@ async def _settle_live_pods(cluster: Cluster) -> int:
     return len(pods)
 
 
+async def run_to_verdict(cluster: Cluster) -> dict[str, Any]:
+    """Reconcile, launching and settling every pod, until the run is terminal."""
+    for _ in range(10):
+        await cluster.reconcile()
+        if (await cluster.run())["status"].get("phase") in ("Passed", "Failed", "Error"):
+            break
+        await _launch(cluster)
+        await _settle_live_pods(cluster)
+    return await cluster.run()
+
+
 async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shards(
     small_shards: None,
 ) -> None:
@@ -64,13 +76,7 @@ async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shard
     assert all(r["phase"] == "Passed" for r in compact)
     # The manager restarts: a new reconciler, nothing in memory, only status + pods.
     cluster.reconciler = cluster.new_reconciler()
-    for _ in range(10):
-        await cluster.reconcile()
-        if (await cluster.run())["status"].get("phase") in ("Passed", "Failed", "Error"):
-            break
-        await _launch(cluster)
-        await _settle_live_pods(cluster)
-    run = await cluster.run()
+    run = await run_to_verdict(cluster)
     status = run["status"]
     assert status["phase"] == "Passed"
     assert (status["passed"], status["failed"], status["errored"]) == (2 * NODES, 0, 0)
