@@ -543,6 +543,36 @@ def unpack_records(groups: Any) -> list[JSON]:
     return out
 
 
+def packed_members(
+    groups: Any,
+) -> dict[tuple[str, str], tuple[str, tuple[tuple[str, str], ...], Mapping[str, Any]]]:
+    """``(evidence, node)`` -> ``(name, variant cell, shared fields)`` of every readable
+    member of packed ``groups`` (what :func:`unpack_records` reads as a compact record),
+    read straight off the groups: a writer checks thousands of records against them."""
+    out: dict[tuple[str, str], tuple[str, tuple[tuple[str, str], ...], Mapping[str, Any]]] = {}
+    for group in _list(groups):
+        if not isinstance(group, Mapping):
+            continue
+        digest = _text(group.get(EVIDENCE_KEY))
+        nodes, indexes = _list(group.get("nodes")), _list(group.get("indexes"))
+        if not digest or "/" in digest or len(nodes) != len(indexes):
+            continue
+        shared = {k: group[k] for k in PACKED_SHARED if k in group}
+        name, cell = unit_key(shared)[0], unit_key(shared)[2]
+        for node, index in zip(nodes, indexes, strict=True):
+            position = int_or_default(index, None)
+            if isinstance(node, str) and position is not None and position >= 0:
+                out[(f"{digest}/{position}", node)] = (name, cell, shared)
+    return out
+
+
+def same_record(record: Mapping[str, Any], shared: Mapping[str, Any]) -> bool:
+    """Whether compact ``record`` is the packed member whose shared fields are ``shared``
+    (its node and reference already matched): nothing more, nothing different."""
+    extra = set(record) - {"nodes", EVIDENCE_KEY}
+    return extra == set(shared) and all(record[k] == shared[k] for k in extra)
+
+
 def unit_key(
     result: Mapping[str, Any],
 ) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:

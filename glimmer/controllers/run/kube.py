@@ -51,6 +51,7 @@ from glimmer.engine import (
     KubeClient,
     LiveReader,
     Resource,
+    copy_json,
     is_not_found,
 )
 from glimmer.plan import label_value
@@ -212,6 +213,15 @@ async def list_all(client: KubeClient, resource: Resource, **kwargs: Any) -> lis
     return await LiveReader(client).list(resource, **kwargs)
 
 
+def _body(run: Mapping[str, Any]) -> JSON:
+    """A deep copy of ``run`` to send, without the results its packed records already
+    hold (dropped before copying: a pass writes back every result its view read)."""
+    body = dict(run)
+    body["status"] = dict(RunView(body).status)
+    shards.drop_packed_twins(body)
+    return copy_json(body)
+
+
 async def write_status(
     client: KubeClient,
     run: Mapping[str, Any],
@@ -233,8 +243,7 @@ async def write_status(
     that needs it :class:`StatusTooLargeError` (a transient failure stays
     ``shards.ShardError``: nothing is written, the next pass retries); the terminal
     write then goes without shards, clamped as above, so it never loops."""
-    body = copy.deepcopy(dict(run))
-    shards.drop_packed_twins(body)
+    body = _body(run)
     try:
         await shards.offload(
             client,
@@ -246,8 +255,7 @@ async def write_status(
         if terminal:
             # The verdict never waits on evidence shards: the terminal write goes
             # without them (fitted by clamping below), so it cannot loop on a shard.
-            body = copy.deepcopy(dict(run))
-            shards.drop_packed_twins(body)
+            body = _body(run)
         elif err.refused:
             raise StatusTooLargeError(
                 run=run,  # as it was: its settled results still whole

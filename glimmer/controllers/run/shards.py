@@ -240,27 +240,34 @@ def _pack_weight(records: Sequence[Mapping[str, Any]]) -> int:
 
 
 def drop_packed_twins(run: JSON) -> None:
-    """Drop from ``run``'s ``results`` (the body about to be written) every settled
-    result whose unit is already packed: a pass that writes twice sends its settled
-    results again, in full, after the first write packed them (the status holds each
-    unit once; a settled result never changes, and the packed one's shard is durable).
-    Runs before :func:`offload`, so no second shard is made of the same evidence."""
+    """Drop from ``run``'s ``results`` (the body about to be written) what its packed
+    records already hold: a compact record equal to a packed member (a pass writes back
+    every result its view read, packed ones included), and a settled result whose unit
+    is packed (a pass that writes twice sends its settled results again, in full, after
+    its first write packed them; a settled result never changes, and the packed one's
+    shard is durable). Runs before :func:`offload`, so no second shard is made of the
+    same evidence, and before the body is copied, so a pass's write-back costs nothing.
+    Only assigns new lists: ``run``'s own lists are never edited."""
     status = RunView(run).status
     existing = status.get(codec.PACKED_KEY)
     raw = status.get("results")
     if not existing or not isinstance(raw, list):
         return
-    packed = {codec.unit_key(r) for r in codec.unpack_records(existing) if codec.packable(r)}
-    status["results"] = [
-        r
-        for r in raw
-        if not (
-            isinstance(r, Mapping)
-            and codec.phase_from_json(r.get("phase")).terminal
-            and not codec.is_compact(r)
-            and codec.unit_key(r) in packed
-        )
-    ]
+    members = codec.packed_members(existing)
+    units = {(name, (node,), cell) for (_, node), (name, cell, _) in members.items()}
+
+    def twin(result: Any) -> bool:
+        if not isinstance(result, Mapping):
+            return False
+        if codec.is_compact(result):
+            nodes = result.get("nodes")
+            node = str(nodes[0]) if isinstance(nodes, list) and len(nodes) == 1 else ""
+            member = members.get((str(result.get(codec.EVIDENCE_KEY)), node))
+            return member is not None and codec.same_record(result, member[2])
+        terminal = codec.phase_from_json(result.get("phase")).terminal
+        return terminal and codec.unit_key(result) in units
+
+    status["results"] = [r for r in raw if not twin(r)]
 
 
 def pack(run: JSON, *, at: int | None = None) -> None:
@@ -268,19 +275,32 @@ def pack(run: JSON, *, at: int | None = None) -> None:
     ``status.packedResults`` in place, once they weigh more than ``at``; a status that
     packs already packs every new one too, so a record is never in both places.
 
-    The body may hold the packed records a second time, unpacked in ``results`` (a
-    pass writes back every result its view read): each is kept once. Pure: packed
-    records reference shards that are already durable."""
+    The body may still hold a packed record a second time, unpacked in ``results``
+    (:func:`drop_packed_twins` runs first and removes those it can): each is kept
+    once. Pure: packed records reference shards that are already durable."""
     status = RunView(run).status
     existing = status.get(codec.PACKED_KEY)
     raw = status.get("results")
     results = raw if isinstance(raw, list) else []
     fresh = [r for r in results if isinstance(r, Mapping) and codec.packable(r)]
     limit = PACK_AT_BYTES if at is None else at
-    if not existing and (not fresh or _pack_weight(fresh) <= limit):
+    if not fresh or (not existing and _pack_weight(fresh) <= limit):
+        return  # nothing new to pack (what was packed is already, once: drop_packed_twins)
+    members = codec.packed_members(existing)
+
+    def held(record: Mapping[str, Any]) -> bool:
+        """Names a shard entry a packed member already stands for (and differs from it,
+        or :func:`drop_packed_twins` would have dropped it): it stays in ``results``,
+        where it supersedes the member on read, and its expansion then disagrees with
+        the shard (Error), never a second result for the unit."""
+        return (str(record.get(codec.EVIDENCE_KEY)), str(record["nodes"][0])) in members
+
+    fresh = [r for r in fresh if not held(r)]
+    if not fresh:
         return
     unpacked = codec.unpack_records(existing)
-    rest = [r for r in results if not (isinstance(r, Mapping) and codec.packable(r))]
+    packing = {id(r) for r in fresh}
+    rest = [r for r in results if id(r) not in packing]
     # An unreadable member unpacks as an Error record: it stays, counted, in results.
     unreadable = [r for r in unpacked if not codec.packable(r)]
     if unreadable:

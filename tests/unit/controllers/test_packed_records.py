@@ -119,6 +119,21 @@ def test_I18_a_unit_in_results_supersedes_its_packed_record() -> None:
     assert not codec.is_compact(got[1])
 
 
+async def test_I18_a_record_that_differs_from_its_packed_member_is_never_dropped() -> None:
+    client = FakeClient()
+    run = await new_run(client)
+    run["status"]["results"] = [full_result(n) for n in range(900)]
+    run = await kube.write_status(client, run)
+    [member] = [r for r in codec.status_results(run["status"]) if r["nodes"] == ["kwok-node-0007"]]
+    edited = member | {"phase": "Failed"}  # same shard entry, another verdict
+    run["status"]["results"] = [edited]
+    run = await kube.write_status(client, run)
+    [shown] = [r for r in codec.status_results(run["status"]) if r["nodes"] == ["kwok-node-0007"]]
+    assert shown["phase"] == "Failed"  # never silently replaced by the packed Passed
+    evidence = await build.read_evidence(client, run)
+    assert codec.expand_result(shown, evidence)["phase"] == "Error"  # disagrees: unjudged
+
+
 async def test_I18_a_second_write_of_a_pass_never_shards_packed_results_again() -> None:
     client = FakeClient()
     run = await new_run(client)
