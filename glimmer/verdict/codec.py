@@ -494,8 +494,9 @@ def packable(record: Mapping[str, Any]) -> bool:
 
 def pack_records(records: Iterable[Mapping[str, Any]]) -> list[JSON]:
     """``records`` (each :func:`packable`) as packed groups: one per shard and shared
-    fields, members in shard order, groups in a canonical order, so packing the
-    unpacked groups again gives the same bytes. A record given twice is kept once;
+    fields, members in shard order, groups in the order their first record came (so
+    results read back in the order they settled, and packing the unpacked groups
+    again gives the same bytes). A record given twice is kept once;
     two records that differ but name one shard entry are both kept (expansion then
     reads the one that disagrees with its shard as Error)."""
     groups: dict[tuple[str, bytes], tuple[JSON, dict[tuple[int, str], None]]] = {}
@@ -509,8 +510,7 @@ def pack_records(records: Iterable[Mapping[str, Any]]) -> list[JSON]:
             groups[key] = ({EVIDENCE_KEY: ref[0], **shared}, {})
         groups[key][1][(ref[1], str(record["nodes"][0]))] = None
     packed: list[JSON] = []
-    for key in sorted(groups):
-        head, members = groups[key]
+    for head, members in groups.values():
         ordered = sorted(members)
         packed.append(head | {"indexes": [i for i, _ in ordered], "nodes": [n for _, n in ordered]})
     return packed
