@@ -66,9 +66,12 @@ class RunReads:
         self.readers = readers
         #: run UID -> names of pods created by this process, not yet seen in the cache.
         self._unseen: dict[str, set[str]] = {}
-        #: run UID -> (resourceVersion our last status write moved the run on from, how
-        #: many passes have been deferred since because the cache still showed it).
-        self._wrote: dict[str, tuple[str, int]] = {}
+        #: run UID -> (every resourceVersion our latest chain of status writes moved the
+        #: run on from, the version the last one answered, how many passes have been
+        #: deferred since because the cache still showed one of the former). A pass
+        #: writes up to twice (what settled, then the next wave's cordons), so a cache
+        #: showing either replaced version is behind.
+        self._wrote: dict[str, tuple[frozenset[str], str, int]] = {}
 
     # --- cached (falls back to live) ---------------------------------------------------
 
@@ -164,24 +167,28 @@ class RunReads:
         old = str((before.get("metadata") or {}).get("resourceVersion") or "")
         new = str((after.get("metadata") or {}).get("resourceVersion") or "")
         if old and new and old != new:
-            self._wrote[str((after.get("metadata") or {})["uid"])] = (old, 0)
+            uid = str((after.get("metadata") or {})["uid"])
+            previous = self._wrote.get(uid)
+            chained = previous is not None and previous[1] == old
+            replaced = previous[0] | {old} if previous is not None and chained else {old}
+            self._wrote[uid] = (frozenset(replaced), new, 0)
 
     def behind_our_write(self, run: Mapping[str, Any], *, patience: int = 3) -> bool:
-        """Whether the cached ``run`` is the very version our last write replaced, so a
-        pass over it would redo what that write recorded and then lose a 409. True asks
+        """Whether the cached ``run`` is a version our latest writes replaced, so a pass
+        over it would redo what those writes recorded and then lose a 409. True asks
         the caller to wait for the cache (the write's own watch event requeues the run),
         at most ``patience`` times in a row; then False (a cache that does not catch up
         costs 409s, as before, never a wrong decision)."""
         meta = run.get("metadata") or {}
         uid = str(meta.get("uid") or "")
         seen = self._wrote.get(uid)
-        if seen is None or seen[0] != str(meta.get("resourceVersion") or ""):
+        if seen is None or str(meta.get("resourceVersion") or "") not in seen[0]:
             self._wrote.pop(uid, None)  # caught up (or someone else wrote since)
             return False
-        if seen[1] >= patience:
+        if seen[2] >= patience:
             self._wrote.pop(uid, None)
             return False
-        self._wrote[uid] = (seen[0], seen[1] + 1)
+        self._wrote[uid] = (seen[0], seen[1], seen[2] + 1)
         return True
 
     def shows_created(self, run: Mapping[str, Any], pods: Mapping[str, Any]) -> bool:

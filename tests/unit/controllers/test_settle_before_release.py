@@ -4,9 +4,11 @@ pass's walk, not a wave of node patches."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.run.reads import RunReads
 from tests.unit.controllers.run.harness import Cluster, custom_test
 
 
@@ -41,3 +43,22 @@ async def test_I18_a_settled_result_is_written_before_the_pass_touches_a_node() 
     assert creates and creates[0] > node_writes[-1]  # E10 unchanged: cordon, then the pod
     run = await cluster.run()
     assert run["status"]["cordonedNodes"] == ["n1"]
+
+
+def _run(version: str) -> dict[str, Any]:
+    return {"metadata": {"uid": "u1", "resourceVersion": version}}
+
+
+def test_I18_a_cache_behind_either_write_of_a_pass_waits_for_it() -> None:
+    # A pass writes twice (what settled, then the cordons): a cache still showing the
+    # version before either write would redo what they recorded (a pod create met by
+    # AlreadyExists, a status write lost to a 409).
+    reads = RunReads(SimpleNamespace(cached=None))  # type: ignore[arg-type]  # only its bookkeeping is used
+    reads.wrote(_run("10"), _run("11"))
+    reads.wrote(_run("11"), _run("12"))
+    assert reads.behind_our_write(_run("10"))
+    assert reads.behind_our_write(_run("11"))
+    assert not reads.behind_our_write(_run("12"))  # caught up
+    reads.wrote(_run("12"), _run("13"))
+    reads.wrote(_run("20"), _run("21"))  # someone else wrote in between: a new chain
+    assert not reads.behind_our_write(_run("12"))
