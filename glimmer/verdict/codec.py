@@ -558,12 +558,19 @@ def packed_members(
         if not digest or "/" in digest or len(nodes) != len(indexes):
             continue
         shared = {k: group[k] for k in PACKED_SHARED if k in group}
-        name, cell = unit_key(shared)[0], unit_key(shared)[2]
+        name, _, cell = unit_key(shared)
         for node, index in zip(nodes, indexes, strict=True):
             position = int_or_default(index, None)
             if isinstance(node, str) and position is not None and position >= 0:
                 out[(f"{digest}/{position}", node)] = (name, cell, shared)
     return out
+
+
+def packed_units(
+    members: Mapping[tuple[str, str], tuple[str, tuple[tuple[str, str], ...], Mapping[str, Any]]],
+) -> dict[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]], Mapping[str, Any]]:
+    """:func:`unit_key` -> shared fields of every member :func:`packed_members` found."""
+    return {(name, (node,), cell): shared for (_, node), (name, cell, shared) in members.items()}
 
 
 def same_record(record: Mapping[str, Any], shared: Mapping[str, Any]) -> bool:

@@ -77,7 +77,7 @@ def shardable(result: Mapping[str, Any]) -> bool:
     return not (isinstance(nodes, list) and len(nodes) > 1)
 
 
-def _shard_body(view: RunView, *, name: str, payload: str) -> JSON:
+def _shard_body(view: RunView, *, name: str, payload: str, key: str = PAYLOAD_KEY) -> JSON:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -97,14 +97,8 @@ def _shard_body(view: RunView, *, name: str, payload: str) -> JSON:
             ],
         },
         "immutable": True,
-        "data": {PAYLOAD_KEY: payload},
+        "data": {key: payload},
     }
-
-
-def _config_map(view: RunView, *, name: str, key: str, payload: str) -> JSON:
-    body = _shard_body(view, name=name, payload=payload)
-    body["data"] = {key: payload}
-    return body
 
 
 async def offload_fingerprint(client: KubeClient, run: JSON) -> None:
@@ -134,7 +128,7 @@ async def offload_fingerprint(client: KubeClient, run: JSON) -> None:
         digest = codec.shard_digest(payload)
         name = codec.fingerprint_shard_name(view.name, digest)
         key = codec.FINGERPRINT_PAYLOAD_KEY
-        bodies.append(_config_map(view, name=name, key=key, payload=payload))
+        bodies.append(_shard_body(view, name=name, payload=payload, key=key))
         digests.append(digest)
     try:
         await create_shards(client, bodies)
@@ -254,7 +248,7 @@ def drop_packed_twins(run: JSON) -> None:
     if not existing or not isinstance(raw, list):
         return
     members = codec.packed_members(existing)
-    units = {(name, (node,), cell) for (_, node), (name, cell, _) in members.items()}
+    units = codec.packed_units(members)
 
     def twin(result: Any) -> bool:
         if not isinstance(result, Mapping):
@@ -264,8 +258,14 @@ def drop_packed_twins(run: JSON) -> None:
             node = str(nodes[0]) if isinstance(nodes, list) and len(nodes) == 1 else ""
             member = members.get((str(result.get(codec.EVIDENCE_KEY)), node))
             return member is not None and codec.same_record(result, member[2])
-        terminal = codec.phase_from_json(result.get("phase")).terminal
-        return terminal and codec.unit_key(result) in units
+        if not codec.phase_from_json(result.get("phase")).terminal:
+            return False
+        shared = units.get(codec.unit_key(result))
+        # Only the very verdict that was packed: a result that differs stays, supersedes
+        # the packed one on read, and is compacted (never packed beside it) later.
+        return shared is not None and shared == {
+            k: result[k] for k in codec.PACKED_SHARED if k in result
+        }
 
     status["results"] = [r for r in raw if not twin(r)]
 
@@ -286,16 +286,12 @@ def pack(run: JSON, *, at: int | None = None) -> None:
     limit = PACK_AT_BYTES if at is None else at
     if not fresh or (not existing and _pack_weight(fresh) <= limit):
         return  # nothing new to pack (what was packed is already, once: drop_packed_twins)
-    members = codec.packed_members(existing)
-
-    def held(record: Mapping[str, Any]) -> bool:
-        """Names a shard entry a packed member already stands for (and differs from it,
-        or :func:`drop_packed_twins` would have dropped it): it stays in ``results``,
-        where it supersedes the member on read, and its expansion then disagrees with
-        the shard (Error), never a second result for the unit."""
-        return (str(record.get(codec.EVIDENCE_KEY)), str(record["nodes"][0])) in members
-
-    fresh = [r for r in fresh if not held(r)]
+    # A record of a unit a packed member already stands for (and differs from it, or
+    # drop_packed_twins would have dropped it) stays in ``results``, where it
+    # supersedes the member on read (and expands to Error if it disagrees with its
+    # shard): never a second packed result for the unit.
+    held = codec.packed_units(codec.packed_members(existing))
+    fresh = [r for r in fresh if codec.unit_key(r) not in held]
     if not fresh:
         return
     unpacked = codec.unpack_records(existing)

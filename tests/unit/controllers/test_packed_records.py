@@ -137,6 +137,24 @@ async def test_I18_a_record_that_differs_from_its_packed_member_is_never_dropped
     assert codec.expand_result(shown, evidence)["phase"] == "Error"  # disagrees: unjudged
 
 
+async def test_I18_a_full_result_with_another_verdict_than_its_packed_unit_is_kept_once() -> None:
+    client = FakeClient()
+    run = await new_run(client)
+    run["status"]["results"] = [full_result(n) for n in range(900)]
+    run = await kube.write_status(client, run)
+    # The same unit again, in full, with another verdict: it must never be dropped for
+    # the packed Passed, and never packed beside it (a unit counted twice).
+    run["status"]["results"] = [full_result(7, phase="Failed")] + [
+        full_result(n) for n in range(1000, 1900)
+    ]  # enough to shard again, so the Failed one is compacted too
+    run = await kube.write_status(client, run)
+    run = await kube.write_status(client, run)
+    results = codec.status_results(run["status"])
+    seven = [r for r in results if r["nodes"] == ["kwok-node-0007"]]
+    assert [r["phase"] for r in seven] == ["Failed"]
+    assert len(results) == 1800
+
+
 async def test_I18_a_second_write_of_a_pass_never_shards_packed_results_again() -> None:
     client = FakeClient()
     run = await new_run(client)

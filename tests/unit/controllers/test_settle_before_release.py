@@ -4,11 +4,11 @@ pass's walk, not a wave of node patches."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from glimmer.controllers.run.kube import RUNS
 from glimmer.controllers.run.reads import RunReads
+from glimmer.engine import FakeClient, FakeClock, InformerFactory, Readers
 from tests.unit.controllers.run.harness import Cluster, custom_test
 
 
@@ -53,7 +53,8 @@ def test_I18_a_cache_behind_either_write_of_a_pass_waits_for_it() -> None:
     # A pass writes twice (what settled, then the cordons): a cache still showing the
     # version before either write would redo what they recorded (a pod create met by
     # AlreadyExists, a status write lost to a 409).
-    reads = RunReads(SimpleNamespace(cached=None))  # type: ignore[arg-type]  # only its bookkeeping is used
+    client = FakeClient()
+    reads = RunReads(Readers.over(client, InformerFactory(client, clock=FakeClock())))
     reads.wrote(_run("10"), _run("11"))
     reads.wrote(_run("11"), _run("12"))
     assert reads.behind_our_write(_run("10"))
