@@ -23,6 +23,7 @@ from glimmer.plan import label_value
 from tests.unit.controllers.conftest import wire_informers
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 from tests.unit.controllers.test_links_sequencing import ends, pair_test, running
+from tests.unit.controllers.test_perf2_fanout import replace_with_foreign_pod
 from tests.unit.engine.test_reader import settle_watches
 
 JSON = dict[str, Any]
@@ -191,14 +192,7 @@ async def _foreign_pod(g: Guarded) -> None:
     await cluster.create_run()
     await g.reconcile()
     [ours] = cluster.pods()
-    name = ours["metadata"]["name"]
-    foreign = copy.deepcopy(ours)
-    foreign["spec"]["containers"][0]["image"] = "example.com/other:1"  # not this test's
-    for key in ("uid", "resourceVersion", "creationTimestamp"):
-        foreign["metadata"].pop(key, None)
-    await cluster.client.delete(PODS, name, namespace=NS)
-    await cluster.client.create(PODS, foreign, namespace=NS)
-    await cluster.kubelet(name, exit_code=0, log="ok=1\n")
+    await replace_with_foreign_pod(cluster, ours)
     await g.reconcile()
     await g.reconcile()
     [result] = await g.results()

@@ -17,6 +17,19 @@ from glimmer.engine import PODS
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 
 
+async def replace_with_foreign_pod(cluster: Cluster, ours: dict[str, Any]) -> None:
+    """19.8's setup: our pod replaced, under its name, by one running another image,
+    which then exits 0 with a log."""
+    name = ours["metadata"]["name"]
+    foreign = copy.deepcopy(ours)
+    foreign["spec"]["containers"][0]["image"] = "example.com/other:1"  # not this test's
+    for key in ("uid", "resourceVersion", "creationTimestamp"):
+        foreign["metadata"].pop(key, None)
+    await cluster.client.delete(PODS, name, namespace=NS)
+    await cluster.client.create(PODS, foreign, namespace=NS)
+    await cluster.kubelet(name, exit_code=0, log="ok=1\n")
+
+
 async def test_perf2_fan_out_runs_every_call_never_more_than_its_limit_at_once() -> None:
     running = 0
     peak = 0
@@ -76,14 +89,7 @@ async def test_perf2_19_8_a_foreign_pod_under_our_name_is_never_read_ahead(
     await cluster.create_run()
     await cluster.reconcile()
     (ours,) = cluster.pods()
-    name = ours["metadata"]["name"]
-    foreign = copy.deepcopy(ours)
-    foreign["spec"]["containers"][0]["image"] = "example.com/other:1"  # not this test's
-    for key in ("uid", "resourceVersion", "creationTimestamp"):
-        foreign["metadata"].pop(key, None)
-    await cluster.client.delete(PODS, name, namespace=NS)
-    await cluster.client.create(PODS, foreign, namespace=NS)
-    await cluster.kubelet(name, exit_code=0, log="ok=1\n")
+    await replace_with_foreign_pod(cluster, ours)
     mark = len(cluster.client.requests)
     await cluster.reconcile()
     assert [r for r in cluster.client.requests[mark:] if r.verb == "log"] == []
