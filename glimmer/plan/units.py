@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from glimmer.plan import spec as specs
 from glimmer.plan.pinned import PinnedPlan
+from glimmer.verdict.nodes import PlannedUnit
 
 #: Grace past the execution window before the kubelet kills a runner (A15, E16).
 DEADLINE_GRACE_SECONDS: Final = 120
@@ -76,6 +77,16 @@ def units_of_test(plan: PinnedPlan, test_index: int) -> tuple[Unit, ...]:
 def plan_units(plan: PinnedPlan) -> tuple[Unit, ...]:
     """Every unit of the plan, in plan order then launch order."""
     return tuple(unit for index in range(len(plan.tests)) for unit in units_of_test(plan, index))
+
+
+def verdict_units(plan: PinnedPlan) -> tuple[PlannedUnit, ...]:
+    """Every unit of the plan as the node verdict reads it (with required and variant cell)."""
+    out: list[PlannedUnit] = []
+    for unit in plan_units(plan):
+        test = plan.tests[unit.test_index]
+        axes = tuple(sorted((str(k), str(v)) for k, v in test.axes.items()))
+        out.append(PlannedUnit(unit.test_name, unit.nodes, test.required, axes))
+    return tuple(out)
 
 
 def pair_roles(unit: Unit) -> tuple[tuple[str, str], tuple[str, str]]:

@@ -20,6 +20,16 @@ class Phase(enum.StrEnum):
     def terminal(self) -> bool:
         return self not in (Phase.PENDING, Phase.RUNNING)
 
+    @classmethod
+    def parse_or_none(cls, text: object) -> Phase | None:
+        """The phase ``text`` names exactly, or None (absent, misspelt, not a string)."""
+        if not isinstance(text, str):
+            return None
+        try:
+            return cls(text)
+        except ValueError:
+            return None
+
 
 class Provenance(enum.StrEnum):
     """Whether a result was measured on real silicon, on the simulated GPU, or nobody

@@ -29,7 +29,6 @@ from glimmer.api import API_VERSION, format_time, parse_time
 from glimmer.controllers.fingerprint.conditions import set_json_condition
 from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS, fingerprint_name
 from glimmer.controllers.fingerprint.reads import Reads
-from glimmer.controllers.fingerprint.verdict import state_of_fingerprint
 from glimmer.controllers.schedule.cron import ScheduleError, parse_schedule
 from glimmer.controllers.schedule.history import (
     SCHEDULE_LABEL,
@@ -46,6 +45,7 @@ from glimmer.controllers.schedule.ticks import (
 )
 from glimmer.engine import NODES, ApiError, KubeClient, Readers, Resource, Result, is_not_found
 from glimmer.plan import label_value
+from glimmer.verdict.expiry import state_of_fingerprint, targeted
 
 log = structlog.get_logger("glimmer.controllers.schedule")
 
@@ -218,7 +218,9 @@ class ScheduleReconciler:
             fingerprint = await self.reads.get(
                 FINGERPRINTS, fingerprint_name(node), namespace=self.operator_namespace
             )
-            if state_of_fingerprint(fingerprint, now=now, max_age_seconds=max_age) in wanted:
+            if targeted(
+                state_of_fingerprint(fingerprint, now=now, max_age_seconds=max_age), wanted
+            ):
                 chosen.append(node)
         if not chosen:
             return None

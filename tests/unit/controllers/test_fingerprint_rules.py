@@ -22,6 +22,7 @@ from glimmer.controllers.fingerprint import (
 from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS, VERDICT_LABEL
 from glimmer.controllers.fingerprint.observe import is_salient
 from glimmer.controllers.fingerprint.setup import node_keys
+from glimmer.controllers.fingerprint.verdict import PLAN_ANNOTATION
 from glimmer.controllers.reaper import StampReaper
 from glimmer.engine import (
     EVENTS,
@@ -32,6 +33,7 @@ from glimmer.engine import (
     InformerFactory,
     Readers,
 )
+from glimmer.plan import PinnedPlan, PlannedTest
 from glimmer.plan.images import resolve_image
 
 OPS = "glimmer-system"
@@ -90,6 +92,15 @@ async def relabel(fake: FakeClient, name: str, labels: dict[str, str | None]) ->
     await fake.patch(NODES, name, {"metadata": {"labels": labels}})
 
 
+def pinned_plan(targets: tuple[str, ...], *tests: tuple[str, str]) -> str:
+    """A pinned plan annotation: each (name, kind) a required Node test over ``targets``."""
+    planned = tuple(
+        PlannedTest(name=name, required=True, spec={"kind": kind, "scope": "Node"})
+        for name, kind in tests
+    )
+    return PinnedPlan(targets=targets, tests=planned).to_annotation()
+
+
 async def passed_run(
     fake: FakeClient, *, started: datetime, finished: datetime, provenance: str = "silicon",
     phase: str = "Passed", name: str = "acceptance",
@@ -97,7 +108,11 @@ async def passed_run(
     await fake.create(
         RUNS,
         {
-            "metadata": {"name": name, "namespace": "lab"},
+            "metadata": {
+                "name": name,
+                "namespace": "lab",
+                "annotations": {PLAN_ANNOTATION: pinned_plan(("n1",), ("burn", "gpu-burn"))},
+            },
             "spec": {"profileRef": "p"},
             "status": {
                 "phase": phase,
@@ -354,9 +369,8 @@ async def test_verdict_expires_by_age_and_the_pass_requeues_at_expiry() -> None:
     assert (current["status"], current["reason"]) == ("False", "VerdictTooOld")
 
 
-@pytest.mark.parametrize(("provenance", "phase"), [("sim", "Passed"), ("unknown", "Passed"),
-                                                   ("silicon", "Error")])  # fmt: skip
-async def test_verdict_sim_unknown_or_error_results_give_no_verdict(
+@pytest.mark.parametrize(("provenance", "phase"), [("unknown", "Passed"), ("silicon", "Error")])
+async def test_verdict_unknown_or_error_results_give_no_verdict(
     provenance: str, phase: str
 ) -> None:
     fake, clock = FakeClient(), Clock()
@@ -370,6 +384,79 @@ async def test_verdict_sim_unknown_or_error_results_give_no_verdict(
     fp = await fingerprint(fake)
     assert "verdict" not in fp["status"]
     assert (await fake.get(NODES, "n1"))["metadata"]["labels"][VERDICT_LABEL] == "Missing"
+
+
+async def test_node_verdict_a_node_tested_only_on_the_simulator_reads_simulated() -> None:
+    """Not Missing (never tested) and never Passed: the label says it was simulated."""
+    fake, clock = FakeClient(), Clock()
+    await fake.create(NODES, node("n1"))
+    rec = reconciler(fake, clock)
+    await rec.reconcile("n1")
+    await passed_run(fake, started=T0 + timedelta(seconds=5), finished=T0 + timedelta(hours=1),
+                     provenance="sim")  # fmt: skip
+    clock.at = T0 + timedelta(hours=2)
+    await rec.reconcile("n1")
+    fp = await fingerprint(fake)
+    assert fp["status"]["verdict"]["phase"] == "Simulated"
+    current = condition(fp, "VerdictCurrent")
+    assert (current["status"], current["reason"]) == ("False", "SimulatedOnly")
+    assert (await fake.get(NODES, "n1"))["metadata"]["labels"][VERDICT_LABEL] == "Simulated"
+
+
+async def test_node_verdict_a_fail_fast_run_never_labels_an_untested_node_passed() -> None:
+    """failFast stopped the run when smoke Failed on n2: n1 has one Passed result and
+    none for the tests that never ran, so it is not judged (the label stays Missing)."""
+    fake, clock = FakeClient(), Clock()
+    await fake.create(NODES, node("n1"))
+    rec = reconciler(fake, clock)
+    await rec.reconcile("n1")
+    started, finished = T0 + timedelta(seconds=5), T0 + timedelta(hours=1)
+    plan = pinned_plan(("n1", "n2"), ("smoke", "compute-smoke"), ("burn", "gpu-burn"),
+                       ("memory", "memory-bw"))  # fmt: skip
+    results = [
+        {"name": "smoke", "kind": "compute-smoke", "phase": phase, "nodes": [n],
+         "startedAt": format_time(started), "provenance": "silicon"}
+        for n, phase in (("n1", "Passed"), ("n2", "Failed"))
+    ]  # fmt: skip
+    await fake.create(
+        RUNS,
+        {
+            "metadata": {"name": "ff", "namespace": "lab", "annotations": {PLAN_ANNOTATION: plan}},
+            "spec": {"profileRef": "p", "failFast": True},
+            "status": {
+                "phase": "Failed",
+                "startedAt": format_time(started),
+                "finishedAt": format_time(finished),
+                "results": results,
+            },
+        },
+        namespace="lab",
+    )
+    clock.at = T0 + timedelta(hours=2)
+    await rec.reconcile("n1")
+    fp = await fingerprint(fake)
+    assert "verdict" not in fp["status"]
+    assert condition(fp, "VerdictCurrent")["status"] == "False"
+    assert (await fake.get(NODES, "n1"))["metadata"]["labels"][VERDICT_LABEL] == "Missing"
+
+
+async def test_node_verdict_a_simulated_pass_never_replaces_a_silicon_verdict() -> None:
+    fake, clock = FakeClient(), Clock()
+    await fake.create(NODES, node("n1"))
+    rec = reconciler(fake, clock)
+    await rec.reconcile("n1")
+    await passed_run(fake, started=T0 + timedelta(seconds=5), finished=T0 + timedelta(hours=1),
+                     phase="Failed")  # fmt: skip
+    await passed_run(fake, started=T0 + timedelta(hours=2), finished=T0 + timedelta(hours=3),
+                     provenance="sim", name="later")  # fmt: skip
+    clock.at = T0 + timedelta(hours=4)
+    await rec.reconcile("n1")  # both runs there: the judgement is the newest that counts
+    assert (await fingerprint(fake))["status"]["verdict"]["phase"] == "Failed"
+    await fake.delete(RUNS, "acceptance", namespace="lab")
+    await rec.reconcile("n1")  # only the stored verdict remembers the judgement now
+    verdict = (await fingerprint(fake))["status"]["verdict"]
+    assert (verdict["runName"], verdict["phase"]) == ("acceptance", "Failed")
+    assert (await fake.get(NODES, "n1"))["metadata"]["labels"][VERDICT_LABEL] == "Failed"
 
 
 async def test_verdict_a_later_error_run_does_not_replace_a_pass() -> None:

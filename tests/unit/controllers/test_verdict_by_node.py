@@ -6,8 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.controllers.fingerprint.verdict import run_verdict
+from glimmer.controllers.fingerprint.verdict import PLAN_ANNOTATION, run_verdict
+from glimmer.plan import PinnedPlan, PlannedTest
 from glimmer.verdict import codec
+
+PLAN = PinnedPlan(
+    targets=("n1", "n2"), tests=(PlannedTest(name="t", required=True, spec={"kind": "custom"}),)
+).to_annotation()
 
 
 def run(*, version: str, phase_of_n1: str, packed: bool) -> dict[str, Any]:
@@ -23,7 +28,13 @@ def run(*, version: str, phase_of_n1: str, packed: bool) -> dict[str, Any]:
     else:
         status["results"] = results
     return {
-        "metadata": {"namespace": "ns", "name": "r", "uid": "u1", "resourceVersion": version},
+        "metadata": {
+            "namespace": "ns",
+            "name": "r",
+            "uid": "u1",
+            "resourceVersion": version,
+            "annotations": {PLAN_ANNOTATION: PLAN},
+        },  # fmt: skip
         "spec": {},
         "status": status,
     }
