@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -52,11 +52,14 @@ class VerdictReason(enum.StrEnum):
     FINGERPRINT_CHANGED = "FingerprintChanged"
     TOO_OLD = "VerdictTooOld"
     NONE = "NoVerdict"
+    NOT_JUDGED = "NewestRunDidNotJudge"
 
 
 #: The stored verdict phases: a judgement, or a run that found the node Simulated.
 JUDGED_PHASES: Final = frozenset({"Passed", "Failed"})
 SIMULATED_PHASE: Final = "Simulated"
+#: A run that named the node but judged nothing there; never stored as a verdict.
+NOT_JUDGED_PHASE: Final = "NotJudged"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,8 @@ class RunVerdict:
     phase: str
     started_at: datetime | None
     finished_at: datetime
+    #: For a run that judged nothing here, why (the tests that never ran, ...).
+    note: str = ""
 
     @property
     def judged(self) -> bool:
@@ -86,6 +91,27 @@ def newest_verdict(verdicts: Iterable[RunVerdict | None]) -> RunVerdict | None:
     judged = [v for v in found if v.judged]
     pool = judged or [v for v in found if v.phase == SIMULATED_PHASE]
     return max(pool, key=RunVerdict.sort_key) if pool else None
+
+
+def newest_unjudged(verdicts: Iterable[RunVerdict | None]) -> RunVerdict | None:
+    """The most recently finished run that named the node but judged nothing there."""
+    found = [v for v in verdicts if v is not None and v.phase == NOT_JUDGED_PHASE]
+    return max(found, key=RunVerdict.sort_key) if found else None
+
+
+def note_unjudged(status: VerdictStatus, *, unjudged: RunVerdict | None) -> VerdictStatus:
+    """A node no run has judged, whose newest run named it but judged nothing there (a
+    failFast run that never reached its tests, say), reads ``NotJudged`` and names why,
+    instead of reading like a node nobody tried. A stored verdict is left as it is."""
+    if unjudged is None or status.state is not VerdictState.MISSING:
+        return status
+    run = f"{unjudged.run_namespace}/{unjudged.run_name}"
+    return replace(
+        status,
+        reason=VerdictReason.NOT_JUDGED,
+        message=f"no finished BurnInRun has judged this node; the newest, {run}, did not: "
+        f"{unjudged.note}",
+    )
 
 
 def next_verdict(
@@ -258,8 +284,12 @@ def state_of_fingerprint(
             VerdictState.FAILED,
         )
     ):
-        none = condition.get("reason") == VerdictReason.NONE
-        return VerdictState.MISSING if none else VerdictState.EXPIRED
+        reason = condition.get("reason")
+        if reason in (VerdictReason.NONE, VerdictReason.NOT_JUDGED):
+            return VerdictState.MISSING
+        if reason == VerdictReason.SIMULATED_ONLY:
+            return VerdictState.SIMULATED
+        return VerdictState.EXPIRED
     return state
 
 

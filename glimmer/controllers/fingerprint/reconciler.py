@@ -49,8 +49,10 @@ from glimmer.controllers.fingerprint.verdict import (
     VERDICT_CURRENT,
     RunVerdict,
     evaluate,
+    newest_unjudged,
     newest_verdict,
     next_verdict,
+    note_unjudged,
     parse_optional_time,
     run_verdict,
 )
@@ -226,9 +228,10 @@ class FingerprintReconciler:
             # Incomparable schemes re-baseline silently (K5); so does the verdict's binding,
             # or a scheme upgrade would expire every verdict of the fleet at once.
             verdict = {**verdict, "digest": new_digest}
+        verdicts = await self._verdicts_of(key)
         verdict = next_verdict(
             stored=verdict,
-            candidate=newest_verdict(await self._verdicts_of(key)),
+            candidate=newest_verdict(verdicts),
             captured_at=parse_optional_time(status.get("capturedAt")),
             digest=new_digest,
         )
@@ -247,6 +250,7 @@ class FingerprintReconciler:
             max_age_seconds=max_age,
             changes=drift_message if drifted_now else "",
         )
+        current = note_unjudged(current, unjudged=newest_unjudged(verdicts))
         conditions = set_json_condition(
             conditions,
             type_=VERDICT_CURRENT,

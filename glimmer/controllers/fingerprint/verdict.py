@@ -21,8 +21,10 @@ from glimmer.verdict.expiry import (
     VerdictState,
     VerdictStatus,
     evaluate,
+    newest_unjudged,
     newest_verdict,
     next_verdict,
+    note_unjudged,
     parse_optional_time,
     state_of_fingerprint,
     targeted,
@@ -38,8 +40,10 @@ __all__ = [
     "VerdictStatus",
     "evaluate",
     "latest_verdict",
+    "newest_unjudged",
     "newest_verdict",
     "next_verdict",
+    "note_unjudged",
     "parse_optional_time",
     "run_node_verdict",
     "run_verdict",
@@ -145,9 +149,10 @@ def run_node_verdict(run: Mapping[str, Any], node: str) -> NodeVerdict | None:
 
 def run_verdict(run: Mapping[str, Any], node: str) -> RunVerdict | None:
     """The verdict ``run`` gives ``node`` for its fingerprint: Passed, Failed or
-    Simulated; None when the run judged nothing there (the earlier verdict stands)."""
+    Simulated; NotJudged (with the reason) when the run named the node but judged nothing
+    there (the earlier verdict stands); None when the run says nothing of it."""
     verdict = run_node_verdict(run, node)
-    if verdict is None or verdict.state is NodeState.NOT_JUDGED:
+    if verdict is None:
         return None
     status = run.get("status") or {}
     finished = parse_optional_time(status.get("finishedAt"))
@@ -166,6 +171,7 @@ def run_verdict(run: Mapping[str, Any], node: str) -> RunVerdict | None:
         phase=str(verdict.state),
         started_at=started,
         finished_at=finished,
+        note=verdict.message if verdict.state is NodeState.NOT_JUDGED else "",
     )
 
 

@@ -436,7 +436,9 @@ async def test_node_verdict_a_fail_fast_run_never_labels_an_untested_node_passed
     await rec.reconcile("n1")
     fp = await fingerprint(fake)
     assert "verdict" not in fp["status"]
-    assert condition(fp, "VerdictCurrent")["status"] == "False"
+    current = condition(fp, "VerdictCurrent")
+    assert (current["status"], current["reason"]) == ("False", "NewestRunDidNotJudge")
+    assert "the newest, lab/ff, did not: never ran: burn, memory" in current["message"]
     assert (await fake.get(NODES, "n1"))["metadata"]["labels"][VERDICT_LABEL] == "Missing"
 
 
