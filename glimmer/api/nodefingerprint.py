@@ -67,10 +67,13 @@ class NodeVerdict:
     phase: str = field(
         json="phase",
         required=True,
-        enum=("Passed", "Failed"),
-        description="Passed: every result on this node Passed, measured on silicon; Failed: "
-        "some result on this node Failed. Runs that judged nothing here (Error, Cancelled, "
-        "Skipped only, simulated or unknown provenance, baseline) give no verdict.",
+        enum=("Passed", "Failed", "Simulated"),
+        description="Passed: every required test of the run's pinned plan naming this node "
+        "Passed, measured on silicon and not suspect; Failed: a required test on this node "
+        "Failed; Simulated (Glimmer extension): every required test Passed, some only on "
+        "the simulated GPU, and no run judged the node on silicon. Runs that judged nothing "
+        "here (a planned test never run, Error, Cancelled, Skipped, unknown provenance, "
+        "baseline) give no verdict.",
     )
     started_at: datetime | None = field(
         json="startedAt", fmt="date-time", description="Earliest start of its results here."
@@ -82,6 +85,25 @@ class NodeVerdict:
         json="digest",
         description="The fingerprint digest the verdict was measured on; absent when the "
         "fingerprint changed after the measurement began, so it is bound to no digest.",
+    )
+    hardware_identity: str | None = field(
+        json="hardwareIdentity",
+        description="Glimmer extension: the probed hardware identity (fingerprint-probe's "
+        "hardwareIdentity: GPU UUIDs and serials, accelerator PCI addresses, RDMA GUIDs) the "
+        "verdict was measured on; absent when no probe had identified the node by then.",
+    )
+
+
+@attrs.define(kw_only=True)
+class ProbedIdentity:
+    """The newest hardware identity a fingerprint-probe result recorded for the node."""
+
+    identity: str = field(json="identity", required=True, description="hardwareIdentity.")
+    gpu_uuids: str | None = field(json="gpuUuids", description="GPU UUIDs, comma-joined.")
+    run_namespace: str = field(json="runNamespace", required=True, description="Run namespace.")
+    run_name: str = field(json="runName", required=True, description="Run name.")
+    observed_at: datetime = field(
+        json="observedAt", required=True, fmt="date-time", description="When the probe ended."
     )
 
 
@@ -104,6 +126,11 @@ class NodeFingerprintStatus:
     digest: str | None = field(json="digest", description="<scheme>:<hex> digest.")
     observed_generation: int | None = field(
         json="observedGeneration", fmt="int64", description="Generation last observed."
+    )
+    hardware_identity: ProbedIdentity | None = field(
+        json="hardwareIdentity",
+        description="Glimmer extension: the newest identity a fingerprint-probe result "
+        "recorded for this node (labels cannot show a like-for-like GPU swap; a probe can).",
     )
     verdict: NodeVerdict | None = field(
         json="verdict",

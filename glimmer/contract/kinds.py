@@ -41,6 +41,10 @@ SUSTAINED_LOAD_KINDS: Final[frozenset[str]] = frozenset(
     {"thermal-soak", "gpu-burn", "clockprobe", "fabric-soak", "memory-stress", "dcgm-diag"}
 )
 
+#: Kinds that record what a node is and judge nothing (never exit 1): a run of only
+#: these can identify a node, never pass it.
+INVENTORY_KINDS: Final[frozenset[str]] = frozenset({"fingerprint-probe"})
+
 #: Kinds whose *default* image speaks the Group rendezvous (E4).
 GROUP_CAPABLE_KINDS: Final[frozenset[str]] = frozenset({"nccl"})
 
@@ -76,6 +80,11 @@ MARKER_PREFIXES: Final[dict[str, str]] = {
 def is_builtin(kind: str) -> bool:
     """Whether the linter may call a metric 'unregistered' for this kind (C4)."""
     return kind in BUILTIN_KINDS
+
+
+def judges_hardware(kind: str) -> bool:
+    """False for the inventory kinds: their Pass says a node was identified, not healthy."""
+    return kind not in INVENTORY_KINDS
 
 
 def is_burst_only(kind: str) -> bool:

@@ -219,6 +219,8 @@ _TABLE: Final[list[tuple[ThresholdUse, Aggregation, Combination, dict[str, str]]
             "tcpTestInterface": "interface the TCP test used",
             "tcpMgmtInterface": "management interface",
             "pciAddresses": "PCI addresses of the accelerators",
+            "hardwareIdentity": "digest of GPU UUIDs/serials, PCI addresses and RDMA GUIDs",
+            "gpuUuids": "GPU UUIDs",
             "pciVendorIds": "PCI vendor ids",
             "pciDeviceIds": "PCI device ids",
             "acceleratorVendors": "accelerator vendors",

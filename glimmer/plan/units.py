@@ -85,7 +85,7 @@ def verdict_units(plan: PinnedPlan) -> tuple[PlannedUnit, ...]:
     for unit in plan_units(plan):
         test = plan.tests[unit.test_index]
         axes = tuple(sorted((str(k), str(v)) for k, v in test.axes.items()))
-        out.append(PlannedUnit(unit.test_name, unit.nodes, test.required, axes))
+        out.append(PlannedUnit(unit.test_name, unit.nodes, test.required, axes, test.kind))
     return tuple(out)
 
 

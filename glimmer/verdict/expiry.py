@@ -50,6 +50,7 @@ class VerdictReason(enum.StrEnum):
     BOUND = "DigestMatches"
     SIMULATED_ONLY = "SimulatedOnly"
     FINGERPRINT_CHANGED = "FingerprintChanged"
+    HARDWARE_CHANGED = "HardwareIdentityChanged"
     TOO_OLD = "VerdictTooOld"
     NONE = "NoVerdict"
     NOT_JUDGED = "NewestRunDidNotJudge"
@@ -75,6 +76,8 @@ class RunVerdict:
     finished_at: datetime
     #: For a run that judged nothing here, why (the tests that never ran, ...).
     note: str = ""
+    #: The hardware identity this run's own fingerprint-probe recorded on the node.
+    identity: str = ""
 
     @property
     def judged(self) -> bool:
@@ -82,6 +85,50 @@ class RunVerdict:
 
     def sort_key(self) -> tuple[datetime, str, str]:
         return (self.finished_at, self.run_namespace, self.run_name)
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """A hardware identity a fingerprint-probe result recorded for the node."""
+
+    identity: str
+    gpu_uuids: str
+    run_namespace: str
+    run_name: str
+    observed_at: datetime
+
+    def to_json(self) -> JSON:
+        out: JSON = {
+            "identity": self.identity,
+            "runNamespace": self.run_namespace,
+            "runName": self.run_name,
+            "observedAt": _format(self.observed_at),
+        }
+        if self.gpu_uuids:
+            out["gpuUuids"] = self.gpu_uuids
+        return out
+
+
+def probe_from_json(value: Any) -> Probe | None:
+    """A stored ``status.hardwareIdentity``, or None when absent or unreadable."""
+    if not isinstance(value, Mapping):
+        return None
+    identity, observed = value.get("identity"), parse_optional_time(value.get("observedAt"))
+    if not isinstance(identity, str) or not identity or observed is None:
+        return None
+    return Probe(
+        identity=identity,
+        gpu_uuids=str(value.get("gpuUuids") or ""),
+        run_namespace=str(value.get("runNamespace") or ""),
+        run_name=str(value.get("runName") or ""),
+        observed_at=observed,
+    )
+
+
+def newest_probe(probes: Iterable[Probe | None]) -> Probe | None:
+    """The most recent identity any probe recorded (the stored one among them)."""
+    found = [p for p in probes if p is not None]
+    return max(found, key=lambda p: (p.observed_at, p.run_namespace, p.run_name)) if found else None
 
 
 def newest_verdict(verdicts: Iterable[RunVerdict | None]) -> RunVerdict | None:
@@ -120,6 +167,7 @@ def next_verdict(
     candidate: RunVerdict | None,
     captured_at: datetime | None,
     digest: str,
+    probes: Iterable[Probe | None] = (),
 ) -> JSON | None:
     """The ``status.verdict`` to write: the stored one unless a newer run judged the node.
 
@@ -148,6 +196,15 @@ def next_verdict(
         out["startedAt"] = _format(candidate.started_at)
     if bound:
         out["digest"] = digest
+    # The identity measured: the run's own probe, else the newest probe that ended before
+    # the measurement began (a later probe is not evidence of what was measured).
+    start = candidate.started_at
+    before = newest_probe(
+        p for p in probes if p is not None and start is not None and p.observed_at <= start
+    )
+    identity = candidate.identity or (before.identity if before is not None else "")
+    if identity:
+        out["hardwareIdentity"] = identity
     return out
 
 
@@ -184,6 +241,7 @@ def evaluate(
     now: datetime,
     max_age_seconds: int | None,
     changes: str = "",
+    probe: Probe | None = None,
 ) -> VerdictStatus:
     """Is the stored verdict still about this hardware, and young enough?
 
@@ -210,6 +268,17 @@ def evaluate(
             condition_status="False",
             reason=VerdictReason.FINGERPRINT_CHANGED,
             message=f"the {phase} verdict of run {run} expired: {why}{detail}",
+        )
+    measured = verdict.get("hardwareIdentity")
+    if isinstance(measured, str) and measured and probe is not None and probe.identity != measured:
+        uuids = f" (GPUs now {probe.gpu_uuids})" if probe.gpu_uuids else ""
+        return VerdictStatus(
+            state=VerdictState.EXPIRED,
+            condition_status="False",
+            reason=VerdictReason.HARDWARE_CHANGED,
+            message=f"the {phase} verdict of run {run} expired: it was measured on hardware "
+            f"{measured}, and fingerprint-probe in run {probe.run_namespace}/{probe.run_name} "
+            f"found {probe.identity}{uuids}: a part was replaced",
         )
     finished = parse_optional_time(verdict.get("finishedAt"))
     expires = (
@@ -267,6 +336,7 @@ def state_of_fingerprint(
         digest=str(digest),
         now=now,
         max_age_seconds=min(limits) if limits else None,
+        probe=probe_from_json(status.get("hardwareIdentity")),
     ).state
     # The controller may know more (the manager's default age limit): a condition it
     # wrote saying "not current" is never overridden by a reader's own arithmetic.

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from glimmer.contract.kinds import judges_hardware
 from glimmer.verdict.phases import Phase, Provenance
 
 
@@ -52,6 +53,8 @@ class PlannedUnit:
     nodes: tuple[str, ...]
     required: bool
     axes: tuple[tuple[str, str], ...] = ()
+    #: The test's kind ("" when unknown: counted as judging).
+    kind: str = ""
 
     @property
     def key(self) -> UnitKey:
@@ -152,6 +155,14 @@ def node_verdict(
     if not required:
         return NodeVerdict(
             node, NodeState.NOT_JUDGED, why="the run's plan requires no test of this node"
+        )
+    if not any(judges_hardware(u.kind) for u in required):
+        kinds = ", ".join(sorted({u.kind for u in required}))
+        return NodeVerdict(
+            node,
+            NodeState.NOT_JUDGED,
+            why=f"the run's required tests of this node only identify it ({kinds}); "
+            "they judge nothing",
         )
     by_key: dict[UnitKey, list[Mapping[str, Any]]] = {}
     for result in results:

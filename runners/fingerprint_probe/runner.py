@@ -8,6 +8,7 @@ sysfs is not mounted; exit 3 when NVIDIA GPUs are present but NVML cannot identi
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from runners.fingerprint_probe.inventory import (
@@ -23,6 +24,23 @@ from runners.sdk.protocols import DriverUnavailableError
 
 def _identity_line(kind: str, fields: dict[str, str]) -> str:
     return f"FINGERPRINT {kind} " + " ".join(f"{k}={v}" for k, v in fields.items())
+
+
+#: The scheme word of ``hardwareIdentity`` (a new scheme never compares equal to an old).
+IDENTITY_SCHEME = "hw1"
+
+
+def hardware_identity(
+    accelerators: list[str], gpus: list[dict[str, str]], rdma: list[dict[str, str]]
+) -> str:
+    """One word for the parts themselves: GPU UUIDs and serials, accelerator PCI addresses,
+    RDMA GUIDs. Labels cannot see a like-for-like swap (same model, count, memory,
+    driver); this changes with it."""
+    parts = sorted(f"pci={a}" for a in accelerators)
+    parts += sorted(f"gpu={g.get('uuid', '')}/{g.get('serial', '')}" for g in gpus)
+    parts += sorted(f"rdma={r.get('node_guid', '')}" for r in rdma)
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+    return f"{IDENTITY_SCHEME}:{digest}"
 
 
 def measure(ctx: RunnerContext) -> Verdict:
@@ -69,6 +87,11 @@ def measure(ctx: RunnerContext) -> Verdict:
         payload=json.dumps({"gpus": gpus, "nics": nics, "rdma": rdma}, indent=2, sort_keys=True),
     )
     report.metric("acceleratorCount", len(accelerators))
+    report.metric(
+        "hardwareIdentity", hardware_identity([f.address for f in accelerators], gpus, rdma)
+    )
+    if gpus:
+        report.metric("gpuUuids", ",".join(g["uuid"] for g in gpus))
     if accelerators:
         report.metric("pciAddresses", ",".join(f.address for f in accelerators))
         report.metric("pciVendorIds", ",".join(f.vendor for f in accelerators))

@@ -47,6 +47,7 @@ from glimmer.controllers.fingerprint.observe import observation_from_status, obs
 from glimmer.controllers.fingerprint.reads import Reads
 from glimmer.controllers.fingerprint.verdict import (
     VERDICT_CURRENT,
+    Probe,
     RunVerdict,
     evaluate,
     newest_unjudged,
@@ -54,6 +55,7 @@ from glimmer.controllers.fingerprint.verdict import (
     next_verdict,
     note_unjudged,
     parse_optional_time,
+    run_probe,
     run_verdict,
 )
 from glimmer.engine import (
@@ -69,6 +71,7 @@ from glimmer.engine import (
     is_not_found,
 )
 from glimmer.verdict.codec import status_results
+from glimmer.verdict.expiry import newest_probe, probe_from_json
 
 log = structlog.get_logger("glimmer.controllers.fingerprint")
 
@@ -228,12 +231,19 @@ class FingerprintReconciler:
             # Incomparable schemes re-baseline silently (K5); so does the verdict's binding,
             # or a scheme upgrade would expire every verdict of the fleet at once.
             verdict = {**verdict, "digest": new_digest}
-        verdicts = await self._verdicts_of(key)
+        seen = await self._verdicts_of(key)
+        verdicts = [v for v, _ in seen]
+        stored_probe = probe_from_json(stored.get("hardwareIdentity"))
+        probes = [stored_probe, *(p for _, p in seen)]
+        probe = newest_probe(probes)
+        if probe is not None:
+            status["hardwareIdentity"] = probe.to_json()
         verdict = next_verdict(
             stored=verdict,
             candidate=newest_verdict(verdicts),
             captured_at=parse_optional_time(status.get("capturedAt")),
             digest=new_digest,
+            probes=probes,
         )
         if verdict is None:
             status.pop("verdict", None)
@@ -249,6 +259,7 @@ class FingerprintReconciler:
             now=now,
             max_age_seconds=max_age,
             changes=drift_message if drifted_now else "",
+            probe=probe,
         )
         current = note_unjudged(current, unjudged=newest_unjudged(verdicts))
         conditions = set_json_condition(
@@ -272,6 +283,17 @@ class FingerprintReconciler:
             )
         if drifted_now:
             await self._drift_event(fingerprint, key, drift_message)
+        if (
+            stored_probe is not None
+            and probe is not None
+            and probe.identity != stored_probe.identity
+        ):
+            await self._drift_event(
+                fingerprint,
+                key,
+                f"probed hardware identity {stored_probe.identity} -> {probe.identity} "
+                f"(fingerprint-probe in run {probe.run_namespace}/{probe.run_name})",
+            )
         await self._label(node, current.state.value)
         if self.metrics is not None:
             self.metrics.observe(key, current.state.value)
@@ -279,21 +301,24 @@ class FingerprintReconciler:
             return None
         return max(0.0, (current.expires_at - now).total_seconds())
 
-    async def _verdicts_of(self, node: str) -> Sequence[RunVerdict | None]:
-        """What each run naming ``node`` says about it. From the run cache, read in place:
-        a node event during a run would otherwise copy the whole run (its status can be
-        a megabyte) for every node it touches (issue 18's profile: a sixth of the CPU)."""
+    async def _verdicts_of(self, node: str) -> Sequence[tuple[RunVerdict | None, Probe | None]]:
+        """What each run naming ``node`` says about it, and the identity its probe saw.
+        From the run cache, read in place: a node event during a run would otherwise copy
+        the whole run (its status can be a megabyte) for every node it touches."""
         namespace = self.options.runs_namespace
+
+        def view(run: Mapping[str, Any]) -> tuple[RunVerdict | None, Probe | None]:
+            return run_verdict(run, node), run_probe(run, node)
+
         try:
             return self.reads.readers.cached.by_index_view(
-                RUNS, RUNS_BY_NODE, node, namespace=namespace,
-                view=lambda run: run_verdict(run, node),
-            )  # fmt: skip
+                RUNS, RUNS_BY_NODE, node, namespace=namespace, view=view
+            )
         except NotCachedError:
             # No covering run cache (a registration used without the manager's informers):
             # every run, live. Correct, just not cheap.
             runs = await self.reads.readers.live.list(RUNS, namespace=namespace)
-            return [run_verdict(r, node) for r in runs if node in runs_by_node(r)]
+            return [view(r) for r in runs if node in runs_by_node(r)]
 
     async def _label(self, node: JSON, value: str) -> None:
         labels = (node.get("metadata") or {}).get("labels") or {}

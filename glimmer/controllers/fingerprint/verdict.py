@@ -16,6 +16,7 @@ from glimmer.plan.units import verdict_units
 from glimmer.verdict.codec import status_results
 from glimmer.verdict.expiry import (
     VERDICT_CURRENT,
+    Probe,
     RunVerdict,
     VerdictReason,
     VerdictState,
@@ -34,6 +35,7 @@ from glimmer.verdict.phases import Phase
 
 __all__ = [
     "VERDICT_CURRENT",
+    "Probe",
     "RunVerdict",
     "VerdictReason",
     "VerdictState",
@@ -46,6 +48,7 @@ __all__ = [
     "note_unjudged",
     "parse_optional_time",
     "run_node_verdict",
+    "run_probe",
     "run_verdict",
     "state_of_fingerprint",
     "targeted",
@@ -56,8 +59,11 @@ PLAN_ANNOTATION: Final = "burnin.glimmer.ai/plan"
 #: The fields of a result the node verdict reads.
 _VERDICT_FIELDS: Final = (
     "name", "kind", "phase", "nodes", "variantAxes", "provenance", "suspect", "startedAt",
-    "repeatsRequired", "repeatsCompleted",
+    "finishedAt", "repeatsRequired", "repeatsCompleted",
 )  # fmt: skip
+#: The kind whose results say which parts a node holds, and the metrics that do.
+PROBE_KIND: Final = "fingerprint-probe"
+_IDENTITY_METRICS: Final = ("hardwareIdentity", "gpuUuids")
 
 
 @dataclass(slots=True)
@@ -97,6 +103,9 @@ def _facts(run: Mapping[str, Any]) -> _RunFacts:
         if not result.get("kind"):
             continue
         fields: dict[str, Any] = {k: result[k] for k in _VERDICT_FIELDS if k in result}
+        metrics = result.get("metrics")
+        if result.get("kind") == PROBE_KIND and isinstance(metrics, Mapping):
+            fields["metrics"] = {k: metrics[k] for k in _IDENTITY_METRICS if k in metrics}
         for node in result.get("nodes") or ():
             facts.results.setdefault(str(node), []).append(fields)
     if all(key):
@@ -147,6 +156,41 @@ def run_node_verdict(run: Mapping[str, Any], node: str) -> NodeVerdict | None:
     return node_verdict(node, planned=planned, results=results, baseline=facts.baseline)
 
 
+def run_probe(run: Mapping[str, Any], node: str) -> Probe | None:
+    """The hardware identity a terminal ``run``'s fingerprint-probe recorded on ``node``
+    (a Passed result naming only that node, with a ``hardwareIdentity`` metric). A compact
+    record keeps no metrics, so a run past its status budget shows no identity here."""
+    status = run.get("status") or {}
+    phase = Phase.parse_or_none(status.get("phase"))
+    if phase is None or not phase.terminal:
+        return None
+    meta = run.get("metadata") or {}
+    for result in reversed(_facts(run).results.get(node) or []):
+        metrics = result.get("metrics") or {}
+        identity = metrics.get("hardwareIdentity")
+        if (
+            result.get("kind") != PROBE_KIND
+            or result.get("phase") != Phase.PASSED
+            or result.get("nodes") != [node]
+            or not isinstance(identity, str)
+            or not identity
+        ):
+            continue
+        ended = parse_optional_time(result.get("finishedAt")) or parse_optional_time(
+            status.get("finishedAt")
+        )
+        if ended is None:
+            continue
+        return Probe(
+            identity=identity,
+            gpu_uuids=str(metrics.get("gpuUuids") or ""),
+            run_namespace=str(meta.get("namespace") or ""),
+            run_name=str(meta.get("name") or ""),
+            observed_at=ended,
+        )
+    return None
+
+
 def run_verdict(run: Mapping[str, Any], node: str) -> RunVerdict | None:
     """The verdict ``run`` gives ``node`` for its fingerprint: Passed, Failed or
     Simulated; NotJudged (with the reason) when the run named the node but judged nothing
@@ -172,6 +216,7 @@ def run_verdict(run: Mapping[str, Any], node: str) -> RunVerdict | None:
         started_at=started,
         finished_at=finished,
         note=verdict.message if verdict.state is NodeState.NOT_JUDGED else "",
+        identity=probe.identity if (probe := run_probe(run, node)) is not None else "",
     )
 
 

@@ -57,3 +57,17 @@ def test_nics_without_hardware_are_ignored_and_rdma_guids_are_read(tmp_path: Pat
     assert rdma_identities(sysfs) == [
         {"name": "mlx5_0", "node_guid": "b83f:d203:00a1:b2c4", "fw_ver": "28.43.1014"}
     ]
+
+
+def test_hardware_identity_changes_with_a_like_for_like_gpu_swap() -> None:
+    """Same model, count and driver; one GPU's UUID and serial differ: the identity moves,
+    and it does not depend on the order the parts were listed in."""
+    from runners.fingerprint_probe.runner import hardware_identity
+
+    gpus = [{"uuid": f"GPU-{i}", "serial": f"S{i}", "name": "H200"} for i in range(8)]
+    pci = [f"0000:{i:02x}:00.0" for i in range(8)]
+    before = hardware_identity(pci, gpus, [])
+    assert before == hardware_identity(list(reversed(pci)), list(reversed(gpus)), [])
+    swapped = [*gpus[:7], {"uuid": "GPU-new", "serial": "S-new", "name": "H200"}]
+    assert hardware_identity(pci, swapped, []) != before
+    assert before.startswith("hw1:")

@@ -442,6 +442,70 @@ async def test_node_verdict_a_fail_fast_run_never_labels_an_untested_node_passed
     assert (await fake.get(NODES, "n1"))["metadata"]["labels"][VERDICT_LABEL] == "Missing"
 
 
+async def probe_run(
+    fake: FakeClient, *, name: str, identity: str, started: datetime, finished: datetime,
+    with_burn: bool = False,
+) -> None:  # fmt: skip
+    """A run of fingerprint-probe (and, with ``with_burn``, a gated test) on n1."""
+    tests = [("probe", "fingerprint-probe")] + ([("burn", "gpu-burn")] if with_burn else [])
+    results = [
+        {"name": test, "kind": kind, "phase": "Passed", "nodes": ["n1"],
+         "startedAt": format_time(started), "finishedAt": format_time(finished),
+         "provenance": "silicon",
+         "metrics": {"hardwareIdentity": identity, "gpuUuids": identity[-4:]}
+         if kind == "fingerprint-probe" else {}}
+        for test, kind in tests
+    ]  # fmt: skip
+    await fake.create(
+        RUNS,
+        {
+            "metadata": {
+                "name": name,
+                "namespace": "lab",
+                "annotations": {PLAN_ANNOTATION: pinned_plan(("n1",), *tests)},
+            },
+            "spec": {"profileRef": "p"},
+            "status": {
+                "phase": "Passed",
+                "startedAt": format_time(started),
+                "finishedAt": format_time(finished),
+                "results": results,
+            },
+        },
+        namespace="lab",
+    )
+
+
+async def test_node_verdict_a_like_for_like_gpu_swap_seen_by_a_probe_expires_the_verdict() -> None:
+    """Labels are identical before and after (same model, count, memory, driver); only
+    the probe's hardwareIdentity moves, and the Passed verdict measured on the old parts
+    expires, naming what changed."""
+    fake, clock = FakeClient(), Clock()
+    metrics = VerdictMetrics()
+    await fake.create(NODES, node("n1"))
+    rec = reconciler(fake, clock, metrics=metrics)
+    await rec.reconcile("n1")
+    start, end = T0 + timedelta(minutes=1), T0 + timedelta(hours=1)
+    await probe_run(fake, name="accept", identity="hw1:aaaa", with_burn=True,
+                    started=start, finished=end)  # fmt: skip
+    clock.at = T0 + timedelta(hours=1, minutes=1)
+    await rec.reconcile("n1")
+    fp = await fingerprint(fake)
+    assert fp["status"]["verdict"]["hardwareIdentity"] == "hw1:aaaa"
+    assert condition(fp, "VerdictCurrent")["reason"] == "DigestMatches"
+    start, end = T0 + timedelta(days=1), T0 + timedelta(days=1, minutes=5)
+    await probe_run(fake, name="nightly", identity="hw1:bbbb", started=start, finished=end)
+    clock.at = T0 + timedelta(days=1, hours=1)
+    await rec.reconcile("n1")
+    fp = await fingerprint(fake)
+    current = condition(fp, "VerdictCurrent")
+    assert (current["status"], current["reason"]) == ("False", "HardwareIdentityChanged")
+    assert "hw1:aaaa" in current["message"] and "hw1:bbbb" in current["message"]
+    assert fp["status"]["hardwareIdentity"]["identity"] == "hw1:bbbb"
+    assert (await fake.get(NODES, "n1"))["metadata"]["labels"][VERDICT_LABEL] == "Expired"
+    assert metrics.state("n1") == "Expired"
+
+
 async def test_node_verdict_a_simulated_pass_never_replaces_a_silicon_verdict() -> None:
     fake, clock = FakeClient(), Clock()
     await fake.create(NODES, node("n1"))

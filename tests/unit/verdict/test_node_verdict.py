@@ -175,3 +175,12 @@ def test_node_verdict_property_passed_only_if_every_required_unit_passed_on_sili
             node_verdict("n1", planned=planned, results=[*results, worse]).state
             is not NodeState.PASSED
         )
+
+
+def test_node_verdict_a_plan_of_inventory_kinds_only_identifies_and_never_passes() -> None:
+    plan = (PlannedUnit("probe", ("n1",), True, (), "fingerprint-probe"),)
+    verdict = node_verdict("n1", planned=plan, results=[result("probe")])
+    assert verdict.state is NodeState.NOT_JUDGED and "judge nothing" in verdict.message
+    both = (*plan, PlannedUnit("burn", ("n1",), True, (), "gpu-burn"))
+    results = [result("probe"), result("burn")]
+    assert node_verdict("n1", planned=both, results=results).state is NodeState.PASSED
