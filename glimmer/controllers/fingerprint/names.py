@@ -26,7 +26,8 @@ __all__ = [
 
 #: On each NodeFingerprint: the node it describes (as a valid label value).
 NODE_LABEL: Final = f"{GROUP}/node"
-#: On each Node (Glimmer extension): Passed | Failed | Expired | Missing (docs/fingerprints.md).
+#: On each Node (Glimmer extension): Passed | Failed | Simulated | Expired | Missing
+#: (docs/fingerprints.md).
 VERDICT_LABEL: Final = f"{GROUP}/verdict"
 
 _DNS_LABEL: Final = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
