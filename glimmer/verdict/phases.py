@@ -21,6 +21,12 @@ class Phase(enum.StrEnum):
         return self not in (Phase.PENDING, Phase.RUNNING)
 
     @classmethod
+    def is_terminal_text(cls, text: object) -> bool:
+        """Does raw status text name a terminal phase? Absent or misspelt text does not."""
+        phase = cls.parse_or_none(text)
+        return phase is not None and phase.terminal
+
+    @classmethod
     def parse_or_none(cls, text: object) -> Phase | None:
         """The phase ``text`` names exactly, or None (absent, misspelt, not a string)."""
         if not isinstance(text, str):

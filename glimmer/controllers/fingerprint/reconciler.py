@@ -72,6 +72,7 @@ from glimmer.engine import (
 )
 from glimmer.verdict.codec import status_results
 from glimmer.verdict.expiry import newest_probe, probe_from_json
+from glimmer.verdict.phases import Phase
 
 log = structlog.get_logger("glimmer.controllers.fingerprint")
 
@@ -84,13 +85,11 @@ RUNS_BY_NODE: Final = "fingerprint-node"
 #: A pass repeats at least this often (a missed event, a node deleted, a metric to drop).
 RESYNC_SECONDS: Final = 600.0
 
-_TERMINAL: Final = frozenset({"Passed", "Failed", "Error", "Cancelled"})
-
 
 def runs_by_node(run: Mapping[str, Any]) -> list[str]:
     """Index function: the nodes a terminal run's results name."""
     status = run.get("status") or {}
-    if status.get("phase") not in _TERMINAL:
+    if not Phase.is_terminal_text(status.get("phase")):
         return []
     nodes: set[str] = set()
     for result in status_results(status):

@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from glimmer.api import API_VERSION, GROUP
+from glimmer.verdict.phases import Phase
 
 JSON = dict[str, Any]
 
 SCHEDULE_LABEL: Final = f"{GROUP}/schedule"
 SCHEDULED_AT: Final = f"{GROUP}/scheduled-at"
-TERMINAL: Final = frozenset({"Passed", "Failed", "Error", "Cancelled"})
-FAILED_KIND: Final = frozenset({"Failed", "Error", "Cancelled"})
+#: J2: what counts against failedJobsHistoryLimit (the diagnostic evidence).
+FAILED_KIND: Final = frozenset({Phase.FAILED, Phase.ERROR, Phase.CANCELLED})
 
 
 def owned_by(run: Mapping[str, Any], schedule_uid: str) -> bool:
@@ -36,7 +37,7 @@ def phase_of(run: Mapping[str, Any]) -> str:
 
 
 def is_active(run: Mapping[str, Any]) -> bool:
-    return phase_of(run) not in TERMINAL
+    return not Phase.is_terminal_text(phase_of(run))
 
 
 def _recency(run: Mapping[str, Any]) -> tuple[str, str]:
@@ -69,8 +70,8 @@ def view_runs(
 ) -> RunsView:
     ordered = newest_first(runs)
     newest = ordered[0] if ordered else None
-    passed = [r for r in ordered if phase_of(r) == "Passed"]
-    failed = [r for r in ordered if phase_of(r) in FAILED_KIND]
+    passed = [r for r in ordered if Phase.parse_or_none(phase_of(r)) is Phase.PASSED]
+    failed = [r for r in ordered if Phase.parse_or_none(phase_of(r)) in FAILED_KIND]
     successes = sorted((_finished(r) for r in passed if _finished(r)), reverse=True)
     return RunsView(
         active=[r for r in ordered if is_active(r)],
