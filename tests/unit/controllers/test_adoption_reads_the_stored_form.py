@@ -222,3 +222,34 @@ def test_the_node_binding_must_name_our_node() -> None:
     found["spec"]["nodeName"] = "n9"
     assert foreign_reason(found, expected=ours) == "spec.nodeName"
     assert labels.HOSTNAME_LABEL in ours["spec"]["nodeSelector"]
+
+
+def test_env_sources_are_ours_with_the_apiservers_defaults_filled_in() -> None:
+    env = [
+        {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        {"name": "MEM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory"}}},
+        {"name": "MIB", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory",
+                                                           "divisor": "1024Ki"}}},
+    ]  # fmt: skip
+    ours = built(runner={"env": env})
+    found = stored(ours)
+    found["spec"]["containers"][0]["env"][-3:] = [
+        {"name": "NODE", "valueFrom": {"fieldRef": {"apiVersion": "v1",
+                                                    "fieldPath": "spec.nodeName"}}},
+        {"name": "MEM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory",
+                                                           "divisor": "0"}}},
+        {"name": "MIB", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory",
+                                                           "divisor": "1Mi"}}},
+    ]  # fmt: skip
+    assert foreign_reason(found, expected=ours) is None
+    found["spec"]["containers"][0]["env"][-1]["valueFrom"]["resourceFieldRef"]["divisor"] = "1"
+    assert foreign_reason(found, expected=ours) == (
+        "spec.containers[0].env[4].valueFrom.resourceFieldRef.divisor"
+    )
+
+
+def test_a_pod_that_names_no_account_may_only_get_the_namespace_default() -> None:
+    bare = built(service_account=None)
+    found = stored(bare)
+    found["spec"].update(serviceAccountName="admin", serviceAccount="admin")
+    assert foreign_reason(found, expected=bare) == "spec.serviceAccountName"
