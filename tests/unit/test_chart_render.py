@@ -342,3 +342,111 @@ def test_rbac_create_false_renders_no_rbac() -> None:
 def test_values_that_cannot_work_are_refused(values: list[str], message: str) -> None:
     args = [item for value in values for item in ("--set", value)]
     assert message in render_error(*args)
+
+
+# -- runner identity, served-namespace shapes, webhook destinations ----------------------
+
+SERVED_LABEL = r"burnin\.glimmer\.ai/served"
+SELECTOR = [
+    "--set-json", "servedNamespaces.names=[]",
+    "--set", f"servedNamespaces.selector.matchLabels.{SERVED_LABEL}=true",
+]  # fmt: skip
+
+
+def _args(documents: Sequence[dict[str, Any]]) -> list[str]:
+    return list(_container(_one(documents, "Deployment"))["args"])
+
+
+def _runner_accounts(documents: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        d
+        for d in documents
+        if d["kind"] == "ServiceAccount"
+        and d["metadata"]["labels"].get("app.kubernetes.io/component") == "runner"
+    ]
+
+
+def test_runner_pods_get_a_tokenless_unbound_service_account_in_each_served_namespace() -> None:
+    documents = render("--set", "servedNamespaces.names={team-a,team-b}")
+    accounts = _runner_accounts(documents)
+    assert sorted(a["metadata"]["namespace"] for a in accounts) == ["team-a", "team-b"]
+    assert {a["metadata"]["name"] for a in accounts} == {"glimmer-runner"}
+    assert all(a["automountServiceAccountToken"] is False for a in accounts)
+    subjects = [s for d in documents if d["kind"].endswith("Binding") for s in d["subjects"]]
+    assert not [s for s in subjects if s["name"] == "glimmer-runner"]
+    # glimmer-runner is the manager's default: no flag for it.
+    assert not [a for a in _args(documents) if a.startswith("--runner-service-account")]
+
+
+def test_the_kustomize_install_has_the_same_runner_service_account() -> None:
+    (chart,) = _runner_accounts(render())
+    (kustomize,) = [d for d in kustomize_default() if d["kind"] == "ServiceAccount"
+                    and d["metadata"]["name"] == "glimmer-runner"]  # fmt: skip
+    for document in (chart, kustomize):
+        assert document["metadata"]["namespace"] == "glimmer-runs"
+        assert document["automountServiceAccountToken"] is False
+
+
+def test_another_runner_service_account_reaches_the_manager() -> None:
+    documents = render("--set", "runnerServiceAccount.name=burn-runner")
+    assert "--runner-service-account=burn-runner" in _args(documents)
+    assert [a["metadata"]["name"] for a in _runner_accounts(documents)] == ["burn-runner"]
+    bare = render(
+        "--set", "runnerServiceAccount.name=", "--set", "runnerServiceAccount.create=false"
+    )
+    assert "--runner-service-account=" in _args(bare)
+    assert not _runner_accounts(bare)
+
+
+def test_serving_every_namespace_creates_no_runner_service_account() -> None:
+    assert not _runner_accounts(render("--set", "servedNamespaces.names={*}"))
+
+
+def test_serving_by_selector_reads_secrets_only_where_granted_and_never_cluster_wide() -> None:
+    """Without a cluster (`helm template`) no namespace carries the labels, so nothing is
+    granted in any namespace; what the lookup finds is checked against the apiserver
+    (tests/integration/test_rbac_served_namespaces.py)."""
+    documents = render(*SELECTOR)
+    assert "--serve-namespace-selector=burnin.glimmer.ai/served=true" in _args(documents)
+    assert not [a for a in _args(documents) if a.startswith("--serve-namespaces")]
+    cluster_bound = sorted(d["roleRef"]["name"] for d in documents
+                           if d["kind"] == "ClusterRoleBinding")  # fmt: skip
+    assert cluster_bound == ["glimmer-manager", "glimmer-manager-namespaces"]
+    (namespaces,) = [d for d in documents if d["kind"] == "ClusterRole"
+                     and d["metadata"]["name"] == "glimmer-manager-namespaces"]  # fmt: skip
+    assert namespaces["rules"] == [
+        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]}
+    ]
+    assert not [d for d in documents if d["kind"] == "Namespace"]
+    assert not [d for d in documents if d["kind"] == "RoleBinding"
+                and d["roleRef"]["name"] != "glimmer-leader-election"]  # fmt: skip
+
+
+def test_webhook_destination_values_render_as_manager_flags_only_when_given() -> None:
+    assert not [a for a in _args(render()) if a.startswith(("--sink-allow", "--cluster-cidr"))]
+    args = _args(render(
+        "--set", "sinks.allowDestinations={10.0.0.0/8,hooks.example.com,*.svc.example}",
+        "--set", "clusterCIDRs={10.96.0.0/12,10.244.0.0/16}",
+    ))  # fmt: skip
+    assert "--sink-allow=10.0.0.0/8,hooks.example.com,*.svc.example" in args
+    assert "--cluster-cidr=10.96.0.0/12,10.244.0.0/16" in args
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (["--set", r"servedNamespaces.selector.matchLabels.a=b"], "are both set: choose one"),
+        (["--set", "servedNamespaces.selector.matchExpressions[0].key=a"],
+         "only matchLabels is supported"),
+        (["--set-json", "servedNamespaces.names=[]"], "servedNamespaces.names is empty"),
+        (["--set", r"clusterCIDRs={10.0.0.0/8\,10.1.0.0/16}"], "clusterCIDRs: each entry is one"),
+        (["--set-json", 'sinks.allowDestinations=[""]'], "sinks.allowDestinations: each entry"),
+        (["--set", "runnerServiceAccount.name="], "runnerServiceAccount.name is empty"),
+    ],
+    ids=["selector-and-names", "match-expressions", "nothing-served", "comma-in-cidr",
+         "empty-destination", "runner-account-unnamed"],
+)  # fmt: skip
+def test_served_namespace_and_destination_values_that_cannot_work_are_refused(
+    values: list[str], message: str
+) -> None:
+    assert message in render_error(*values)

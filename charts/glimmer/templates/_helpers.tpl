@@ -52,6 +52,61 @@ true
 {{- end -}}
 {{- end -}}
 
+{{/* "true" when the served namespaces are chosen by label (servedNamespaces.selector). */}}
+{{- define "glimmer.servesBySelector" -}}
+{{- with .Values.servedNamespaces.selector -}}
+{{- if .matchLabels -}}
+true
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* servedNamespaces.selector.matchLabels as a label selector: "k1=v1,k2=v2" (keys sorted). */}}
+{{- define "glimmer.selectorString" -}}
+{{- $labels := .Values.servedNamespaces.selector.matchLabels -}}
+{{- $terms := list -}}
+{{- range $key := keys $labels | sortAlpha -}}
+{{- $terms = append $terms (printf "%s=%s" $key (get $labels $key | toString)) -}}
+{{- end -}}
+{{- join "," $terms -}}
+{{- end -}}
+
+{{/* The namespaces that get the per-namespace grants (workloads and sink-secrets
+RoleBindings, the runner ServiceAccount), as a JSON list: servedNamespaces.names; with a
+selector, the namespaces carrying its labels when the chart is installed or upgraded
+(Helm's lookup: `helm template` without --dry-run=server sees none); none for "*". */}}
+{{- define "glimmer.grantedNamespaces" -}}
+{{- if include "glimmer.servesBySelector" . -}}
+{{- $want := .Values.servedNamespaces.selector.matchLabels -}}
+{{- $found := list -}}
+{{- range (lookup "v1" "Namespace" "" "").items -}}
+{{- $labels := .metadata.labels | default dict -}}
+{{- $match := true -}}
+{{- range $key, $value := $want -}}
+{{- if or (not (hasKey $labels $key)) (ne (get $labels $key | toString) ($value | toString)) -}}
+{{- $match = false -}}
+{{- end -}}
+{{- end -}}
+{{- if $match -}}
+{{- $found = append $found .metadata.name -}}
+{{- end -}}
+{{- end -}}
+{{- if has .Release.Namespace $found -}}
+{{- fail (printf "servedNamespaces.selector matches the manager's own namespace %q: it holds the manager's ServiceAccount and enforces restricted; remove the label from it" .Release.Namespace) -}}
+{{- end -}}
+{{- toJson (sortAlpha $found) -}}
+{{- else if include "glimmer.servesAll" . -}}
+{{- toJson list -}}
+{{- else -}}
+{{- toJson .Values.servedNamespaces.names -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The ServiceAccount runner pods run as (--runner-service-account). */}}
+{{- define "glimmer.runnerServiceAccountName" -}}
+{{- .Values.runnerServiceAccount.name -}}
+{{- end -}}
+
 {{/* Refuse values that cannot make a working install, before anything is applied. */}}
 {{- define "glimmer.validate" -}}
 {{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) -}}
@@ -60,10 +115,31 @@ true
 {{- if le (int .Values.terminationGracePeriodSeconds) (int .Values.gracefulShutdownTimeoutSeconds) -}}
 {{- fail "terminationGracePeriodSeconds must be above gracefulShutdownTimeoutSeconds, or the kubelet kills the manager before it releases its Lease" -}}
 {{- end -}}
-{{- if not .Values.servedNamespaces.names -}}
-{{- fail "servedNamespaces.names is empty: name at least one namespace, or \"*\"" -}}
+{{- with .Values.servedNamespaces.selector -}}
+{{- if omit . "matchLabels" -}}
+{{- fail "servedNamespaces.selector: only matchLabels is supported (the manager's --serve-namespace-selector is equality-based)" -}}
 {{- end -}}
-{{- if has .Release.Namespace .Values.servedNamespaces.names -}}
+{{- end -}}
+{{- if include "glimmer.servesBySelector" . -}}
+{{- if .Values.servedNamespaces.names -}}
+{{- fail "servedNamespaces.selector and servedNamespaces.names are both set: choose one (set names to [] to serve by label)" -}}
+{{- end -}}
+{{- else if not .Values.servedNamespaces.names -}}
+{{- fail "servedNamespaces.names is empty: name at least one namespace, or \"*\", or set servedNamespaces.selector.matchLabels" -}}
+{{- end -}}
+{{- if has .Release.Namespace (.Values.servedNamespaces.names | default list) -}}
 {{- fail (printf "servedNamespaces.names must not include the manager's own namespace %q: it holds the manager's ServiceAccount and enforces restricted" .Release.Namespace) -}}
+{{- end -}}
+{{- if not (include "glimmer.runnerServiceAccountName" .) -}}
+{{- if .Values.runnerServiceAccount.create -}}
+{{- fail "runnerServiceAccount.name is empty but runnerServiceAccount.create is true: name the ServiceAccount to create, or set create to false to run runner pods as each namespace's default ServiceAccount (still with no token)" -}}
+{{- end -}}
+{{- end -}}
+{{- range $field, $entries := dict "sinks.allowDestinations" .Values.sinks.allowDestinations "clusterCIDRs" .Values.clusterCIDRs -}}
+{{- range $entries -}}
+{{- if or (not (kindIs "string" .)) (eq (trim .) "") (contains "," .) -}}
+{{- fail (printf "%s: each entry is one CIDR, address or host name (a non-empty string without commas), got %v" $field .) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}

@@ -166,22 +166,23 @@ async def test_I19_8_a_started_pod_replaced_under_its_name_is_foreign_by_uid() -
 
 
 def _defaulted(manifest: dict[str, Any]) -> dict[str, Any]:
-    """``manifest`` as a real apiserver hands it back (defaults, token volume, nodeName)."""
+    """``manifest`` as a real apiserver hands it back (defaults, nodeName; no token
+    volume, as the pod asks for none: tests/integration/run/
+    test_adoption_round_trip_property.py checks this against the real apiserver)."""
     pod = copy.deepcopy(manifest)
     spec = pod["spec"]
+    spec.setdefault("serviceAccountName", "default")
     spec.update(
         dnsPolicy="ClusterFirst",
         schedulerName="default-scheduler",
         terminationGracePeriodSeconds=30,
         enableServiceLinks=True,
-        serviceAccountName="default",
-        serviceAccount="default",
+        serviceAccount=spec["serviceAccountName"],
         priority=0,
         preemptionPolicy="PreemptLowerPriority",
         securityContext={},
         nodeName=spec["nodeSelector"][labels.HOSTNAME_LABEL],
     )
-    spec.setdefault("volumes", []).append({"name": "kube-api-access-x1", "projected": {}})
     spec["tolerations"].append(
         {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}
     )
@@ -191,13 +192,6 @@ def _defaulted(manifest: dict[str, Any]) -> dict[str, Any]:
         terminationMessagePolicy="File",
         imagePullPolicy="IfNotPresent",
         resources={},
-    )
-    container.setdefault("volumeMounts", []).append(
-        {
-            "name": "kube-api-access-x1",
-            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
-            "readOnly": True,
-        }
     )
     pod["metadata"]["uid"] = "pod-uid"
     return pod
@@ -228,7 +222,7 @@ HOST_ROOT = {"name": "h", "hostPath": {"path": "/"}}
         (lambda p: p["spec"]["containers"][0].update(image="evil:1"), "spec.containers[0].image"),
         (lambda p: p["spec"]["containers"][0].update(args=["x"]), "spec.containers[0].args"),
         (lambda p: p["spec"]["containers"][0]["env"].pop(), "spec.containers[0].env"),
-        (lambda p: p["spec"]["volumes"].append(HOST_ROOT), "spec.volumes"),
+        (lambda p: p["spec"].setdefault("volumes", []).append(HOST_ROOT), "spec.volumes"),
         (lambda p: p["spec"].update(securityContext={"runAsUser": 0}), "spec.securityContext"),
         (lambda p: p["spec"].update(hostPID=True), "spec.hostPID"),
         (lambda p: p["spec"].update(activeDeadlineSeconds=999999), "spec.activeDeadlineSeconds"),
