@@ -47,7 +47,7 @@ _CHUNK = 1 << 20
 @click.option("-o", "--output", "output_format", type=OUTPUT_FORMAT, default="text")
 @click.option(
     "--provenance",
-    type=click.Choice(["silicon", "sim"]),
+    type=click.Choice([str(Provenance.SILICON), str(Provenance.SIM)]),
     default=None,
     help="Mark the input as measured on silicon or on the simulated GPU.",
 )

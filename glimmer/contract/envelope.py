@@ -10,9 +10,10 @@ always carries all four counters, ``sentAt`` in RFC3339Nano UTC and a derived
 Times stay strings: a Go sender's nanoseconds would not survive a ``datetime`` (which
 holds microseconds), and ``decode(encode(e)) == e`` must hold for any envelope.
 
-Additive fields (never a changed meaning): ``provenance`` and ``certifiesSilicon`` on
-the envelope, ``provenance`` and ``suspect`` on each result, so a simulated GPU is never
-mistaken for silicon downstream. Each is omitted when empty; absent ``certifiesSilicon``
+Additive fields (never a changed meaning): ``provenance``, ``certifiesSilicon`` and
+``nodeVerdicts`` on the envelope, ``provenance`` and ``suspect`` on each result, so a
+simulated GPU is never mistaken for silicon downstream and a node untested by a run is
+never read as passed by it. Each is omitted when empty; absent ``certifiesSilicon``
 means "certifies nothing", which is the fail-closed reading a consumer that predates
 the field already makes.
 
@@ -168,6 +169,18 @@ class Summary:
 
 
 @dataclass(frozen=True, kw_only=True)
+class NodeVerdictRef:
+    """Additive: what the run established about one node (``glimmer.verdict.nodes``).
+
+    ``verdict`` is Passed, Failed, Simulated or NotJudged; only Passed may gate a node
+    into service, and ``reason`` says what keeps any other value from it."""
+
+    node: str = ""
+    verdict: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Envelope:
     version: str = VERSION
     #: The run measured, it did not certify (a baseline carries no gates).
@@ -190,6 +203,8 @@ class Envelope:
     provenance: str = ""
     #: Additive: true only when the run certifies silicon; absent means it does not.
     certifies_silicon: bool = False
+    #: Additive: on a terminal envelope, each target node's verdict from this run.
+    node_verdicts: tuple[NodeVerdictRef, ...] = ()
 
 
 # --- one table per type: JSON name, attribute, codec, omitempty ----------------------
@@ -351,6 +366,7 @@ _table(
     ("variantAxes", _STR_MAP, True), ("segments", _object(SegmentSummary), True),
     ("provenance", _STR, True), ("suspect", _BOOL, True),
 )  # fmt: skip
+_table(NodeVerdictRef, ("node", _STR, False), ("verdict", _STR, False), ("reason", _STR, True))
 _table(Summary, ("passed", _I32, False), ("failed", _I32, False), ("errored", _I32, False),
        ("skipped", _I32, False))  # fmt: skip
 _table(
@@ -361,7 +377,7 @@ _table(
     ("cancelReason", _STR, True), ("checkpointSequence", _I64, True),
     ("fingerprint", _STR_MAP, True), ("results", _objects(TestResult), True),
     ("summary", _object(Summary), False), ("provenance", _STR, True),
-    ("certifiesSilicon", _BOOL, True),
+    ("certifiesSilicon", _BOOL, True), ("nodeVerdicts", _objects(NodeVerdictRef), True),
 )  # fmt: skip
 
 
@@ -407,7 +423,7 @@ def _known_only(cls: type, value: Any) -> Any:
     }  # fmt: skip
     lists: dict[str, type] = {
         "results": TestResult, "violations": Violation, "notEvaluated": NotEvaluated,
-        "artifacts": ArtifactRef,
+        "artifacts": ArtifactRef, "nodeVerdicts": NodeVerdictRef,
     }  # fmt: skip
     known = {f.json for f in _TABLES[cls]}
     out: dict[str, Any] = {}
