@@ -226,8 +226,19 @@ async def test_a_name_with_one_refused_address_is_refused_whole_before_any_dial(
 async def test_an_allowed_name_is_dialled_at_exactly_the_address_it_resolved_to() -> None:
     net = Network(answers={"intake.example": [["203.0.113.7"]]})
     error = await attempt("https://intake.example/hook", net.guard())
-    assert not error.permanent and "could not connect" in str(error)  # the seam refused
-    assert net.dials == [("203.0.113.7", 443)]
+    assert str(error) == (
+        "POST https://intake.example/hook: could not connect (ClientConnectorError)"
+    )  # fixed words: nothing of the peer's or the OS error's text
+    assert not error.permanent and net.dials == [("203.0.113.7", 443)]
+
+
+async def test_no_proxy_from_the_environment_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(variable, "http://203.0.113.99:3128")
+    net = Network(answers={"intake.example": [["203.0.113.7"]]})
+    await attempt("https://intake.example/hook", net.guard())
+    await attempt("http://intake.example/hook", net.guard())
+    assert net.dials == [("203.0.113.7", 443), ("203.0.113.7", 80)]
 
 
 async def test_the_dial_check_refuses_an_address_whatever_handed_it_over() -> None:
