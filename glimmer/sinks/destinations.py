@@ -54,7 +54,7 @@ import ipaddress
 import re
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -272,25 +272,26 @@ class Dial:
     guard: DestinationGuard
     host: str
     refused: str = ""
-    #: Addresses the socket factory was asked for and let through (for tests and logs).
-    dialled: list[IPAddress] = field(default_factory=list)
 
     def refuse(self, why: str) -> DestinationRefusedError:
         self.refused = self.refused or why
         return DestinationRefusedError(why)
 
-    def check(self, text: str) -> IPAddress:
+    def check(self, text: str) -> None:
+        """Raise :class:`DestinationRefusedError` unless ``text`` is an address the
+        guard lets this delivery connect to (one it cannot read is refused)."""
+        if not self.guard.enabled:
+            return
         address = parse_address(text)
         if address is None:
             raise self.refuse(UNREADABLE)
         why = self.guard.refusal(address, host=self.host)
         if why is not None:
             raise self.refuse(why)
-        return address
 
     def open_socket(self, addr_info: AddrInfoType) -> socket.socket:
         """The connector's socket factory: the address dialled, checked last."""
-        self.dialled.append(self.check(str(addr_info[4][0])))
+        self.check(str(addr_info[4][0]))
         return self.guard.socket_factory(addr_info)
 
     def resolver(self) -> GuardedResolver:
