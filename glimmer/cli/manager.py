@@ -5,6 +5,11 @@ Exit status is the contract with the Deployment: 0 after a requested stop
 (SIGTERM/SIGINT, drained within the grace period), 1 when the lease was lost
 or caches never synced, so the pod restarts as a standby instead of
 reconciling on state it can no longer trust.
+
+Webhook destinations are guarded (``--sink-allow``, ``--cluster-cidr``; see
+:mod:`glimmer.sinks.destinations`): the manager adds the apiserver it talks to (its
+kubeconfig or in-cluster host, resolved at start, and ``$KUBERNETES_SERVICE_HOST``) to
+what it refuses, so a BurnInSink cannot make it POST to the control plane.
 """
 
 from __future__ import annotations
@@ -31,6 +36,14 @@ from glimmer.engine import (
     Manager,
     ManagerOptions,
     configure_logging,
+    load_configuration,
+)
+from glimmer.sinks import FanoutOptions
+from glimmer.sinks.destinations import (
+    DestinationGuard,
+    manager_guard,
+    parse_allow,
+    parse_cluster_cidrs,
 )
 
 _SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
@@ -89,6 +102,49 @@ def _check_served(ctx: click.Context, param: click.Parameter, value: str | None)
     return value
 
 
+def _check_sink_allow(
+    ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
+) -> tuple[str, ...]:
+    try:
+        parse_allow(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from err
+    return value
+
+
+def _check_cluster_cidrs(
+    ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
+) -> tuple[str, ...]:
+    try:
+        parse_cluster_cidrs(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from err
+    return value
+
+
+async def destination_guard(
+    *, kubeconfig: str | None, sink_allow: tuple[str, ...], cluster_cidrs: tuple[str, ...]
+) -> DestinationGuard:
+    """The webhook destination guard for this manager: the flags plus the apiserver it
+    talks to (the configuration's host and, in a pod, ``$KUBERNETES_SERVICE_HOST``)."""
+    configuration = await load_configuration(kubeconfig)
+    guard, warnings = await manager_guard(
+        allow=sink_allow,
+        cluster_cidrs=cluster_cidrs,
+        apiserver_url=str(configuration.host or ""),
+        service_host=os.environ.get("KUBERNETES_SERVICE_HOST", ""),
+    )
+    for warning in warnings:
+        log.warning("webhook destination guard", warning=warning)
+    log.info(
+        "webhook destinations guarded",
+        allowed=[str(n) for n in guard.allow] + list(guard.allow_hosts),
+        cluster_cidrs=[str(n) for n in guard.cluster],
+        apiserver=[str(a) for a in guard.apiserver] + list(guard.apiserver_hosts),
+    )
+    return guard
+
+
 async def run_manager(
     *,
     kubeconfig: str | None,
@@ -97,9 +153,14 @@ async def run_manager(
     client_options: ClientOptions | None = None,
     run_options: RunOptions | None = None,
     cluster_name: str = "",
+    sink_allow: tuple[str, ...] = (),
+    cluster_cidrs: tuple[str, ...] = (),
 ) -> int:
     """Run until signalled (exit 0) or until leadership is lost (exit 1)."""
     metrics = EngineMetrics()
+    guard = await destination_guard(
+        kubeconfig=kubeconfig, sink_allow=sink_allow, cluster_cidrs=cluster_cidrs
+    )
     client = await ApiServerClient.connect(kubeconfig, options=client_options, metrics=metrics)
     try:
         manager = Manager(client, options=options, metrics=metrics)
@@ -108,6 +169,7 @@ async def run_manager(
             options=run_options or RunOptions(operator_namespace=operator_namespace()),
             served_namespaces=served_namespaces,
             cluster_name=cluster_name,
+            fanout_options=FanoutOptions(destinations=guard),
         )
         for registration in registrations:
             manager.add_controller(registration)
@@ -221,6 +283,28 @@ def _qps(value: float) -> float:
     "carry no cluster block.",
 )
 @click.option(
+    "--sink-allow",
+    multiple=True,
+    metavar="CIDR|ADDRESS|HOST[,...]",
+    callback=_check_sink_allow,
+    help="Webhook destinations BurnInSinks may use although the guard would refuse "
+    "them (loopback, link-local and metadata, multicast, unspecified, reserved, "
+    "--cluster-cidr ranges, the apiserver): CIDRs, addresses and host names "
+    "('*.svc.cluster.local' for every name under it), comma-separated, repeatable. The "
+    "most specific entry wins, so allowing 10.0.0.0/8 does not open a --cluster-cidr "
+    "inside it. See docs/sinks.md.",
+)
+@click.option(
+    "--cluster-cidr",
+    "cluster_cidrs",
+    multiple=True,
+    metavar="CIDR[,...]",
+    callback=_check_cluster_cidrs,
+    help="This cluster's Service and Pod CIDRs (and any other range webhooks must not "
+    "reach), comma-separated, repeatable: BurnInSink webhooks there are refused unless "
+    "--sink-allow permits them. The apiserver's own addresses are refused without it.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="info",
@@ -240,6 +324,8 @@ def manager(
     kube_api_qps: float,
     kube_api_burst: int,
     cluster_name: str,
+    sink_allow: tuple[str, ...],
+    cluster_cidrs: tuple[str, ...],
     log_level: str,
 ) -> None:
     """Run the Glimmer controller manager."""
@@ -267,6 +353,8 @@ def manager(
                 served_namespaces=served_namespaces,
                 client_options=client_options,
                 cluster_name=cluster_name.strip(),
+                sink_allow=sink_allow,
+                cluster_cidrs=cluster_cidrs,
             )
         )
     )

@@ -5,6 +5,11 @@ Node-scope run); servers and ranks decide nothing, so they send nothing. The env
 is always written to ``envelopes/001-RunPhaseChanged.json``; a failed delivery is
 printed and never changes the verdict or the exit status (N4 judges hardware, not the
 receiver).
+
+The manager's webhook destination guard does not apply here: the person choosing
+``--sink-url`` is the one running the command, from this host's own network position
+(docs/sinks.md#bare-hosts). Requests still say ``User-Agent: glimmer/<version>`` and an
+error never quotes the receiver's body.
 """
 
 from __future__ import annotations

@@ -5,7 +5,13 @@ The deciding side of a bare-host run writes its terminal RunPhaseChanged envelop
 verdict is on disk even when no sink is configured or the receiver is down) and, with
 ``--sink-url``, POSTs the same bytes through the webhook code the operator uses: same
 headers, same retry rule (2 attempts about 1 s apart, 408/429/5xx/transport retried),
-same signature. The token is read from its file at send time.
+same signature, same ``User-Agent``. The token is read from its file at send time.
+
+The manager's destination guard is off here (:data:`~glimmer.sinks.destinations.
+UNGUARDED`): the person who types ``--sink-url`` is the one running ``glimmer run``,
+from that host's own network position, so sending there crosses no boundary (they
+could ``curl`` it themselves), and a receiver on the host's loopback is a common
+setup. The answer's body is still never quoted.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any, Final
 
 from glimmer.contract.envelope import Envelope, encode, validate
 from glimmer.sinks.build import envelope_from_run_document
+from glimmer.sinks.destinations import UNGUARDED
 from glimmer.sinks.errors import DeliveryError, permanent
 from glimmer.sinks.webhook import WebhookTarget, post
 
@@ -98,7 +105,7 @@ async def send_envelope(
             if remaining <= 0:
                 raise DeliveryError(f"the {timeout:g} s sink timeout ran out", permanent=False)
             await post(target, body=body, delivery_id=envelope.delivery_id,
-                       timestamp=int(clock()), timeout=remaining)  # fmt: skip
+                       timestamp=int(clock()), timeout=remaining, guard=UNGUARDED)  # fmt: skip
             return
         except DeliveryError as err:
             if err.permanent or attempt >= attempts or loop.time() + retry_delay >= deadline:

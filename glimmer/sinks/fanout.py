@@ -35,6 +35,7 @@ from glimmer.contract.envelope import Envelope, EnvelopeInvalidError, encode, va
 from glimmer.engine import ApiError, KubeClient, Resource, is_not_found
 from glimmer.engine.client import is_transient
 from glimmer.sinks import configmap
+from glimmer.sinks.destinations import DestinationGuard
 from glimmer.sinks.errors import DeliveryError, permanent, retryable
 from glimmer.sinks.prometheus import RunExporter
 from glimmer.sinks.webhook import WebhookTarget, post
@@ -43,7 +44,7 @@ log = structlog.get_logger("glimmer.sinks")
 
 SINKS: Final = Resource(GROUP, VERSION, "burninsinks", True, "BurnInSink")
 SECRETS: Final = Resource("", "v1", "secrets", True, "Secret")
-#: lastError is clamped to this many bytes (a 2 KiB quoted body plus context fits).
+#: lastError is clamped to this many bytes (it quotes no answer, so this is a backstop).
 LAST_ERROR_BYTES: Final = 4096
 
 JSON = dict[str, Any]
@@ -51,7 +52,7 @@ JSON = dict[str, Any]
 
 @dataclass(frozen=True, kw_only=True)
 class FanoutOptions:
-    """Delivery timings; every default is the reference's."""
+    """Delivery timings (every default is the reference's) and where webhooks may go."""
 
     #: One budget for the whole fan-out, every sink and attempt included (15 s).
     budget_seconds: float = 15.0
@@ -61,6 +62,11 @@ class FanoutOptions:
     retry_delay_seconds: float = 1.0
     #: Bound on each best-effort BurnInSink status write (5 s, outside the budget).
     status_timeout_seconds: float = 5.0
+    #: Which webhook destinations are refused (docs/sinks.md#where-webhooks-may-go).
+    #: The default refuses loopback, link-local (metadata service), multicast,
+    #: unspecified and reserved addresses; ``glimmer manager`` adds ``--cluster-cidr``,
+    #: the apiserver's addresses and the ``--sink-allow`` allowlist.
+    destinations: DestinationGuard = field(default_factory=DestinationGuard)
 
 
 @dataclass(frozen=True)
@@ -220,7 +226,8 @@ class SinkFanout:
                 raise permanent(
                     f"BurnInSink {namespace}/{name}: type ConfigMap needs configMap.name"
                 )
-            await configmap.store(self.client, namespace=namespace, name=target,
+            owner = configmap.SinkOwner(name=name, uid=str(meta.get("uid") or ""))
+            await configmap.store(self.client, namespace=namespace, name=target, owner=owner,
                                   key=envelope.delivery_id, value=body.decode())  # fmt: skip
             return
         if kind == "Webhook":
@@ -229,7 +236,8 @@ class SinkFanout:
                 raise permanent(f"BurnInSink {namespace}/{name}: type Webhook needs webhook.url")
             target_ = await self._webhook_target(namespace, name, block)
             await post(target_, body=body, delivery_id=envelope.delivery_id,
-                       timestamp=int(self.wall()), timeout=timeout)  # fmt: skip
+                       timestamp=int(self.wall()), timeout=timeout,
+                       guard=self.options.destinations)  # fmt: skip
             return
         raise permanent(f"BurnInSink {namespace}/{name}: unknown type {kind!r}")
 

@@ -1,10 +1,17 @@
 """Webhook delivery (L6): one POST of the envelope bytes, classified by its answer.
 
 2xx is accepted. 408, 429, 5xx and transport failures (refused, reset, TLS, timeout)
-are retryable: the receiver may be back in a second. Any other answer is permanent,
-with up to 2048 bytes of the body quoted so the sink's ``lastError`` says why.
+are retryable: the receiver may be back in a second. Any other answer is permanent.
+The error records the status code with its standard phrase and a fixed reason, never
+the answer's body or headers: ``lastError`` is readable by everyone who may read the
+sink, and what a receiver (or whatever sits at an address the URL names) said is not
+theirs to read through the manager.
 Redirects are not followed: a 3xx would carry the bearer token and the verdict to an
-address nobody configured, so it is a permanent error naming the location.
+address nobody configured (and past the destination guard), so it is a permanent error.
+
+Before any byte leaves, the destination guard (:mod:`glimmer.sinks.destinations`)
+checks the host and every address the connection resolves to and dials. Requests say
+who sends them: ``User-Agent: glimmer/<version>``, so receivers can allowlist and audit.
 
 TLS is verified against the system trust store, or only against the sink's own CA
 bundle when one is configured (``caSecretRef``); ``insecureSkipVerify`` turns every
@@ -13,18 +20,22 @@ check off, as the reference does.
 
 from __future__ import annotations
 
+import asyncio
+import http
 import ssl
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import urlsplit
 
 import aiohttp
+from yarl import URL
 
+from glimmer import __version__
+from glimmer.sinks.destinations import DestinationGuard, numeric_host, parse_address
 from glimmer.sinks.errors import DeliveryError, permanent, retryable
 from glimmer.sinks.signature import SIGNATURE_HEADER, sign
 
-#: The most of a refusing receiver's body quoted in the error (L6).
-BODY_QUOTE_BYTES: Final = 2048
+#: Sent on every webhook request.
+USER_AGENT: Final = f"glimmer/{__version__}"
 _RETRYABLE_STATUS: Final = frozenset({408, 429})
 
 
@@ -42,12 +53,41 @@ class WebhookTarget:
     signing_key: bytes | None = None
 
 
-def check_url(url: str) -> str:
-    """``url`` when it is an absolute http(s) URL; else a permanent error."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+def check_url(url: str, *, guard: DestinationGuard) -> URL:
+    """``url`` parsed as aiohttp will parse it, when it is an absolute http(s) URL whose
+    host the guard does not refuse by itself; else a permanent error.
+
+    A legacy numeric IPv4 host (``2130706433``, ``0x7f.1``) is judged as the address it
+    spells, and refused even when that address is allowed: aiohttp would not dial it,
+    and the canonical form says the same thing plainly."""
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError):
+        parsed = None
+    host = parsed.raw_host if parsed is not None and parsed.absolute else None
+    if parsed is None or parsed.scheme not in ("http", "https") or not host:
         raise permanent(f"webhook url {url!r} is not an absolute http(s) URL")
-    return url
+    spelled = numeric_host(host)
+    if spelled is not None:
+        why = guard.refusal(spelled, host=host)
+        if why is not None:
+            raise refused(url, host, why)
+        raise permanent(f"webhook url {url!r}: write the host as {spelled} "
+                        "(a numeric IPv4 host must be in dotted-quad form)")  # fmt: skip
+    if parse_address(host) is None:
+        why = guard.host_refusal(host)
+        if why is not None:
+            raise refused(url, host, why)
+    return parsed
+
+
+def refused(url: str, host: str, why: str) -> DeliveryError:
+    """The guard's refusal: the kind of destination, never an address or a range."""
+    return permanent(
+        f"POST {url}: destination refused, nothing sent: {host} is or resolves to {why}; "
+        "the manager does not send webhooks there unless the operator allows it "
+        "(glimmer manager --sink-allow, docs/sinks.md#where-webhooks-may-go)"
+    )
 
 
 def ssl_context(target: WebhookTarget) -> ssl.SSLContext | bool:
@@ -65,7 +105,11 @@ def ssl_context(target: WebhookTarget) -> ssl.SSLContext | bool:
 def headers_for(
     target: WebhookTarget, *, body: bytes, delivery_id: str, timestamp: int
 ) -> dict[str, str]:
-    headers = {"Content-Type": "application/json", "Idempotency-Key": delivery_id}
+    headers = {
+        "Content-Type": "application/json",
+        "Idempotency-Key": delivery_id,
+        "User-Agent": USER_AGENT,
+    }
     if target.token is not None:
         headers["Authorization"] = f"Bearer {target.token}"
     if target.signing_key is not None:
@@ -73,38 +117,79 @@ def headers_for(
     return headers
 
 
-def _quote(body: bytes) -> str:
-    text = body[:BODY_QUOTE_BYTES].decode("utf-8", errors="replace").strip()
-    return f": {text}" if text else ""
+def answered(url: str, status: int) -> DeliveryError:
+    """A non-2xx answer: its code and standard phrase, never what the receiver sent."""
+    try:
+        code = f"HTTP {status} {http.HTTPStatus(status).phrase}"
+    except ValueError:
+        code = f"HTTP {status}"
+    if 300 <= status < 400:
+        return permanent(f"POST {url}: {code} from the receiver: redirects are not "
+                         "followed; point the sink at the final URL")  # fmt: skip
+    what = f"POST {url}: {code} from the receiver"
+    if status in _RETRYABLE_STATUS or status >= 500:
+        return retryable(what)
+    return permanent(what)
+
+
+def _transport(err: BaseException) -> str:
+    """A transport failure in fixed words (the exception's class, no peer text)."""
+    if isinstance(err, aiohttp.ClientConnectorCertificateError):
+        what = "the receiver's TLS certificate is not trusted"
+    elif isinstance(err, aiohttp.ClientSSLError | ssl.SSLError):
+        what = "the TLS handshake failed"
+    elif isinstance(err, aiohttp.ClientConnectorDNSError):
+        what = "the host name did not resolve"
+    elif isinstance(err, aiohttp.ClientConnectorError):
+        what = "could not connect"
+    elif isinstance(err, TimeoutError | asyncio.TimeoutError):
+        what = "timed out"
+    else:
+        what = "the connection failed"
+    return f"{what} ({type(err).__name__})"
 
 
 async def post(
-    target: WebhookTarget, *, body: bytes, delivery_id: str, timestamp: int, timeout: float
+    target: WebhookTarget,
+    *,
+    body: bytes,
+    delivery_id: str,
+    timestamp: int,
+    timeout: float,
+    guard: DestinationGuard,
 ) -> None:
     """POST ``body``; returns when accepted, else raises :class:`DeliveryError`.
 
     ``timestamp`` (unix seconds) is what the signature covers; ``timeout`` bounds the
-    whole exchange (connect, send, answer)."""
-    url = check_url(target.url)
+    whole exchange (connect, send, answer). ``guard`` decides which addresses may be
+    dialled; every connection resolves afresh through it (no DNS cache)."""
+    url = check_url(target.url, guard=guard)
     context = ssl_context(target)
     headers = headers_for(target, body=body, delivery_id=delivery_id, timestamp=timestamp)
+    dial = guard.dial(url.raw_host or "")
+    resolver = dial.resolver()
+    connector = aiohttp.TCPConnector(
+        resolver=resolver, use_dns_cache=False, socket_factory=dial.open_socket
+    )
     try:
         async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=max(timeout, 0.001))) as s,
+            aiohttp.ClientSession(
+                connector=connector,
+                timeout=aiohttp.ClientTimeout(total=max(timeout, 0.001)),
+                trust_env=False,  # no proxy: the guard judges the address dialled
+            ) as s,
             s.post(url, data=body, headers=headers, ssl=context, allow_redirects=False) as answer,
         ):
             status = answer.status
-            if 200 <= status < 300:
-                return
-            quoted = _quote(await answer.content.read(BODY_QUOTE_BYTES))
-            location = answer.headers.get("Location", "")
     except DeliveryError:
         raise
     except (aiohttp.ClientError, OSError, TimeoutError, ssl.SSLError) as err:
-        raise retryable(f"POST {url}: {type(err).__name__}: {err}".rstrip(": ")) from None
-    if 300 <= status < 400:
-        raise permanent(f"POST {url}: HTTP {status} redirect to {location!r} not followed")
-    what = f"POST {url}: HTTP {status}{quoted}"
-    if status in _RETRYABLE_STATUS or status >= 500:
-        raise retryable(what)
-    raise permanent(what)
+        if dial.refused:
+            raise refused(target.url, url.raw_host or "", dial.refused) from None
+        raise retryable(f"POST {target.url}: {_transport(err)}") from None
+    finally:
+        await connector.close()
+        await resolver.close()
+    if 200 <= status < 300:
+        return
+    raise answered(target.url, status)

@@ -19,12 +19,15 @@ from glimmer.controllers.run.delivery import Delivery, Reason, SinkDeliverer
 from glimmer.engine import CONFIGMAPS, NAMESPACES, ApiError, FakeClient
 from glimmer.sinks import FanoutOptions, RunExporter, SinkFanout, verify
 from glimmer.sinks.configmap import CONFIGMAP_BUDGET_BYTES
+from glimmer.sinks.destinations import DestinationGuard
 from glimmer.sinks.fanout import SECRETS, SINKS
 from tests.unit.sinks.receiver import Receiver
 
 NS = "team"
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 WALL = 1_796_126_400.0
+#: The test receiver listens on loopback, which the manager's guard refuses by default.
+RECEIVER_ALLOWED = DestinationGuard.from_flags(allow=["127.0.0.1"])
 
 
 def envelope(reason: str = "RunPhaseChanged", did: str = "a" * 32, **kw: Any) -> Envelope:
@@ -78,6 +81,7 @@ async def webhook(client: FakeClient, receiver: Receiver, name: str = "hook", **
 
 def fanout(client: FakeClient, **options: Any) -> tuple[SinkFanout, Sleeps]:
     sleeps = Sleeps()
+    options.setdefault("destinations", RECEIVER_ALLOWED)
     return SinkFanout(client=client, options=FanoutOptions(**options), wall=lambda: WALL,
                       now=lambda: NOW, sleep=sleeps, exporter=RunExporter()), sleeps  # fmt: skip
 
@@ -125,16 +129,19 @@ async def test_L6_insecure_skip_verify_is_honoured(receiver: Receiver) -> None:
     assert "X-Glimmer-Signature" not in receiver.received[0].headers
 
 
-async def test_L6_4xx_is_permanent_one_attempt_and_quotes_the_body(receiver: Receiver) -> None:
+async def test_L6_4xx_is_permanent_one_attempt_and_records_the_code_never_the_body(
+    receiver: Receiver,
+) -> None:
     client = FakeClient()
     await webhook(client, receiver)
-    receiver.reply = b"x" * 5000
+    receiver.reply = b"internal-secret " * 300
     receiver.script.extend([400])
     out, sleeps = fanout(client)
     report = await out.deliver(envelope(), namespace=NS, sinks=["hook"])
     assert not report.ok and len(receiver.received) == 1 and sleeps.calls == []
     error = report.outcomes[0].error
-    assert "HTTP 400" in error and "x" * 2048 in error and "x" * 2049 not in error
+    assert error == f"POST {receiver.url}: HTTP 400 Bad Request from the receiver"
+    assert "internal-secret" not in error
     assert (await sink_status(client, "hook"))["lastError"] == error
 
 
@@ -271,6 +278,16 @@ async def cm_data(client: FakeClient, name: str = "verdicts") -> dict[str, str]:
     return dict((await client.get(CONFIGMAPS, name, namespace=NS)).get("data") or {})
 
 
+async def sink_configmap(client: FakeClient, data: dict[str, str], sink_name: str = "cm") -> None:
+    """``verdicts`` as the sink would have created it (its label and owner reference)."""
+    owner = await client.get(SINKS, sink_name, namespace=NS)
+    meta = {"name": "verdicts", "namespace": NS, "labels": {"burnin.glimmer.ai/sink": sink_name},
+            "ownerReferences": [{"apiVersion": "burnin.glimmer.ai/v1alpha1",
+                                 "kind": "BurnInSink", "name": sink_name,
+                                 "uid": owner["metadata"]["uid"]}]}  # fmt: skip
+    await client.create(CONFIGMAPS, {"metadata": meta, "data": data}, namespace=NS)
+
+
 async def test_L7_one_entry_per_delivery_created_if_absent_identical_is_a_no_op() -> None:
     client = FakeClient()
     await sink(client, "cm", {"type": "ConfigMap", "configMap": {"name": "verdicts"}})
@@ -282,7 +299,12 @@ async def test_L7_one_entry_per_delivery_created_if_absent_identical_is_a_no_op(
     assert data == {first.delivery_id: encode(first).decode(),
                     second.delivery_id: encode(second).decode()}  # fmt: skip
     cm = await client.get(CONFIGMAPS, "verdicts", namespace=NS)
-    assert not cm["metadata"].get("ownerReferences") and not cm["metadata"].get("labels")
+    owner = await client.get(SINKS, "cm", namespace=NS)
+    assert cm["metadata"]["labels"] == {"burnin.glimmer.ai/sink": "cm"}
+    assert cm["metadata"]["ownerReferences"] == [
+        {"apiVersion": "burnin.glimmer.ai/v1alpha1", "kind": "BurnInSink", "name": "cm",
+         "uid": owner["metadata"]["uid"], "controller": True}
+    ]  # fmt: skip
     writes = len([r for r in client.requests if r.verb in ("create", "replace")])
     assert (await out.deliver(first, namespace=NS, sinks=["cm"])).ok  # a retry
     assert len([r for r in client.requests if r.verb in ("create", "replace")]) == writes
@@ -291,9 +313,8 @@ async def test_L7_one_entry_per_delivery_created_if_absent_identical_is_a_no_op(
 async def test_L7_over_the_900_kib_budget_is_permanent_and_never_evicts() -> None:
     client = FakeClient()
     filler = "x" * (CONFIGMAP_BUDGET_BYTES - 100)  # the envelope is ~300 bytes
-    await client.create(CONFIGMAPS, {"metadata": {"name": "verdicts", "namespace": NS},
-                                     "data": {"old": filler}}, namespace=NS)  # fmt: skip
     await sink(client, "cm", {"type": "ConfigMap", "configMap": {"name": "verdicts"}})
+    await sink_configmap(client, {"old": filler})
     out, sleeps = fanout(client)
     report = await out.deliver(envelope(), namespace=NS, sinks=["cm"])
     assert not report.ok and "921600-byte budget" in report.outcomes[0].error
@@ -317,9 +338,8 @@ async def test_L7_a_concurrent_writer_is_merged_never_overwritten() -> None:
 
 async def test_L7_a_conflicting_write_is_read_again_never_overwritten_blind() -> None:
     client = FakeClient()
-    await client.create(CONFIGMAPS, {"metadata": {"name": "verdicts", "namespace": NS},
-                                     "data": {"old": "{}"}}, namespace=NS)  # fmt: skip
     await sink(client, "cm", {"type": "ConfigMap", "configMap": {"name": "verdicts"}})
+    await sink_configmap(client, {"old": "{}"})
     client.inject_error("replace", ApiError(status=409, reason="Conflict"))
     out, sleeps = fanout(client)
     env = envelope()
