@@ -168,6 +168,9 @@ class Release:
 
     patch: JSON
     kept: str | None = None
+    #: The write hands the cordon back on a view that says nothing of who wrote it (no
+    #: ``managedFields``: a cache that drops them): decide again on a live read.
+    blind: bool = False
 
 
 def cordon_writers(node: Mapping[str, Any], *, ours: str = FIELD_MANAGER) -> list[str] | None:
@@ -233,7 +236,8 @@ def release_decision(
             f"its {labels.PRIOR_UNSCHEDULABLE} annotation says true (it was cordoned by "
             "someone else when the run cordoned it, or the annotation was set since)"
         )
-    elif not restore and unschedulable(node):
+    writers: list[str] | None = []
+    if not restore and kept is None and unschedulable(node):
         writers = cordon_writers(node, ours=ours)
         if writers:
             kept = (
@@ -248,7 +252,7 @@ def release_decision(
         "metadata": {**_precondition(node), "annotations": notes},
         "spec": {"unschedulable": True if restore or kept is not None else None},
     }
-    return Release(patch=patch, kept=kept)
+    return Release(patch=patch, kept=kept, blind=writers is None)
 
 
 def release_patch(node: Mapping[str, Any], *, stamp: RunRef, prior: bool | None) -> JSON | None:
@@ -266,17 +270,17 @@ def compact_cordon_node(obj: JSON) -> JSON:
     """:func:`~glimmer.engine.compact_node`, keeping of ``managedFields`` only the
     entries that own ``spec.unschedulable`` (cut to that field), so that a release
     decided on the cached node sees who wrote its cordon (:func:`cordon_writers`)
-    without a live read; a node with no such entry keeps an empty list."""
-    owners = _unschedulable_owners(obj)
+    without a live read. The list is always there, empty when nobody owns the field
+    (what a live read would say too), so a cached node says it kept the owners."""
+    owners = _unschedulable_owners(obj) or []
     compacted = compact_node(obj)
-    if owners is not None:
-        compacted.setdefault("metadata", {})["managedFields"] = [
-            {
-                **{k: entry[k] for k in ("manager", "operation", "time") if k in entry},
-                "fieldsV1": {"f:spec": {"f:unschedulable": {}}},
-            }
-            for entry in owners
-        ]
+    compacted.setdefault("metadata", {})["managedFields"] = [
+        {
+            **{k: entry[k] for k in ("manager", "operation", "time") if k in entry},
+            "fieldsV1": {"f:spec": {"f:unschedulable": {}}},
+        }
+        for entry in owners
+    ]
     return compacted
 
 

@@ -872,12 +872,13 @@ class Sweeper(Part):
         """E12: our stamp removed and the prior schedulability restored (a cordon
         someone else re-asserted is kept, with an Event saying why: cordon.py), written
         from the cached node under its resourceVersion; a cache that shows no stamp of
-        ours, or lagged (409), is answered by a live read."""
+        ours, or lagged (409), is answered by a live read, and so is an uncordon the
+        cached node cannot decide (a cache that keeps no field owners)."""
         stamp = RunRef.of(work.run)
         cached = await self.reads.peek(NODES, node)
         decision = release_decision(cached, stamp=stamp, prior=prior) if cached else None
         writes = conditioned([decision.patch], cached) if decision and cached else None
-        if decision is not None and writes is not None:
+        if decision is not None and writes is not None and not decision.blind:
             try:
                 await self.client.patch(NODES, node, writes[0])
                 self._note_kept(work, node, decision)

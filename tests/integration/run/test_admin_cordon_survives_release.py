@@ -110,3 +110,36 @@ async def test_E12_an_annotated_node_stays_cordoned_when_a_pass_releases_it_mid_
         await asyncio.sleep(0.2)
     [message] = await kept_events(kube, namespace, "r")
     assert labels.PRIOR_UNSCHEDULABLE in message, message
+
+
+async def test_E12_a_cordon_an_admin_rewrote_survives_a_release_mid_run(
+    operator: Operator,
+    kube: ApiServerClient,
+    namespace: str,
+    sim_nodes: Any,
+    control_plane: Any,
+) -> None:
+    """The node is let go by a pass, not by the terminal unload: decided on the
+    manager's node cache where it keeps who owns ``spec.unschedulable``, else on a live
+    read of the node."""
+    first, second = sim_nodes(count=2).names
+    await apply_profile(kube, namespace, {"t": custom("sleep 5; echo ok=1")})
+    await create_run(kube, namespace, "r", [first, second], maxConcurrentNodes=1)
+    await wait_for(lambda: stamped_by(kube, first, "r"), what="the run's cordon")
+    control_plane.kubectl("uncordon", first)
+    control_plane.kubectl("cordon", first)
+
+    async def released_mid_run() -> bool:
+        run = await kube.get(RUNS, "r", namespace=namespace)
+        current = await kube.get(NODES, first)
+        return bool(
+            (run.get("status") or {}).get("phase") == "Running"
+            and labels.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
+        )
+
+    await wait_for(released_mid_run, timeout=90, what=f"{first} released while the run runs")
+    assert (await kube.get(NODES, first))["spec"].get("unschedulable") is True
+    run = await terminal_run(kube, namespace, "r")
+    assert run["status"]["phase"] == "Passed", run["status"]
+    assert (await kube.get(NODES, first))["spec"].get("unschedulable") is True
+    assert not (await kube.get(NODES, second))["spec"].get("unschedulable")
