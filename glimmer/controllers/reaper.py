@@ -17,13 +17,18 @@ from (E12).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, Final
 
-from glimmer.controllers.run.cordon import owner_of, reap_patch
+import aiohttp
+
+from glimmer.controllers.run.cordon import kept_message, owner_of, reap_decision
 from glimmer.controllers.run.kube import RUNS
 from glimmer.controllers.run.reads import RunReads, uncached
-from glimmer.engine import NODES, KubeClient, Readers, Result
+from glimmer.controllers.run.ref import RunRef
+from glimmer.engine import EVENTS, NODES, ApiError, KubeClient, Readers, Result
 
 RECHECK_SECONDS: Final = 300.0
 
@@ -62,11 +67,34 @@ class StampReaper:
             # E22: another stamp by now, or a UID mismatch a stale cache may have shown.
             run = await self.reads.live_get(RUNS, stamp.name, namespace=stamp.namespace)
         alive = run is not None and _uid(run) == stamp.uid
-        patch = reap_patch(node, owner_alive=alive)
-        if patch is not None:
-            await self.client.patch(NODES, key, patch)
+        decision = reap_decision(node, owner_alive=alive)
+        if decision is not None:
+            await self.client.patch(NODES, key, decision.patch)
+            if decision.kept is not None:
+                await self._kept_event(node, stamp, decision.kept)
             return Result()
         return Result(requeue_after=self.recheck_seconds)
+
+    async def _kept_event(self, node: Mapping[str, Any], stamp: RunRef, kept: str) -> None:
+        """An Event on the Node (its run is gone): why the reaped cordon stays."""
+        meta = node.get("metadata") or {}
+        name = str(meta.get("name", ""))
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body = {
+            "metadata": {"generateName": f"{name}.", "namespace": "default"},
+            "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": name,
+                               "uid": meta.get("uid")},
+            "reason": "CordonKept",
+            "message": kept_message(name, kept)[:900]
+            + f" (the stamp of run {stamp.key}, which no longer exists, was removed)",
+            "type": "Normal",
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+            "source": {"component": "glimmer-cordon-reaper"},
+        }  # fmt: skip
+        with contextlib.suppress(ApiError, OSError, TimeoutError, aiohttp.ClientError):
+            await self.client.create(EVENTS, body, namespace="default")
 
 
 def _uid(obj: Mapping[str, Any]) -> str:

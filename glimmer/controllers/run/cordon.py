@@ -9,6 +9,18 @@ which the apiserver applies atomically (E10 asks for the stamp first so that a c
 between two writes leaves a harmless stamp, never an ownerless cordon; one write has no
 "between", and costs one request a cordon instead of two: issue 18). Another owner's
 cordon is never taken.
+
+A release hands back only what the run itself placed and nobody changed since
+(:func:`release_decision`): the cordon stays when the node was unschedulable before
+the run cordoned it (the start record, or what the node showed when the run stamped
+it), when its ``prior-unschedulable`` annotation says ``true`` although the run
+recorded ``false`` (the documented way for an admin to keep a node the run holds), or
+when another field manager owns ``spec.unschedulable`` (an admin who uncordoned and
+cordoned again, or server-side applied the cordon, while the run held the node).
+``kubectl cordon`` on a node that is already unschedulable sends no request at all
+(``node/<n> already cordoned``), and a patch that changes nothing is dropped by the
+apiserver without a trace, so neither can be seen; docs/operations.md says what an
+admin does instead.
 """
 
 from __future__ import annotations
@@ -20,6 +32,7 @@ from typing import Any
 
 from glimmer.controllers.run import labels
 from glimmer.controllers.run.ref import RunRef
+from glimmer.engine import FIELD_MANAGER, compact_node
 
 JSON = dict[str, Any]
 
@@ -111,11 +124,13 @@ def cordon_patches(
         return [], False  # an unparseable stamp is someone else's business
     heat = _heat_value(node, stamp=stamp, heat_until=heat_until)
     if owner is None:
+        # An unstamped node that is unschedulable now was cordoned by someone else (the
+        # run's own cordon is always stamped, and a release removes stamp and cordon in
+        # one write): that cordon is restored later even if the node was schedulable
+        # when the run started (an admin's cordon placed after the start, E12).
         stamp_notes: JSON = {
             labels.CORDON_OWNER: stamp.render(),
-            labels.PRIOR_UNSCHEDULABLE: "true"
-            if (prior if prior is not None else unschedulable(node))
-            else "false",
+            labels.PRIOR_UNSCHEDULABLE: "true" if prior is True or unschedulable(node) else "false",
         }
         if heat is not False:
             stamp_notes[labels.HEAT_EXPECTED] = heat
@@ -145,30 +160,144 @@ def conditioned(patches: list[JSON], node: Mapping[str, Any]) -> list[JSON] | No
     return [first, *patches[1:]]
 
 
-def release_patch(node: Mapping[str, Any], *, stamp: RunRef, prior: bool | None) -> JSON | None:
-    """E12: restore what was there if the stamp is still ours; None when it is not."""
+@dataclass(frozen=True, slots=True)
+class Release:
+    """E12: the one write that hands a node back, and why it stays cordoned when the
+    run's own record says the node was schedulable (someone else re-asserted the
+    cordon; None for a plain restore)."""
+
+    patch: JSON
+    kept: str | None = None
+    #: The write hands the cordon back on a view that says nothing of who wrote it (no
+    #: ``managedFields``: a cache that drops them): decide again on a live read.
+    blind: bool = False
+
+
+def cordon_writers(node: Mapping[str, Any], *, ours: str = FIELD_MANAGER) -> list[str] | None:
+    """The field managers other than ``ours`` that own ``spec.unschedulable``, as
+    ``manager (operation time)``; None when the view carries no ``managedFields`` (a
+    cache that dropped them, or a server that keeps none), so nothing can be said.
+
+    The apiserver gives a manager ownership of a field only when its write changed the
+    field (an update or patch) or named it (a server-side apply), and takes it away from
+    every manager when the field is removed: so after the run's own cordon (which
+    changed ``false`` to ``true``) another owner means someone else wrote the cordon
+    since, or applied it. A no-op write leaves no trace at all (tested on the real
+    apiserver: tests/integration/run/test_admin_cordon_survives_release.py)."""
+    entries = _unschedulable_owners(node)
+    if entries is None:
+        return None
+    writers: set[str] = set()
+    for entry in entries:
+        manager = str(entry.get("manager") or "")
+        if manager == ours:
+            continue
+        when = " ".join(str(entry[k]) for k in ("operation", "time") if entry.get(k))
+        writers.add((manager or "an unnamed manager") + (f" ({when})" if when else ""))
+    return sorted(writers)
+
+
+def _unschedulable_owners(node: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    """The ``managedFields`` entries that own ``spec.unschedulable`` (the main resource,
+    not a subresource); None when the view carries no ``managedFields``."""
+    entries = (node.get("metadata") or {}).get("managedFields")
+    if not isinstance(entries, list):
+        return None
+    owners: list[Mapping[str, Any]] = []
+    for entry in entries:
+        if not isinstance(entry, Mapping) or entry.get("subresource"):
+            continue
+        fields = entry.get("fieldsV1")
+        spec = fields.get("f:spec") if isinstance(fields, Mapping) else None
+        if isinstance(spec, Mapping) and "f:unschedulable" in spec:
+            owners.append(entry)
+    return owners
+
+
+def release_decision(
+    node: Mapping[str, Any], *, stamp: RunRef, prior: bool | None, ours: str = FIELD_MANAGER
+) -> Release | None:
+    """E12: restore what was there if the stamp is still ours; None when it is not.
+
+    The node goes back to schedulable only if nobody but the run cordoned it: it stays
+    cordoned when ``prior`` (the run's start record; None: the node's prior annotation)
+    says it was unschedulable, when the prior annotation says ``true`` although the
+    record says ``false`` (the node was cordoned by someone else when the run stamped
+    it, or an admin set the annotation since), or when another field manager owns
+    ``spec.unschedulable`` (:func:`cordon_writers`)."""
     owner = owner_of(node)
     if owner is None or owner.uid != stamp.uid:
         return None
-    if prior is None:
-        prior = node_annotations(node).get(labels.PRIOR_UNSCHEDULABLE) == "true"
+    annotated = node_annotations(node).get(labels.PRIOR_UNSCHEDULABLE) == "true"
+    restore = prior if prior is not None else annotated
+    kept: str | None = None
+    if not restore and annotated:
+        kept = (
+            f"its {labels.PRIOR_UNSCHEDULABLE} annotation says true (it was cordoned by "
+            "someone else when the run cordoned it, or the annotation was set since)"
+        )
+    writers: list[str] | None = []
+    if not restore and kept is None and unschedulable(node):
+        writers = cordon_writers(node, ours=ours)
+        if writers:
+            kept = (
+                f"spec.unschedulable was written by {', '.join(writers)} while the run "
+                "held the node"
+            )
     notes: JSON = {labels.CORDON_OWNER: None, labels.PRIOR_UNSCHEDULABLE: None}
     heat = HeatMarker.parse(node_annotations(node).get(labels.HEAT_EXPECTED))
     if heat is not None and heat.stamp.uid == stamp.uid:
         notes[labels.HEAT_EXPECTED] = None
-    return {
+    patch = {
         "metadata": {**_precondition(node), "annotations": notes},
-        "spec": {"unschedulable": prior or None},
+        "spec": {"unschedulable": True if restore or kept is not None else None},
     }
+    return Release(patch=patch, kept=kept, blind=writers is None)
 
 
-def reap_patch(node: Mapping[str, Any], *, owner_alive: bool) -> JSON | None:
+def release_patch(node: Mapping[str, Any], *, stamp: RunRef, prior: bool | None) -> JSON | None:
+    """:func:`release_decision`'s write alone."""
+    decision = release_decision(node, stamp=stamp, prior=prior)
+    return decision.patch if decision is not None else None
+
+
+def kept_message(node: str, kept: str) -> str:
+    """The Event that says why a released node stays cordoned."""
+    return f"node {node} stays cordoned after the run released it: {kept}"
+
+
+def compact_cordon_node(obj: JSON) -> JSON:
+    """:func:`~glimmer.engine.compact_node`, keeping of ``managedFields`` only the
+    entries that own ``spec.unschedulable`` (cut to that field), so that a release
+    decided on the cached node sees who wrote its cordon (:func:`cordon_writers`)
+    without a live read. The list is always there, empty when nobody owns the field
+    (what a live read would say too), so a cached node says it kept the owners."""
+    owners = _unschedulable_owners(obj) or []
+    compacted = compact_node(obj)
+    compacted.setdefault("metadata", {})["managedFields"] = [
+        {
+            **{k: entry[k] for k in ("manager", "operation", "time") if k in entry},
+            "fieldsV1": {"f:spec": {"f:unschedulable": {}}},
+        }
+        for entry in owners
+    ]
+    return compacted
+
+
+def reap_decision(node: Mapping[str, Any], *, owner_alive: bool) -> Release | None:
     """E21: a stamp whose run is gone (NotFound or another UID) is removed and the
-    node's schedulability restored from its prior annotation."""
+    node's schedulability restored from its prior annotation (unless someone else
+    wrote its cordon, :func:`release_decision`)."""
     owner = owner_of(node)
     if owner is None or owner_alive:
         return None
-    return release_patch(node, stamp=owner, prior=None)
+    return release_decision(node, stamp=owner, prior=None)
+
+
+def reap_patch(node: Mapping[str, Any], *, owner_alive: bool) -> JSON | None:
+    """:func:`reap_decision`'s write alone."""
+    decision = reap_decision(node, owner_alive=owner_alive)
+    return decision.patch if decision is not None else None
 
 
 def heat_until(now: datetime, *, seconds: int) -> datetime:

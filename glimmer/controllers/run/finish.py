@@ -19,15 +19,17 @@ from glimmer.api import format_time, parse_time
 from glimmer.controllers.run import kube, labels, shards, wire
 from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part, RunContext
+from glimmer.controllers.run.cordon import kept_message, owner_of, release_decision
 from glimmer.controllers.run.delivery import (
     Delivery,
     Reason,
     ReportingDeliverer,
     pinned_baseline,
 )
+from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.services import LINK_SCOPES
 from glimmer.controllers.run.view import RunView
-from glimmer.engine import ApiError, Result
+from glimmer.engine import NODES, ApiError, Result, is_not_found
 from glimmer.plan import PinnedPlan
 from glimmer.verdict import Phase, count, measured_condition, run_provenance
 from glimmer.verdict.codec import clamp_text
@@ -145,11 +147,35 @@ class Finisher(Part):
         view = RunView(run)
         if _may_hold_services(view):
             await kube.delete_owned_services(self.client, run)
-        await kube.release_all_stamps(self.client, run, prior=view.prior_unschedulable)
+        await self.release_every_stamp(run)
         if view.cordoned_nodes:
             run["status"] = {k: v for k, v in view.status.items() if k != "cordonedNodes"}
             run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
         return run
+
+    async def release_every_stamp(self, run: JSON) -> None:
+        """E19(3)/E20: every node whose owner stamp names this run, from an uncached list
+        (so the release sees who wrote each cordon, cordon.py); a cordon someone else
+        re-asserted is kept, with an Event on the run saying why."""
+        stamp = RunRef.of(run)
+        prior = RunView(run).prior_unschedulable
+        for node in await kube.list_all(self.client, NODES):
+            owner = owner_of(node)
+            if owner is None or owner.uid != stamp.uid:
+                continue
+            name = str(kube.meta(node)["name"])
+            decision = release_decision(node, stamp=stamp, prior=prior.get(name))
+            if decision is None:
+                continue
+            try:
+                await self.client.patch(NODES, name, decision.patch)
+            except ApiError as err:
+                if not is_not_found(err):
+                    raise
+                continue
+            if decision.kept is not None:
+                await kube.record_event(self.client, run, type_="Normal", reason="CordonKept",
+                                        message=kept_message(name, decision.kept))  # fmt: skip
 
     async def converge_terminal(
         self, run: JSON, *, deliver: bool = False, sinks: tuple[str, ...] | None = None
@@ -269,7 +295,7 @@ class Finisher(Part):
             await kube.delete_live_pods(self.client, run)
             if _may_hold_services(view):
                 await kube.delete_owned_services(self.client, run)
-            await kube.release_all_stamps(self.client, run, prior=view.prior_unschedulable)
+            await self.release_every_stamp(run)
             await kube.patch_metadata(
                 self.client, run, {"finalizers": [f for f in finalizers if f != labels.FINALIZER]}
             )

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from glimmer.controllers.run import kube, podstate, soak, wire
+from glimmer.controllers.run import kube, labels, podstate, soak, wire
 from glimmer.controllers.run.delivery import Delivery
 from glimmer.controllers.run.view import RunView
-from glimmer.plan import PinnedPlan, PlannedTest, Unit, pod_name
+from glimmer.plan import PinnedPlan, PlannedTest, Unit, label_value, pod_name, units_of_test
 from glimmer.plan import spec as specs
 from glimmer.verdict import AttemptVerdict, Phase, TestResultState, Trigger, fail_fast_stops
 
@@ -137,6 +137,8 @@ class Pass:
     _states: list[TestResultState] = field(default_factory=list)
     _required: dict[str, bool] = field(default_factory=dict)
     _busy: set[str] | None = None
+    #: The plan's Pair/Group units by test label, built on first need (:meth:`busy`).
+    _links: dict[str, tuple[Unit, ...]] | None = None
     _stops: bool | None = None
     #: Runner logs read ahead of the walk, concurrently (pod name -> (pod UID, read)):
     #: the walk judges each pod in order, but need not wait for each read in turn.
@@ -271,15 +273,40 @@ class Pass:
         self.pods_cached = False
         self._busy = None
 
+    def _link_unit_nodes(self, pod: Mapping[str, Any], node: str) -> set[str]:
+        """Every node of the Pair or Group unit ``pod`` is a member of (its role or rank
+        label says it is one), found by its test label and node; none for a Node pod."""
+        pod_labels = (pod.get("metadata") or {}).get("labels") or {}
+        if labels.PAIR_ROLE_LABEL not in pod_labels and labels.RANK_LABEL not in pod_labels:
+            return set()
+        if self._links is None:
+            self._links = _link_units(self.plan)
+        held: set[str] = set()
+        for unit in self._links.get(str(pod_labels.get(labels.TEST_LABEL, "")), ()):
+            if node in unit.nodes:
+                held.update(unit.nodes)
+        return held
+
     def states(self) -> list[TestResultState]:
         """Every result's decoded state (no parsing: kept in step by ``put``)."""
         return list(self._states)
 
     def busy(self) -> set[str]:
-        """E8: nodes with a live owned pod plus every node of every open result."""
+        """E8: nodes with a live owned pod plus every node of every open result.
+
+        A live pod of a Pair or Group unit holds every node of its unit (F1, F4): the
+        unit's result opens only once its lead pod has started, so between the lead's
+        creation and its start (and while a settled unit's last pods are going) the
+        client's or workers' nodes would otherwise look idle, be released and be
+        counted free by the interlock while the unit is in flight."""
         if self._busy is not None:
             return set(self._busy)
-        nodes = {podstate.pinned_node(p) for p in self.pods.values() if podstate.live(p)}
+        nodes: set[str] = set()
+        for pod in self.pods.values():
+            if podstate.live(pod):
+                node = podstate.pinned_node(pod)
+                nodes.add(node)
+                nodes.update(self._link_unit_nodes(pod, node))
         for result in self.results:
             if result.get("phase") == str(Phase.RUNNING):
                 nodes.update(result.get("nodes") or [])
@@ -287,6 +314,16 @@ class Pass:
         nodes.discard("")
         self._busy = nodes
         return set(nodes)
+
+
+def _link_units(plan: PinnedPlan) -> dict[str, tuple[Unit, ...]]:
+    """The Pair and Group units of ``plan`` by the test label their pods carry."""
+    units: dict[str, tuple[Unit, ...]] = {}
+    for index, test in enumerate(plan.tests):
+        if test.scope in ("Pair", "Group"):
+            key = label_value(test.name)
+            units[key] = units.get(key, ()) + units_of_test(plan, index)
+    return units
 
 
 def new_result(test: PlannedTest, unit: Unit) -> JSON:

@@ -223,6 +223,11 @@ class RunReconciler:
         if deadline > 0 and started:
             work.wait(deadline - (self.now() - parse_time(started)).total_seconds())
         done = await self.sweeper.sweep(work, launch=not view.suspend)
+        if view.suspend:
+            # E17: a suspended run lets its in-flight work finish and record its results,
+            # then waits, non-terminal and holding no cordon, even when nothing is left
+            # to run: it is judged and delivered only once suspend is cleared.
+            done = None
         run = await self.sweeper.commit(work, terminal=done)
         if work.ended is not None:
             return await self._converge(run, plan)

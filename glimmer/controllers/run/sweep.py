@@ -43,7 +43,14 @@ from glimmer.controllers.fingerprint.names import fingerprint_name
 from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.artifacts import merge_refs
 from glimmer.controllers.run.context import Part, RunContext, run_key
-from glimmer.controllers.run.cordon import conditioned, cordon_patches, heat_until, release_patch
+from glimmer.controllers.run.cordon import (
+    Release,
+    conditioned,
+    cordon_patches,
+    heat_until,
+    kept_message,
+    release_decision,
+)
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.finish import Finisher
@@ -862,23 +869,41 @@ class Sweeper(Part):
         return record
 
     async def release(self, work: Pass, node: str, *, prior: bool | None) -> None:
-        """E12: our stamp removed and the prior schedulability restored, written from
-        the cached node under its resourceVersion; a cache that shows no stamp of ours,
-        or lagged (409), is answered by :func:`kube.release_node`'s live read."""
+        """E12: our stamp removed and the prior schedulability restored (a cordon
+        someone else re-asserted is kept, with an Event saying why: cordon.py), written
+        from the cached node under its resourceVersion; a cache that shows no stamp of
+        ours, or lagged (409), is answered by a live read, and so is an uncordon the
+        cached node cannot decide (a cache that keeps no field owners)."""
         stamp = RunRef.of(work.run)
         cached = await self.reads.peek(NODES, node)
-        patch = release_patch(cached, stamp=stamp, prior=prior) if cached is not None else None
-        writes = conditioned([patch], cached) if patch is not None and cached is not None else None
-        if writes is not None:
+        decision = release_decision(cached, stamp=stamp, prior=prior) if cached else None
+        writes = conditioned([decision.patch], cached) if decision and cached else None
+        if decision is not None and writes is not None and not decision.blind:
             try:
                 await self.client.patch(NODES, node, writes[0])
+                self._note_kept(work, node, decision)
                 return
             except ApiError as err:
                 if is_not_found(err):
                     return
                 if not is_conflict(err):
                     raise
-        await kube.release_node(self.client, node, stamp=stamp, prior=prior)
+        current = await self.reads.live_get(NODES, node)
+        decision = release_decision(current, stamp=stamp, prior=prior) if current else None
+        if decision is None:
+            return  # gone, or no longer stamped by this run: nothing of ours to undo
+        try:
+            await self.client.patch(NODES, node, decision.patch)
+        except ApiError as err:
+            if not is_not_found(err):
+                raise
+            return
+        self._note_kept(work, node, decision)
+
+    @staticmethod
+    def _note_kept(work: Pass, node: str, decision: Release) -> None:
+        if decision.kept is not None:
+            work.events.append(("Normal", "CordonKept", kept_message(node, decision.kept)))
 
     def settle_rest(self, work: Pass, *, phase: Phase, message: str) -> None:
         """Every open result and every planned unit with no result gets ``phase``."""
