@@ -104,8 +104,8 @@ class BurnInScheduleSpec:
         description="Glimmer extension: run only against the target's nodes whose acceptance "
         "verdict is in one of these states (Expired: measured on hardware that has changed "
         "since, or older than maxVerdictAgeSeconds; Missing: never judged, tested only on the "
-        "simulated GPU, or no NodeFingerprint). A tick finding no such node creates no run. Empty: every target "
-        "node, as upstream.",
+        "simulated GPU, or no NodeFingerprint). A tick finding no such node creates no run. "
+        "Empty: every target node, as upstream.",
     )
     max_verdict_age_seconds: int | None = field(
         json="maxVerdictAgeSeconds",

@@ -15,8 +15,9 @@ must not pass over a crashed operator). For a crash without any cleanup, run the
 manager as a process (:class:`~glimmer.testing.ManagerProcess`) and SIGKILL it.
 
 Defaults differ from the binary's where a test needs it: every namespace is served
-(tests create runs in throwaway namespaces), no leader election, no HTTP servers, and
-a higher client rate limit.
+(tests create runs in throwaway namespaces), no leader election, no HTTP servers, a
+higher client rate limit, and webhooks may reach loopback (where test receivers listen;
+the binary refuses it, docs/sinks.md#where-webhooks-may-go).
 """
 
 from __future__ import annotations
@@ -39,12 +40,17 @@ from glimmer.engine import (
     ManagerOptions,
     Readers,
 )
+from glimmer.sinks import FanoutOptions
+from glimmer.sinks.destinations import DestinationGuard
 from glimmer.verdict import Phase
 
 JSON = dict[str, Any]
 
 #: The operator namespace tests assume (where NodeFingerprints would live).
 DEFAULT_OPERATOR_NAMESPACE = "glimmer-system"
+#: The embedded operator's webhook guard: the binary's, but test receivers on loopback
+#: are reachable.
+LOOPBACK_RECEIVERS = DestinationGuard.from_flags(allow=["127.0.0.0/8", "::1"])
 
 
 class OperatorFailedError(RuntimeError):
@@ -95,6 +101,7 @@ class EmbeddedOperator:
         run_options: RunOptions | None = None,
         manager_options: ManagerOptions | None = None,
         client_options: ClientOptions | None = None,
+        fanout_options: FanoutOptions | None = None,
         start_timeout: float = 60.0,
     ) -> None:
         """Configure; start nothing.
@@ -104,7 +111,9 @@ class EmbeddedOperator:
         every namespace. ``run_options``: the run controller's timings (default the
         binary's, with operator namespace ``glimmer-system``). ``manager_options``:
         default no leader election and no metrics/health servers. ``client_options``:
-        default 200 qps, burst 400. ``start_timeout``: seconds :meth:`start` waits for
+        default 200 qps, burst 400. ``fanout_options``: sink delivery timings and the
+        webhook destination guard, default the binary's timings with loopback allowed
+        (:data:`LOOPBACK_RECEIVERS`). ``start_timeout``: seconds :meth:`start` waits for
         synced caches and running controllers.
         """
         self.kubeconfig = None if kubeconfig is None else os.fspath(kubeconfig)
@@ -114,6 +123,7 @@ class EmbeddedOperator:
             leader_elect=False, metrics_bind_address="0", health_probe_bind_address="0"
         )
         self.client_options = client_options or ClientOptions(qps=200, burst=400)
+        self.fanout_options = fanout_options or FanoutOptions(destinations=LOOPBACK_RECEIVERS)
         self.start_timeout = start_timeout
         #: Engine metrics of the current (or last) start; run metrics are on its registry.
         self.metrics = EngineMetrics()
@@ -180,6 +190,7 @@ class EmbeddedOperator:
                 manager=self._manager,
                 options=self.run_options,
                 served_namespaces=self.served_namespaces,
+                fanout_options=self.fanout_options,
             ):
                 self._manager.add_controller(registration)
             self._stop = asyncio.Event()

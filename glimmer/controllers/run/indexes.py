@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Final
 
 from glimmer.controllers.run import labels
-from glimmer.engine import NODES, Watch, annotation_index, compact_node, label_index
+from glimmer.controllers.run.cordon import compact_cordon_node
+from glimmer.engine import NODES, Watch, annotation_index, label_index
 from glimmer.engine.manager import KeyMapper, own_key
 
 #: Runner pods by the run label's value (``label_value(run name)``).
@@ -23,12 +24,13 @@ nodes_by_cordon_owner: Final = annotation_index(labels.CORDON_OWNER)
 
 
 def node_watch(*, to_keys: KeyMapper = own_key) -> Watch:
-    """The one Node informer: compact nodes (what reconcilers read) indexed by cordon
+    """The one Node informer: compact nodes (what reconcilers read, with who owns each
+    cordon: a release decided on the cached node must see it, E12) indexed by cordon
     owner for the orphan-stamp reaper (E21, run inside the fingerprint controller);
     every controller that watches Nodes uses it, so the shared informer agrees."""
     return Watch(
         NODES,
-        transform=compact_node,
+        transform=compact_cordon_node,
         indexers={NODES_BY_CORDON_OWNER: nodes_by_cordon_owner},
         to_keys=to_keys,
     )

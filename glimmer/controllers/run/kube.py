@@ -39,20 +39,16 @@ import aiohttp
 from glimmer.api import API_VERSION, GROUP, KINDS_BY_NAME, VERSION
 from glimmer.controllers.run import labels, shards
 from glimmer.controllers.run.conditions import clamp
-from glimmer.controllers.run.cordon import owner_of, release_patch
 from glimmer.controllers.run.podstate import live, owned_by
-from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.view import RunView
 from glimmer.engine import (
     EVENTS,
-    NODES,
     PODS,
     ApiError,
     KubeClient,
     LiveReader,
     Resource,
     copy_json,
-    is_not_found,
 )
 from glimmer.plan import label_value
 
@@ -341,41 +337,6 @@ async def delete_owned_services(client: KubeClient, run: Mapping[str, Any]) -> i
             )
             deleted += 1
     return deleted
-
-
-async def release_node(client: KubeClient, node: str, *, stamp: RunRef, prior: bool | None) -> None:
-    """E12: uncached read, restore only if the stamp is still ours; missing node is fine."""
-    try:
-        current = await client.get(NODES, node)
-    except ApiError as err:
-        if is_not_found(err):
-            return
-        raise
-    patch = release_patch(current, stamp=stamp, prior=prior)
-    if patch is not None:
-        await client.patch(NODES, node, patch)
-
-
-async def release_all_stamps(
-    client: KubeClient, run: Mapping[str, Any], *, prior: Mapping[str, bool]
-) -> list[str]:
-    """E19(3)/E20: every node whose owner stamp names this run, from an uncached list."""
-    stamp = RunRef.of(run)
-    released: list[str] = []
-    for node in await list_all(client, NODES):
-        owner = owner_of(node)
-        if owner is None or owner.uid != stamp.uid:
-            continue
-        name = str(meta(node)["name"])
-        patch = release_patch(node, stamp=stamp, prior=prior.get(name))
-        if patch is not None:
-            try:
-                await client.patch(NODES, name, patch)
-            except ApiError as err:
-                if not is_not_found(err):
-                    raise
-        released.append(name)
-    return released
 
 
 async def record_event(

@@ -16,7 +16,7 @@ from glimmer.cli.report import report as report_command
 from glimmer.contract.envelope import encode
 from glimmer.engine import ApiServerClient
 from glimmer.report.cluster import FINGERPRINTS, RUNS, SINKS
-from glimmer.sinks.configmap import store
+from glimmer.sinks.configmap import SinkOwner, store
 from tests.unit.report import report_fleet as fleet
 from tests.unit.report.report_cluster import fingerprint, sink
 from tests.unit.report.report_readback import junit_outcomes
@@ -34,7 +34,8 @@ async def seed(kubeconfig: str, namespace: str, *, sink_type: str) -> str:
         uid = str(created["metadata"]["uid"])
         item = sink("verdicts", type_=sink_type)
         item["metadata"]["namespace"] = namespace
-        await client.create(SINKS, item, namespace=namespace)
+        made = await client.create(SINKS, item, namespace=namespace)
+        owner = SinkOwner(name="verdicts", uid=str(made["metadata"]["uid"]))
         for node in fleet.NODES[:2]:
             body = fingerprint(node)
             body["metadata"]["namespace"] = namespace
@@ -47,6 +48,7 @@ async def seed(kubeconfig: str, namespace: str, *, sink_type: str) -> str:
                 client,
                 namespace=namespace,
                 name="verdicts-cm",
+                owner=owner,
                 key=moved.delivery_id,
                 value=encode(moved).decode(),
             )

@@ -10,30 +10,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-import glimmer.testing.operator as embedded
 from glimmer.engine import ApiServerClient
-from glimmer.sinks import FanoutOptions
-from glimmer.sinks.destinations import DestinationGuard
 from tests.unit.sinks.receiver import Receiver
-
-#: The test receiver listens on loopback, which the webhook destination guard refuses.
-RECEIVER_ALLOWED = DestinationGuard.from_flags(allow=["127.0.0.1"])
-
-
-@pytest.fixture(autouse=True)
-def embedded_operator_allows_the_loopback_receiver(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The embedded operator's sinks may reach the loopback receiver.
-
-    A bridge until ``EmbeddedOperator`` takes ``fanout_options`` itself (with a
-    loopback-allowing default, as its other test-friendly defaults): it wires
-    ``operator_registrations`` with that guard unless the caller chose one."""
-    real = embedded.operator_registrations
-
-    def wired(**kwargs: Any) -> Any:
-        kwargs.setdefault("fanout_options", FanoutOptions(destinations=RECEIVER_ALLOWED))
-        return real(**kwargs)
-
-    monkeypatch.setattr(embedded, "operator_registrations", wired)
 
 
 @pytest.fixture(scope="session")

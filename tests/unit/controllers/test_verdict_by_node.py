@@ -34,7 +34,7 @@ def run(*, version: str, phase_of_n1: str, packed: bool) -> dict[str, Any]:
             "uid": "u1",
             "resourceVersion": version,
             "annotations": {PLAN_ANNOTATION: PLAN},
-        },  # fmt: skip
+        },
         "spec": {},
         "status": status,
     }

@@ -9,7 +9,7 @@ from typing import Any
 from glimmer.contract.envelope import Envelope, encode
 from glimmer.engine import FakeClient
 from glimmer.report.cluster import FINGERPRINTS, RUNS, SINKS
-from glimmer.sinks.configmap import store
+from glimmer.sinks.configmap import SinkOwner, store
 from tests.unit.report import report_fleet as fleet
 
 OPERATOR_NAMESPACE = "glimmer-system"
@@ -73,8 +73,10 @@ async def cluster_with_run(
         namespace=fleet.NAMESPACE,
     )
     uid = run["metadata"]["uid"]
-    for item in sinks or [sink("verdicts")]:
-        await client.create(SINKS, item, namespace=fleet.NAMESPACE)
+    made = [await client.create(SINKS, item, namespace=fleet.NAMESPACE)
+            for item in sinks or [sink("verdicts")]]  # fmt: skip
+    # The entries are written as the first sink would (ConfigMap sinks own what they write).
+    owner = SinkOwner(name=made[0]["metadata"]["name"], uid=made[0]["metadata"]["uid"])
     for node in fleet.NODES:
         await client.create(FINGERPRINTS, fingerprint(node), namespace=OPERATOR_NAMESPACE)
     delivered = fleet.envelopes(results, terminal=terminal, provenance=provenance, uid=uid)
@@ -83,7 +85,14 @@ async def cluster_with_run(
             client,
             namespace=fleet.NAMESPACE,
             name="verdicts-cm",
+            owner=owner,
             key=envelope.delivery_id,
             value=encode(envelope).decode(),
         )
     return client, delivered
+
+
+async def verdicts_owner(client: FakeClient, name: str = "verdicts") -> SinkOwner:
+    """The BurnInSink ``verdicts-cm`` belongs to, for writing more entries into it."""
+    made = await client.get(SINKS, name, namespace=fleet.NAMESPACE)
+    return SinkOwner(name=name, uid=str(made["metadata"]["uid"]))

@@ -236,11 +236,13 @@ async def test_M1_run_without_a_configmap_sink_is_refused() -> None:
 async def test_M1_run_with_an_undecodable_sink_entry_is_refused() -> None:
     client, _ = await cluster_with_run()
     from glimmer.sinks.configmap import store
+    from tests.unit.report.report_cluster import verdicts_owner
 
     await store(
         client,
         namespace=fleet.NAMESPACE,
         name="verdicts-cm",
+        owner=await verdicts_owner(client),
         key="zzz",
         value='{"version": "burnin.glimmer.ai/v1alpha1", "surprise": 1}',
     )
