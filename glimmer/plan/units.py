@@ -79,10 +79,18 @@ def plan_units(plan: PinnedPlan) -> tuple[Unit, ...]:
     return tuple(unit for index in range(len(plan.tests)) for unit in units_of_test(plan, index))
 
 
-def verdict_units(plan: PinnedPlan) -> tuple[PlannedUnit, ...]:
-    """Every unit of the plan as the node verdict reads it (with required and variant cell)."""
+def verdict_units(plan: PinnedPlan | None) -> tuple[PlannedUnit, ...] | None:
+    """Every unit of the plan as the node verdict reads it (with required, variant cell
+    and kind); None when there is no plan or one of its scopes cannot be read, so the
+    node verdict judges nothing rather than guess at the units."""
+    if plan is None:
+        return None
     out: list[PlannedUnit] = []
-    for unit in plan_units(plan):
+    try:
+        units = plan_units(plan)
+    except ValueError:
+        return None
+    for unit in units:
         test = plan.tests[unit.test_index]
         axes = tuple(sorted((str(k), str(v)) for k, v in test.axes.items()))
         out.append(PlannedUnit(unit.test_name, unit.nodes, test.required, axes, test.kind))

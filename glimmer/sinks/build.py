@@ -23,6 +23,7 @@ from glimmer.contract.envelope import (
     ArtifactRef,
     ClusterRef,
     Envelope,
+    NodeVerdictRef,
     NotEvaluated,
     RunRef,
     SegmentSummary,
@@ -34,7 +35,8 @@ from glimmer.contract.envelope import (
     parse_time,
 )
 from glimmer.engine import CONFIGMAPS, ApiError, KubeClient
-from glimmer.verdict import codec
+from glimmer.verdict import Phase, codec
+from glimmer.verdict.nodes import NodeState, PlannedUnit, node_verdict
 
 CANCELLED: Final = "Cancelled"
 #: What a failed shard read can raise besides a 404; any of them means "unreadable".
@@ -145,13 +147,36 @@ def result_of(result: JSON, *, artifacts: bool = True) -> TestResult:
 
 
 def summary_of(results: Sequence[TestResult]) -> Summary:
-    phases = [r.phase for r in results]
+    phases = [Phase.parse_or_none(r.phase) for r in results]
     return Summary(
-        passed=phases.count("Passed"),
-        failed=phases.count("Failed"),
-        errored=phases.count("Error"),
-        skipped=phases.count("Skipped"),
+        passed=phases.count(Phase.PASSED),
+        failed=phases.count(Phase.FAILED),
+        errored=phases.count(Phase.ERROR),
+        skipped=phases.count(Phase.SKIPPED),
     )
+
+
+def node_verdicts_of(
+    phase: str,
+    results: Sequence[Mapping[str, Any]],
+    *,
+    planned: Sequence[PlannedUnit] | None,
+    baseline: bool,
+) -> tuple[NodeVerdictRef, ...]:
+    """Each planned node's verdict from this run (``glimmer.verdict.nodes``), on a
+    terminal envelope only: a checkpoint's nodes are still being judged. Nodes in
+    pinned target order; a reason whenever the verdict is not Passed."""
+    if not Phase.is_terminal_text(phase) or planned is None:
+        return ()
+    nodes: dict[str, None] = {}
+    for unit in planned:
+        nodes.update(dict.fromkeys(unit.nodes))
+    out = []
+    for node in nodes:
+        verdict = node_verdict(node, planned=planned, results=results, baseline=baseline)
+        reason = "" if verdict.state is NodeState.PASSED else verdict.message
+        out.append(NodeVerdictRef(node=node, verdict=str(verdict.state), reason=reason))
+    return tuple(out)
 
 
 async def read_evidence(client: KubeClient, run: JSON) -> dict[str, Any]:
@@ -229,18 +254,19 @@ def build_envelope(
     baseline: bool,
     cluster: ClusterRef | None = None,
     shards: Mapping[str, Any] | None = None,
+    planned: Sequence[PlannedUnit] | None = None,
 ) -> Envelope:
     """The envelope for ``run`` as written. ``baseline`` is the pinned plan's (the
     caller reads the plan); ``cluster`` only when configured (``--cluster-name``).
     ``shards`` (``read_evidence``) expands compact records; without it a compact
-    record's result travels as Error (unjudged), never as its recorded phase."""
+    record's result travels as Error (unjudged), never as its recorded phase.
+    ``planned`` (the pinned plan's units) gives a terminal envelope its node verdicts."""
     meta, spec = _mapping(run.get("metadata")), _mapping(run.get("spec"))
     status = _mapping(run.get("status"))
     uid = _text(meta.get("uid"))
     phase = _text(status.get("phase"))
-    results = tuple(
-        result_of(codec.expand_result(r, shards or {})) for r in codec.status_results(status)
-    )
+    expanded = [codec.expand_result(r, shards or {}) for r in codec.status_results(status)]
+    results = tuple(result_of(r) for r in expanded)
     return Envelope(
         baseline=baseline,
         delivery_id=delivery_id(uid, reason, event_key),
@@ -261,6 +287,7 @@ def build_envelope(
         summary=summary_of(results),
         provenance=_text(status.get("provenance")),
         certifies_silicon=status.get("certifiesSilicon") is True,
+        node_verdicts=node_verdicts_of(phase, expanded, planned=planned, baseline=baseline),
     )
 
 

@@ -28,13 +28,13 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from glimmer.contract import REGISTRY, parse_go_float
 from glimmer.contract.envelope import Envelope, parse_time
+from glimmer.verdict import Phase
 
 #: Runs held at once (LRU by last observation).
 MAX_RUNS: Final = 128
 #: Every phase burnin_run_phase and burnin_run_tests enumerate (an unknown observed
 #: phase is exported too: a newer controller's phase is information, not noise).
-PHASES: Final = ("Pending", "Running", "Passed", "Failed", "Error", "Skipped", "Cancelled")
-TERMINAL: Final = frozenset({"Passed", "Failed", "Error", "Skipped", "Cancelled"})
+PHASES: Final = tuple(str(p) for p in Phase)
 DROP_REASONS: Final = ("unregistered", "non_numeric", "non_finite")
 
 _TEST_LABELS: Final = ("namespace", "run", "test", "kind", "scope", "node")
@@ -117,7 +117,7 @@ class RunExporter(Collector):
         starts = [s for r in envelope.results if (s := _seconds(r.started_at)) is not None]
         if starts:
             out.append(_Sample("burnin_run_start_time_seconds", (ns, name), min(starts)))
-        if envelope.phase in TERMINAL:
+        if Phase.is_terminal_text(envelope.phase):
             ends = [f for r in envelope.results if (f := _seconds(r.finished_at)) is not None]
             if ends:
                 out.append(_Sample("burnin_run_finish_time_seconds", (ns, name), max(ends)))
@@ -141,6 +141,10 @@ class RunExporter(Collector):
                 labels = (ns, name, result.name, result.kind, result.scope, metric_node,
                           metric, spec.unit, str(spec.use))  # fmt: skip
                 out.append(_Sample("burnin_test_metric", labels, value))
+        for verdict in envelope.node_verdicts:
+            out.append(
+                _Sample("burnin_node_verdict", (ns, name, verdict.node, verdict.verdict), 1.0)
+            )
         return tuple(out)
 
     # --- scrape ------------------------------------------------------------------
@@ -175,6 +179,13 @@ class RunExporter(Collector):
                 "burnin_test_phase",
                 "Outcome of one test on one node: always 1, the outcome in the phase label.",
                 labels=[*_TEST_LABELS, "phase"],
+            ),
+            "burnin_node_verdict": GaugeMetricFamily(
+                "burnin_node_verdict",
+                "What a finished run established about each target node: always 1, the "
+                "verdict in its label (Passed, Failed, Simulated, NotJudged). Only Passed "
+                "means every required test of the plan Passed on silicon on that node.",
+                labels=["namespace", "run", "node", "verdict"],
             ),
             "burnin_test_metric": GaugeMetricFamily(
                 "burnin_test_metric",

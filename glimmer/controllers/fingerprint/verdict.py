@@ -90,7 +90,7 @@ def _facts(run: Mapping[str, Any]) -> _RunFacts:
         _FACTS.move_to_end(key)
         return _FACTS[key]
     pinned = _pinned(run)
-    planned = _units(pinned)
+    planned = verdict_units(pinned)
     units: dict[str, list[PlannedUnit]] | None = None
     if planned is not None:
         units = {}
@@ -127,17 +127,6 @@ def _pinned(run: Mapping[str, Any]) -> PinnedPlan | None:
     try:
         return PinnedPlan.from_annotation(text)
     except PlanDecodeError:
-        return None
-
-
-def _units(plan: PinnedPlan | None) -> tuple[PlannedUnit, ...] | None:
-    """The planned units, or None when no readable plan is pinned (a run refused before
-    it pinned one judged nothing, and a plan that cannot be read judges nothing)."""
-    if plan is None:
-        return None
-    try:
-        return verdict_units(plan)
-    except ValueError:
         return None
 
 

@@ -27,6 +27,7 @@ from glimmer.contract.envelope import ClusterRef
 from glimmer.controllers.run.view import RunView
 from glimmer.engine import NAMESPACES, ApiError
 from glimmer.plan import PinnedPlan
+from glimmer.plan.units import verdict_units
 from glimmer.sinks import FanoutReport, SinkFanout, build_envelope
 from glimmer.sinks.build import read_evidence
 
@@ -125,12 +126,14 @@ class SinkDeliverer:
         if not delivery.sinks:
             return FanoutReport()  # L4: profiles with no sinks deliver nothing
         view = RunView(dict(delivery.run))
+        plan = view.readable_plan()
         envelope = build_envelope(
             delivery.run,
             reason=str(delivery.reason),
             event_key=delivery.event_key,
             sent_at=self.now(),
-            baseline=pinned_baseline(view, view.readable_plan()),
+            baseline=pinned_baseline(view, plan),
+            planned=verdict_units(plan),
             cluster=await self.cluster(),
             # A large run's settled results live in evidence shards (docs/status-shards.md):
             # every envelope carries them in full (one GET per shard; none for a run that fits).
