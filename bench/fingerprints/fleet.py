@@ -60,6 +60,8 @@ from watch import FingerprintWatch  # noqa: E402 - this directory, as a script
 
 from glimmer.api import format_time  # noqa: E402 - as above
 from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS  # noqa: E402
+from glimmer.controllers.fingerprint.verdict import PLAN_ANNOTATION  # noqa: E402
+from glimmer.plan import PinnedPlan, PlannedTest  # noqa: E402
 from glimmer.engine import NODES, ApiServerClient, ClientOptions  # noqa: E402
 from glimmer.testing import _process  # noqa: E402
 from glimmer.testing.control_plane import ControlPlane  # noqa: E402
@@ -264,9 +266,11 @@ class Bench:
         """A finished run that judged ``sample`` on this hardware, as the run controller
         leaves one (the fingerprint controller only reads runs)."""
         names = list(sample)
+        burn = PlannedTest(name="burn", required=True, spec={"kind": "gpu-burn"})
+        plan = PinnedPlan(targets=tuple(names), tests=(burn,)).to_annotation()
         run = await client.create(RUNS, {
             "apiVersion": "burnin.glimmer.ai/v1alpha1", "kind": "BurnInRun",
-            "metadata": {"name": "acceptance"},
+            "metadata": {"name": "acceptance", "annotations": {PLAN_ANNOTATION: plan}},
             "spec": {"profileRef": "p", "target": {"nodeNames": names}},
         }, namespace=NAMESPACE)  # fmt: skip
         started = datetime.datetime.now(datetime.UTC)

@@ -15,7 +15,9 @@ import pytest_asyncio
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.fingerprint import VERDICT_LABEL, VERDICT_METRIC, vendor_of
 from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS
+from glimmer.controllers.fingerprint.verdict import PLAN_ANNOTATION
 from glimmer.engine import EVENTS, NAMESPACES, NODES, ApiError, ApiServerClient, is_already_exists
+from glimmer.plan import PinnedPlan, PlannedTest
 from glimmer.plan.images import resolve_image
 from glimmer.testing import EmbeddedOperator
 
@@ -142,9 +144,13 @@ async def test_K5_a_gpu_label_change_sets_drifted_an_event_and_expires_the_verdi
         baseline = parse_time(fp["status"]["capturedAt"])
         # A finished run that judged the node on this hardware (written as the run
         # controller would leave it; read-only to the fingerprint controller).
+        plan = PinnedPlan(
+            targets=(name,),
+            tests=(PlannedTest(name="burn", required=True, spec={"kind": "gpu-burn"}),),
+        ).to_annotation()
         run = await kube.create(RUNS, {
             "apiVersion": "burnin.glimmer.ai/v1alpha1", "kind": "BurnInRun",
-            "metadata": {"name": "acceptance"},
+            "metadata": {"name": "acceptance", "annotations": {PLAN_ANNOTATION: plan}},
             "spec": {"profileRef": "p", "target": {"nodeNames": [name]}},
         }, namespace=namespace)  # fmt: skip
         started = baseline + timedelta(seconds=1)
