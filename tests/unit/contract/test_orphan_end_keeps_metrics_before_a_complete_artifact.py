@@ -105,19 +105,25 @@ def test_a_segment_is_held_within_the_metric_budget_and_settling_never_exceeds_i
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(report_module, "MAX_METRIC_BYTES", 40)
-    settled = "".join(f"k{i}=1234\n" for i in range(4))  # 4 x 7 bytes
-    # The segment replaces k0..k3 with longer values and adds more names: what the
-    # settled layer would hold is counted, so the segment stops at the budget.
-    segment = "".join(f"k{i}=123456789\n" for i in range(8))
+    settled = "k0=1234\nk1=1234\na0=1234\na1=1234\n"  # 4 x 6 budget bytes
+    # The segment replaces k0, k1 with longer values and adds more names: the budget
+    # counts what the settled layer would hold after settling, so the segment stops there.
+    segment = "".join(f"k{i}=123456789\n" for i in range(6))
     reader = ReportReader(kind="custom")
     reader.feed(f"{settled}{ARTIFACT}{segment}".encode())
-    held = reader._metric_bytes - reader._segment.shadowed + reader._segment.cost
-    assert held <= 40
     r = reader.finish(exit_code=0)
     assert sum(len(k) + len(v) for k, v in r.metrics.items()) <= 40
-    assert r.metrics == {"k0": "123456789", "k1": "123456789", "k2": "123456789"}
-    # k3 overflowed in the segment: settling removes it, never leaves the older 1234.
-    assert r.overflow_names == ("k3", "k4", "k5", "k6", "k7")
+    assert r.metrics == {"a0": "1234", "a1": "1234", "k0": "123456789", "k1": "123456789"}
+    assert r.overflow_names == ("k2", "k3", "k4", "k5")
+
+
+def test_an_overflowed_name_is_removed_from_the_settled_layer_never_left_at_its_old_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(report_module, "MAX_METRIC_BYTES", 20)
+    r = report(f"a0=1234\nk0=1234\n{ARTIFACT}k9=12345\nk0=123456789012\n")
+    assert r.metrics == {"a0": "1234", "k9": "12345"}
+    assert r.overflow_names == ("k0",)
 
 
 # --- the property over generated streams -------------------------------------------------
