@@ -109,6 +109,18 @@ def test_output_already_in_the_pipe_is_read_in_full_after_the_main_exit() -> Non
     assert outcome.report.message == "DONE"
 
 
+def test_what_a_child_prints_after_the_main_exit_is_not_the_runners(tmp_path: Path) -> None:
+    # In a container the child dies with the main process, so its later line never
+    # reaches the log; here the group is killed once the pipe is drained.
+    pid_file = tmp_path / "child"
+    outcome, elapsed = run(
+        f"echo bw=1; (sleep 0.5; echo late=1; sleep 300) & echo $! > {pid_file}; echo DONE"
+    )
+    assert outcome.report.metrics == {"bw": "1"}, "a line printed after the exit was read"
+    assert elapsed < 1.0
+    assert _dies(int(pid_file.read_text()), within=0.5)
+
+
 def test_a_child_that_keeps_printing_cannot_hold_the_attempt_after_the_main_exit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
