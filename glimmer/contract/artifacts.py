@@ -4,8 +4,10 @@ A fenced block is lifted out *before* metric scanning, so an evidence document (
 JSON blob, a DCGM report) can never rewrite a measurement. A fence that is not
 well formed still consumes its payload and is recorded as dropped: a refusal is
 never silent. An END with no open fence means the stream began inside a payload
-(a rotated or cut log): nothing before it can be told apart from payload, so the
-reader discards it and records the orphan as dropped.
+(a rotated or cut log) or a runner closed a fence twice: the lines since the last
+boundary (the stream's start or the previous END) cannot be told apart from payload,
+so the reader discards them and records the orphan as dropped. What came before that
+boundary stands: an END that closes a fence is itself a boundary.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ class DropReason(enum.StrEnum):
     BUDGET = "the artifact budget is exhausted"
     STORE_FAILED = "the artifact could not be stored"
     ORPHAN_END = (
-        "an END marker with no open fence: the output began inside a payload, so every "
-        "line before it was discarded"
+        "an END marker with no open fence: the lines since the previous END (or the "
+        "start of the output) may be a payload's tail, so they were discarded"
     )
 
 
@@ -126,8 +128,12 @@ class LineRole(enum.Enum):
     """What one line was to the fence scanner."""
 
     OUTPUT = "output"
+    #: A BEGIN or a payload line.
     FENCE = "fence"
-    #: An END with no open fence: the lines before it were a payload's tail (A11).
+    #: An END that closed a fence: a boundary, what came before it stands.
+    CLOSE = "close"
+    #: An END with no open fence: the lines since the last boundary were a payload's
+    #: tail (A11).
     ORPHAN_END = "orphan end"
 
 
@@ -148,8 +154,9 @@ class FenceScanner:
 
     def feed(self, line: bytes, *, discarded: int = 0, cut_from: int | None = None) -> LineRole:
         """Classify ``line``; ``discarded`` is the size of the output an orphan END
-        would discard (recorded as the dropped entry's size). ``cut_from`` is the true
-        length of a line cut at the line limit: it is never a marker."""
+        would discard (the output since the last boundary, recorded as the dropped
+        entry's size). ``cut_from`` is the true length of a line cut at the line limit:
+        it is never a marker."""
         fence = self._open
         if cut_from is not None:
             if fence is None:
@@ -171,7 +178,8 @@ class FenceScanner:
         if is_end_marker(line):
             self.found.append(fence.close())
             self._open = None
-        elif is_begin_marker(line):
+            return LineRole.CLOSE
+        if is_begin_marker(line):
             # The outer fence is dropped and scanning restarts at this marker.
             self.found.append(fence.dropped(DropReason.NESTED))
             self._open = _OpenFence(line)

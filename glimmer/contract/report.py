@@ -11,13 +11,24 @@ Where a bound bites, the reader fails closed: an over-long line is never a metri
 and is counted in ``unreadable_lines`` (the verdict makes the attempt Error, so an
 older value of a name it may have carried can never stand); a name whose value
 cannot be kept is removed from both maps (so a gate on it reads ``NotReported``),
-never left at an older value. An orphan artifact END discards every line before it
-(they were a payload's tail, A11).
+never left at an older value.
+
+An orphan artifact END (one with no open fence) means the lines since the last fence
+boundary were a payload's tail (A11): a boundary is the stream's start or any END.
+So what output lines declare is held in two layers: what is *settled* (read before
+the last boundary, never taken back) and the current *segment* (read since it,
+tentative). An END that closes a fence settles the segment, so metrics printed
+before a complete artifact stand; an orphan END discards the segment, so nothing
+between the last boundary and it is ever a metric, an invalid name, an overflow, an
+unreadable line or the message; the end of the stream settles it. The segment holds
+at most one value per name under the same budgets, so memory stays bounded however
+long the output; its budget counts what the settled layer would hold after settling,
+so settling never overflows.
 
 Provenance is positive and sticky: a ``provenance=sim`` line anywhere (even one an
 orphan END later discards) wins over ``silicon``, any other value (``n/a``, a value
 too long to keep, an unreadable line) can only weaken it, and ``silicon`` is read
-only when it was declared and nothing weaker was.
+only when it was declared (in a segment that was settled) and nothing weaker was.
 """
 
 from __future__ import annotations
@@ -119,6 +130,38 @@ class RunnerReport:
         return self.declared_provenance
 
 
+#: A segment's entry for a name whose value could not be kept: settling removes the name.
+_OVERFLOWED: Final = object()
+
+
+def _cost(name: str, value: str) -> int:
+    """Budget bytes of one entry (an ``n/a`` costs its name only)."""
+    if value.lower() == UNMEASURABLE:
+        return len(name)
+    return len(name) + len(value.encode("utf-8", "replace"))
+
+
+@dataclass
+class _Segment:
+    """What output lines declared since the last fence boundary: tentative until the
+    next END (or the end of the stream) settles it, or an orphan END discards it."""
+
+    #: name -> last value, or ``_OVERFLOWED``; insertion order is declaration order.
+    values: dict[str, object] = field(default_factory=dict)
+    #: Budget bytes of ``values``.
+    cost: int = 0
+    #: Budget bytes the settled layer holds for the names in ``values`` (they go).
+    shadowed: int = 0
+    invalid: list[str] = field(default_factory=list)
+    invalid_count: int = 0
+    overflow: list[str] = field(default_factory=list)
+    message: str = ""
+    unreadable: int = 0
+    silicon_declared: bool = False
+    #: Output bytes read in this segment (an orphan END records this much discarded).
+    output_bytes: int = 0
+
+
 @dataclass
 class ReportReader:
     """Incremental reader: ``feed`` bytes as they arrive, then ``finish``."""
@@ -129,6 +172,7 @@ class ReportReader:
     #: Bytes of the current line beyond what is kept (its true length is kept + this).
     _partial_excess: int = 0
     _fences: FenceScanner = field(default_factory=FenceScanner)
+    #: The settled layer: read before the last fence boundary, never taken back.
     _metrics: dict[str, str] = field(default_factory=dict)
     _unmeasurable: set[str] = field(default_factory=set)
     _metric_bytes: int = 0
@@ -136,15 +180,14 @@ class ReportReader:
     _invalid_count: int = 0
     _overflow: list[str] = field(default_factory=list)
     _message: str = ""
-    _skip_declared: bool = False
     _unreadable: int = 0
-    #: Output bytes read since the stream start or the last orphan END.
-    _output_bytes: int = 0
+    _silicon_declared: bool = False
+    #: The tentative layer: read since the last fence boundary.
+    _segment: _Segment = field(default_factory=_Segment)
+    _skip_declared: bool = False
     #: Sticky across an orphan END: a weak declaration is never taken back.
     _sim_declared: bool = False
     _unknown_declared: bool = False
-    #: Cleared by an orphan END: a silicon line in a payload's tail vouches for nothing.
-    _silicon_declared: bool = False
     #: raw key -> canonical name, or "" when the name is invalid (names repeat a lot).
     _names: dict[str, str] = field(default_factory=dict)
 
@@ -186,10 +229,10 @@ class ReportReader:
             self._skip_declared = True
         if self._fences.feed(raw, cut_from=true_size) is LineRole.FENCE:
             return
-        self._output_bytes += true_size + 1
+        self._segment.output_bytes += true_size + 1
         # What it said is unknown: the verdict fails the attempt closed, and it can
         # only weaken provenance.
-        self._unreadable += 1
+        self._segment.unreadable += 1
         self._unknown_declared = True
 
     def _line(self, raw: bytes) -> None:
@@ -198,23 +241,27 @@ class ReportReader:
             self._skip_declared = True
         line = raw[:-1] if raw.endswith(b"\r") else raw
         if line.startswith(b"-----") or self._fences.inside:
-            role = self._fences.feed(line, discarded=self._output_bytes)
+            role = self._fences.feed(line, discarded=self._segment.output_bytes)
             if role is LineRole.ORPHAN_END:
-                self._restart()
+                self._segment = _Segment()  # I19.2: the segment was a payload's tail
+                return
+            if role is LineRole.CLOSE:
+                self._settle()  # what came before a complete fence stands
                 return
             if role is LineRole.FENCE:
                 return
-        self._output_bytes += len(raw) + 1
+        segment = self._segment
+        segment.output_bytes += len(raw) + 1
         text = go_trim(line.decode("utf-8", "replace"))
         if not text:
             return
         eq = text.find("=")
         if eq <= 0:
-            self._message = text
+            segment.message = text
             return
         key = go_trim(text[:eq])
         if " " in key or "\t" in key:
-            self._message = text
+            segment.message = text
             return
         value = go_trim(text[eq + 1 :])
         if key.lower() == PROVENANCE_METRIC:
@@ -223,9 +270,9 @@ class ReportReader:
         if name is None:
             name = self._canonical(key)
         if not name:
-            self._invalid_count += 1
-            if len(self._invalid) < MAX_LISTED:
-                self._invalid.append(canonical_name(self.kind, key) or key)
+            segment.invalid_count += 1
+            if len(segment.invalid) < MAX_LISTED:
+                segment.invalid.append(canonical_name(self.kind, key) or key)
             return
         self._declare(name, value)
 
@@ -236,22 +283,9 @@ class ReportReader:
         if word == PROVENANCE_SIM:
             self._sim_declared = True
         elif word == PROVENANCE_SILICON and key == PROVENANCE_METRIC:
-            self._silicon_declared = True
+            self._segment.silicon_declared = True
         else:
             self._unknown_declared = True
-
-    def _restart(self) -> None:
-        """I19.2: an orphan END: everything read before it was payload, never output."""
-        self._metrics.clear()
-        self._unmeasurable.clear()
-        self._metric_bytes = 0
-        self._invalid.clear()
-        self._invalid_count = 0
-        self._overflow.clear()
-        self._message = ""
-        self._unreadable = 0
-        self._output_bytes = 0
-        self._silicon_declared = False
 
     def _provenance(self) -> str | None:
         if self._sim_declared:
@@ -268,25 +302,58 @@ class ReportReader:
             self._names[key] = name if valid else ""
         return name if valid else ""
 
+    def _settled_cost(self, name: str) -> int:
+        value = self._metrics.get(name)
+        if value is not None:
+            return _cost(name, value)
+        return len(name) if name in self._unmeasurable else 0
+
     def _declare(self, name: str, value: str) -> None:
-        self._forget(name)
-        if value.lower() == UNMEASURABLE:
-            self._unmeasurable.add(name)
-            self._metric_bytes += len(name)
+        """Last occurrence wins (A9), in the segment; over a bound the name is marked
+        to go from both maps, never left at an older value."""
+        segment = self._segment
+        if name in segment.values:
+            old = segment.values.pop(name)
+            if isinstance(old, str):
+                segment.cost -= _cost(name, old)
+        else:
+            segment.shadowed += self._settled_cost(name)
+        cost = _cost(name, value)
+        held = self._metric_bytes - segment.shadowed + segment.cost
+        if len(value) > MAX_VALUE_BYTES or held + cost > MAX_METRIC_BYTES:
+            segment.values[name] = _OVERFLOWED
+            if len(segment.overflow) < MAX_LISTED and name not in segment.overflow:
+                segment.overflow.append(name)
             return
-        cost = len(name) + len(value.encode("utf-8", "replace"))
-        if len(value) > MAX_VALUE_BYTES or self._metric_bytes + cost > MAX_METRIC_BYTES:
-            # Fail closed: the name is gone from both maps, never left at an old value.
+        segment.values[name] = value
+        segment.cost += cost
+
+    def _settle(self) -> None:
+        """A fence boundary (or the end): the segment's declarations become final."""
+        segment, self._segment = self._segment, _Segment()
+        for name, value in segment.values.items():
+            self._forget(name)
+            if not isinstance(value, str):
+                continue
+            if value.lower() == UNMEASURABLE:
+                self._unmeasurable.add(name)
+            else:
+                self._metrics[name] = value
+            self._metric_bytes += _cost(name, value)
+        for name in segment.overflow:
             if len(self._overflow) < MAX_LISTED and name not in self._overflow:
                 self._overflow.append(name)
-            return
-        self._metrics[name] = value
-        self._metric_bytes += cost
+        self._invalid.extend(segment.invalid[: MAX_LISTED - len(self._invalid)])
+        self._invalid_count += segment.invalid_count
+        if segment.message:
+            self._message = segment.message
+        self._unreadable += segment.unreadable
+        self._silicon_declared = self._silicon_declared or segment.silicon_declared
 
     def _forget(self, name: str) -> None:
         old = self._metrics.pop(name, None)
         if old is not None:
-            self._metric_bytes -= len(name) + len(old.encode("utf-8", "replace"))
+            self._metric_bytes -= _cost(name, old)
         elif name in self._unmeasurable:
             self._unmeasurable.discard(name)
             self._metric_bytes -= len(name)
@@ -295,6 +362,7 @@ class ReportReader:
         if self._partial or self._partial_overflow:
             self._line_done()
         self._fences.finish()
+        self._settle()
         in_order = tuple(self._fences.found)
         artifacts = tuple(a for a in in_order if isinstance(a, Artifact))
         dropped = tuple(a for a in in_order if isinstance(a, DroppedArtifact))

@@ -1,17 +1,22 @@
 """Running one runner as a local process, as the kubelet would run its container.
 
-The runner gets a session (and so a process group) of its own, and the deadline
-bounds that whole group, not just the first process: a runner that backgrounds a
-child holding stdout open (``sleep infinity &``, or a child that keeps printing) would
-otherwise keep the attempt alive for as long as the child lives. Output is read with
-a timeout, never a blocking read, so reading can never outlast the deadline.
+The runner gets a session (and so a process group) of its own. The attempt ends when
+its first process exits, as a container ends with its main process: a runner that
+leaves a background child holding stdout open (``(sleep 300 &)``, or a child that keeps
+printing) is judged on what it printed and its exit code, the same verdict the cluster
+reaches. Output already in the pipe is still read in full: after the exit, whatever is
+readable is drained (for at most ``DRAIN_AFTER_EXIT_SECONDS``), then the rest of the
+group is killed, and what its members wrote before dying is read until the output
+closes (for at most ``DRAIN_AFTER_KILL_SECONDS``: a process that left the group can hold
+the pipe forever). The exit is noticed through a pidfd (a poll where the kernel has
+none), never only when the output closes. Output is read with a timeout, never a
+blocking read, so reading can never outlast the deadline.
 
 The deadline mirrors ``activeDeadlineSeconds``: SIGTERM to the group, then SIGKILL
 after a grace period, and the attempt is Error whatever the runner exits with (A14),
 because a SIGTERM-trapping entrypoint exiting 0 must not pass. The deadline counts as
-exceeded when, at that instant, the runner has not finished: its first process still
-runs *or* something in its group still holds the output open (its verdict is not
-final while more output can arrive).
+exceeded when the first process still runs at that instant; if it exits during the
+grace, the rest of the group goes with it at once, as in a container.
 
 Output is streamed chunk by chunk into the contract's incremental reader (bounded
 memory) and copied to the raw log. When the attempt ends, for whatever reason (its
@@ -50,6 +55,12 @@ INTERRUPT_GRACE_SECONDS: Final = 3.0
 #: After SIGKILL, how long output is still read: a process that left the group (its own
 #: ``setsid``) can hold the pipe forever, and reading must stay bounded.
 DRAIN_AFTER_KILL_SECONDS: Final = 1.0
+#: After the first process exits with the output still open, how long what is readable
+#: is drained before the rest of the group is killed (a child that keeps printing must
+#: not hold the attempt open).
+DRAIN_AFTER_EXIT_SECONDS: Final = 1.0
+#: Where the kernel gives no pidfd, how often the first process's exit is looked for.
+_EXIT_POLL_SECONDS: Final = 0.05
 #: How long to wait for the first process to be reaped after SIGKILL.
 REAP_SECONDS: Final = 5.0
 _POLL_SECONDS: Final = 0.01
@@ -185,6 +196,8 @@ class _Group:
         self.expired = False
         self.kill_at: float | None = None
         self.abandon_at: float | None = None
+        #: The first process exited and the rest of the group was killed with it.
+        self.ended_with_leader = False
         self._exited = False
 
     def leader_exited(self) -> bool:
@@ -200,6 +213,8 @@ class _Group:
 
     def escalate(self, now: float) -> None:
         """SIGTERM at the deadline, SIGKILL after the grace, then stop reading."""
+        if self.ended_with_leader:
+            return  # the runner ended before the deadline, or during its grace
         if self.kill_at is None:
             if now >= self.deadline:
                 self.expired = True
@@ -210,6 +225,14 @@ class _Group:
         elif self.abandon_at is None and now >= self.kill_at:
             self.signal(signal.SIGKILL)
             self.abandon_at = now + DRAIN_AFTER_KILL_SECONDS
+
+    def end_with_leader(self, now: float) -> None:
+        """The first process exited: kill the rest of the group, as a container's end
+        does, and read what is left for a bounded moment."""
+        self.ended_with_leader = True
+        self.signal(signal.SIGKILL)
+        until = now + DRAIN_AFTER_KILL_SECONDS
+        self.abandon_at = until if self.abandon_at is None else min(self.abandon_at, until)
 
     def next_change(self) -> float:
         for moment in (self.abandon_at, self.kill_at):
@@ -247,29 +270,76 @@ class _Group:
                 self.proc.stdout.close()
 
 
+def _exit_notice(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits, or None without pidfds."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
 def _pump(group: _Group, sink: Callable[[bytes], None]) -> None:
-    """Copy output to ``sink`` until the group is done or abandoned at the deadline."""
+    """Copy output to ``sink`` until the group is done or abandoned: its first process
+    has exited and the output closed, or reading is bounded out."""
     assert group.proc.stdout is not None
     fd = group.proc.stdout.fileno()
+    notice = _exit_notice(group.proc.pid)
     output_open = True
+    exit_handled = False
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            if notice is not None:
+                selector.register(notice, selectors.EVENT_READ)
+            while True:
+                now = time.monotonic()
+                if group.abandoned(now) or (not output_open and group.leader_exited()):
+                    return
+                if output_open and not exit_handled and group.leader_exited():
+                    # The main process is gone: its output is final once the pipe
+                    # is drained, and the rest of its group goes with it.
+                    exit_handled = True
+                    if notice is not None:
+                        selector.unregister(notice)
+                    output_open = _drain(fd, sink)
+                    group.end_with_leader(time.monotonic())
+                    if not output_open:
+                        selector.unregister(fd)
+                    continue
+                group.escalate(now)
+                wait = max(0.0, group.next_change() - now)
+                if not output_open:
+                    # The output closed first (the usual order on exit, or a runner
+                    # that closed it): look for the first process's exit in short steps.
+                    time.sleep(min(wait, _POLL_SECONDS))
+                    continue
+                if notice is None and not exit_handled:
+                    wait = min(wait, _EXIT_POLL_SECONDS)
+                ready = {key.fd for key, _ in selector.select(timeout=wait)}
+                if fd not in ready:
+                    continue
+                chunk = os.read(fd, _CHUNK)
+                if chunk:
+                    sink(chunk)
+                else:
+                    output_open = False
+                    selector.unregister(fd)
+    finally:
+        if notice is not None:
+            os.close(notice)
+
+
+def _drain(fd: int, sink: Callable[[bytes], None]) -> bool:
+    """Read what is readable now, for at most ``DRAIN_AFTER_EXIT_SECONDS``; whether the
+    output is still open."""
+    until = time.monotonic() + DRAIN_AFTER_EXIT_SECONDS
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
-        while True:
-            now = time.monotonic()
-            if group.abandoned(now) or (not output_open and group.leader_exited()):
-                return
-            group.escalate(now)
-            wait = max(0.0, group.next_change() - now)
-            if not output_open:
-                # The output closed first (the usual order on exit, or a runner that
-                # closed it): look for the first process's exit in short steps.
-                time.sleep(min(wait, _POLL_SECONDS))
-                continue
-            if not selector.select(timeout=wait):
-                continue
+        while time.monotonic() < until:
+            if not selector.select(timeout=0):
+                return True
             chunk = os.read(fd, _CHUNK)
-            if chunk:
-                sink(chunk)
-            else:
-                output_open = False
-                selector.unregister(fd)
+            if not chunk:
+                return False
+            sink(chunk)
+    return True

@@ -1,17 +1,25 @@
-"""dcgm-diag: ``dcgmi diag -r <level> -j`` from the site's DCGM, as metrics.
+"""dcgm-diag: ``dcgmi diag -r <level> [-p <params>] -j`` from the site's DCGM, as metrics.
 
 DCGM is not redistributable, so the site mounts it; without it the runner exits 3
 (Error), never 1. Level: ``BURNIN_DCGM_DIAG_LEVEL`` (1-4, default 2; anything else is
-refused). ``BURNIN_DCGM_ALLOW`` (comma-separated DCGM plugin names) limits which tests
-are judged (``runners.dcgm_diag.allowlist``). Exit 1 iff some judged test reported
-``Fail``; an unreadable document, a runtime error, or a run in which no judged test passed
-or failed is exit 3. NVML's lifetime counters are read before and after the diagnostic and
-their deltas printed (``runners.dcgm_diag.counters``).
+refused). ``BURNIN_DCGM_ALLOW`` (comma-separated DCGM plugin names) enables plugins past
+DCGM's per-SKU allowlist (``-p <name>.is_allowed=true``); ``BURNIN_DCGM_JUDGE_ONLY``
+limits which tests are judged (``runners.dcgm_diag.allowlist``). Exit 1 iff some judged
+test reported ``Fail``; an unreadable document, a runtime error, a run in which no judged
+test passed or failed, or a judged test that was skipped or not run is exit 3 (a suite
+that skipped a test has not passed it). NVML's lifetime counters are read before and
+after the diagnostic and their deltas printed (``runners.dcgm_diag.counters``).
 """
 
 from __future__ import annotations
 
-from runners.dcgm_diag.allowlist import parse_allowlist, plugin_of
+from runners.dcgm_diag.allowlist import (
+    ALLOW_ENV,
+    JUDGE_ONLY_ENV,
+    allow_parameters,
+    parse_plugins,
+    plugin_of,
+)
 from runners.dcgm_diag.counters import print_deltas, read_counters
 from runners.dcgm_diag.parse import DiagReport, UnexpectedDocumentError, parse_diag
 from runners.sdk.entry import RunnerContext
@@ -37,14 +45,15 @@ def _max_temperature(ctx: RunnerContext) -> float | None:
     return max(temps) if temps else None
 
 
-def _judged(ctx: RunnerContext, diag: DiagReport, allowed: frozenset[str] | None) -> DiagReport:
-    """The tests the allowlist keeps; the excluded ones are printed, never silently lost."""
-    if allowed is None:
+def _judged(ctx: RunnerContext, diag: DiagReport, judged: frozenset[str] | None) -> DiagReport:
+    """The tests ``BURNIN_DCGM_JUDGE_ONLY`` keeps; the excluded ones are printed, never
+    silently lost."""
+    if judged is None:
         return diag
-    kept = tuple(t for t in diag.tests if plugin_of(t) in allowed)
-    excluded = [t for t in diag.tests if plugin_of(t) not in allowed]
+    kept = tuple(t for t in diag.tests if plugin_of(t) in judged)
+    excluded = [t for t in diag.tests if plugin_of(t) not in judged]
     out = ctx.report
-    out.metric("dcgmAllow", ",".join(sorted(allowed)))
+    out.metric("dcgmJudgeOnly", ",".join(sorted(judged)))
     out.metric("testsExcluded", len(excluded))
     failed = [t.name for t in excluded if t.status in ("Fail", "Warn")]
     if failed:
@@ -63,17 +72,23 @@ def measure(ctx: RunnerContext) -> Verdict:
     report = ctx.report
     platform = ctx.platform()
     level = int(ctx.env.choice("BURNIN_DCGM_DIAG_LEVEL", default="2", allowed=("1", "2", "3", "4")))
-    allowed = parse_allowlist(ctx.env.raw.get("BURNIN_DCGM_ALLOW", ""))
+    allowed = parse_plugins(ctx.env.raw.get(ALLOW_ENV, ""), variable=ALLOW_ENV)
+    judged = parse_plugins(ctx.env.raw.get(JUDGE_ONLY_ENV, ""), variable=JUDGE_ONLY_ENV)
+    parameters = allow_parameters(allowed)
     timeout_s = LEVEL_TIMEOUT_S[level]
     if ctx.env.duration_budget_s is not None:
         timeout_s = min(timeout_s, max(ctx.env.duration_budget_s - BUDGET_MARGIN_S, 10.0))
     dcgmi = platform.dcgmi()
     report.metric("diagLevel", level)
+    if allowed is not None:
+        # Which plugins this run enabled, answerable from the stored result.
+        report.metric("dcgmAllow", ",".join(sorted(allowed)))
+        report.metric("diagParams", parameters)
     before = _max_temperature(ctx)
     counters_before = read_counters(platform.nvml)
     clock = platform.clock
     started = clock.monotonic()
-    result = dcgmi.diag(level=level, timeout_s=timeout_s)
+    result = dcgmi.diag(level=level, timeout_s=timeout_s, parameters=parameters)
     elapsed = clock.monotonic() - started
     after = _max_temperature(ctx)
     counters_after = read_counters(platform.nvml)
@@ -87,7 +102,7 @@ def measure(ctx: RunnerContext) -> Verdict:
     if diag.runtime_error:
         raise RunnerError(f"dcgmi diag could not run: {diag.runtime_error}")
     everything = diag
-    diag = _judged(ctx, diag, allowed)
+    diag = _judged(ctx, diag, judged)
     for test in diag.tests:
         if test.status in ("Fail", "Warn"):
             report.note(f"{test.category}/{test.name}: {test.status}: {'; '.join(test.warnings)}")
@@ -117,6 +132,14 @@ def measure(ctx: RunnerContext) -> Verdict:
     if failed + warned + passed == 0:
         raise RunnerError(
             "dcgmi diag ran no judged test to a result (all skipped, not run or excluded)"
+        )
+    unrun = [t.name for t in diag.tests if t.status in ("Skip", "Not Run")]
+    if unrun:
+        raise RunnerError(
+            f"{len(unrun)} judged test(s) did not run to a result: {', '.join(unrun)} "
+            f"(a suite that skipped a test has not passed it; where DCGM gates plugins per "
+            f"part, enable them with {ALLOW_ENV}, or leave them out of judgement with "
+            f"{JUDGE_ONLY_ENV})"
         )
     if result.exit_code != 0 and everything.count("Fail") == 0:
         raise RunnerError(f"dcgmi diag exited {result.exit_code} without a failed test")

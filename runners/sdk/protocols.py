@@ -213,7 +213,10 @@ class ToolResult:
 
 
 class Dcgmi(Protocol):
-    def diag(self, *, level: int, timeout_s: float) -> ToolResult: ...
+    def diag(self, *, level: int, timeout_s: float, parameters: str = "") -> ToolResult:
+        """``dcgmi diag -r <level> -j``, with ``-p <parameters>`` when not empty
+        (DCGM's ``<test>.<parameter>=<value>`` clauses joined by ``;``)."""
+        ...
 
 
 class MemoryStressTool(Protocol):

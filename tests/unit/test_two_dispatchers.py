@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,8 +63,15 @@ OPTIONAL_GATE: Final = [
     },
 ]
 
-#: The stand-in for the runner image: print attempt N's bytes exactly, exit its code.
-SCRIPT: Final = 'cat "$0/out.$BURNIN_ATTEMPT"; exit "$(cat "$0/code.$BURNIN_ATTEMPT")"'
+#: The stand-in for the runner image: print attempt N's bytes exactly, exit its code;
+#: a lingering attempt first leaves a background child holding stdout open (a container
+#: ends with its main process, so the cluster never waits for that child).
+SCRIPT: Final = (
+    'if [ -e "$0/linger.$BURNIN_ATTEMPT" ]; then (sleep 300 &); fi; '
+    'cat "$0/out.$BURNIN_ATTEMPT"; exit "$(cat "$0/code.$BURNIN_ATTEMPT")"'
+)
+#: A lingering runner's attempt must end at its main process's exit: far below any deadline.
+LINGER_BOUND_SECONDS: Final = 10.0
 
 BEGIN = b"-----BEGIN BURNIN ARTIFACT %s application/json-----"
 END = b"-----END BURNIN ARTIFACT-----"
@@ -71,10 +79,12 @@ END = b"-----END BURNIN ARTIFACT-----"
 
 @dataclass(frozen=True)
 class Evidence:
-    """What one runner execution left: its exit code and its output bytes."""
+    """What one runner execution left: its exit code and its output bytes, and whether
+    its main process exited leaving a background child holding stdout open."""
 
     exit_code: int
     output: bytes
+    lingers: bool = False
 
 
 @dataclass(frozen=True)
@@ -115,6 +125,18 @@ CASES: Final = [
         "orphan-end-leaves-nothing",
         (ok(b"bw=12\n" + END + b"\nOK\n"),),
         Phase.ERROR,
+        {"thresholds": GATE},
+    ),
+    Case(
+        "main-exits-leaving-a-child-holding-stdout",
+        (Evidence(0, b"bandwidthGbps=150\nbw=12\nDONE\n", lingers=True),),
+        Phase.PASSED,
+        {"thresholds": GATE},
+    ),
+    Case(
+        "main-exits-1-leaving-a-child-holding-stdout",
+        (Evidence(1, b"bw=12\nBAD\n", lingers=True),),
+        Phase.FAILED,
         {"thresholds": GATE},
     ),
     Case(
@@ -238,6 +260,8 @@ def local_run(
     for number, evidence in enumerate(attempts, 1):
         (folder / f"out.{number}").write_bytes(evidence.output)
         (folder / f"code.{number}").write_text(str(evidence.exit_code))
+        if evidence.lingers:
+            (folder / f"linger.{number}").touch()
     plan = build_plan(
         profile={"tests": [{"testRef": TEST}]},
         tests={TEST: dict(spec)},
@@ -252,8 +276,12 @@ def local_run(
         image_commands={"custom": ["sh", "-c", SCRIPT, str(folder)]},
         report_dir=folder / "report",
     )
+    started = time.monotonic()
     run = run_plan(plan, options=options, reporter=SilentReporter())
     assert not run.stopped, run.stopped
+    if any(evidence.lingers for evidence in attempts):
+        took = time.monotonic() - started
+        assert took < LINGER_BOUND_SECONDS * len(attempts), f"waited {took:.0f} s on a child"
     return run_document(
         run.results, node=NODE, profile="prof", sim=None, started_at=0.0, finished_at=0.0
     )
@@ -385,7 +413,12 @@ _OUTPUTS = st.builds(
 )
 @given(
     attempts=st.lists(
-        st.builds(Evidence, exit_code=st.sampled_from([0, 0, 1, 2, 3]), output=_OUTPUTS),
+        st.builds(
+            Evidence,
+            exit_code=st.sampled_from([0, 0, 1, 2, 3]),
+            output=_OUTPUTS,
+            lingers=st.sampled_from([False, False, False, True]),
+        ),
         min_size=MAX_ATTEMPTS,
         max_size=MAX_ATTEMPTS,
     ),

@@ -88,10 +88,14 @@ class HostDcgmi:
             )
         self._path = found
 
-    def diag(self, *, level: int, timeout_s: float) -> ToolResult:
+    def diag(self, *, level: int, timeout_s: float, parameters: str = "") -> ToolResult:
+        # ``diag`` must be argv[1]: dcgmi reads its subsystem from there.
+        argv = [self._path, "diag", "-r", str(level)]
+        if parameters:
+            argv += ["-p", parameters]
         try:
             done = subprocess.run(
-                [self._path, "diag", "-r", str(level), "-j"],
+                [*argv, "-j"],
                 capture_output=True,
                 text=True,
                 timeout=timeout_s,

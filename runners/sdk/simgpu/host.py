@@ -171,7 +171,9 @@ class SimDcgmi:
     def __init__(self, state: SimState) -> None:
         self._state = state
 
-    def diag(self, *, level: int, timeout_s: float) -> ToolResult:
+    def diag(self, *, level: int, timeout_s: float, parameters: str = "") -> ToolResult:
+        # ``parameters`` (``-p``) is accepted and not modelled: no simulated part is gated
+        # by DCGM's per-SKU allowlist, so ``<plugin>.is_allowed=true`` changes nothing.
         spec = self._state.spec
         self._state.clock.sleep(min(timeout_s, 30.0 * level))
         if spec.has("no-driver"):
