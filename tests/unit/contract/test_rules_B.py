@@ -88,11 +88,11 @@ def test_B2_suffix_order_is_exactly_as_specified() -> None:
     ]
 
 
-def test_B3_registry_has_141_names_63_acceptance_78_evidence() -> None:
+def test_B3_registry_has_143_names_63_acceptance_80_evidence() -> None:
     uses = [spec.use for spec in REGISTRY.values()]
-    assert len(REGISTRY) == 141
+    assert len(REGISTRY) == 143
     assert uses.count(ThresholdUse.ACCEPTANCE) == 63
-    assert uses.count(ThresholdUse.EVIDENCE) == 78
+    assert uses.count(ThresholdUse.EVIDENCE) == 80
 
 
 def test_B3_every_registered_unit_is_the_one_its_suffix_implies() -> None:
