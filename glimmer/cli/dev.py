@@ -92,6 +92,7 @@ def up(*, sim_nodes: int, kwok_nodes: int, gpus_per_node: int, kubeconfig: Path 
                 count=sim_nodes,
                 name_prefix="sim-",
                 gpus_per_node=gpus_per_node,
+                tls=plane.kubelet_tls,
             ).start()
             click.echo(f"simulated nodes: {', '.join(sims.names)} (log: {sims.log_path})")
         if kwok_nodes:

@@ -103,7 +103,7 @@ def _case(suite: ET.Element, result: ResultView, *, classname: str) -> str:
     notes = detail_lines(result)
     if result.message or notes:
         out = ET.SubElement(case, "system-out")
-        out.text = xml_safe("\n".join([result.message, *notes]).strip())
+        out.text = xml_safe("\n".join(line for line in (result.message, *notes) if line))
     return _outcome(case, result)
 
 
@@ -150,4 +150,8 @@ def render_junit(report: Report) -> str:
     for key, total in totals.items():
         root.set(key, str(total))
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    text = ET.tostring(root, encoding="unicode")
+    # ElementTree writes a carriage return in element text raw, and every XML reader turns
+    # a raw one into a newline: a runner's "\r" would not read back. Attributes already
+    # carry it as &#13;, so every raw one left is in text, where the reference is exact.
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + text.replace("\r", "&#13;") + "\n"

@@ -1,39 +1,83 @@
 """Markdown (``burnin-report.md``, M3): for a pull request, a ticket, a chat thread.
 
-Cells are escaped for the table they sit in: ``|`` becomes ``\\|`` (or the row would
-grow columns), newlines become spaces, and ``<``/``>``/``&`` become entities, since
-most Markdown renderers pass raw HTML through.
+A Markdown file is a document people trust, and most of its text came from somewhere
+else: run, test and node names, runner messages, violation reasons, times. None of those
+bytes may become markup - a link (``[click](javascript:...)``), an image that phones
+home, a heading that forges a verdict, raw HTML - so every piece of text the input
+supplied is written as a **code span** (:func:`literal`), and only this module's own
+words (verdict words, counters, table headers) are written as plain Markdown.
+
+Why code spans rather than backslash escapes: inside a code span CommonMark interprets
+nothing (no emphasis, link, autolink, entity or HTML), and forges such as GitHub's
+extended autolinks (``www.``, ``https://``), ``#123`` issue references, ``@`` mentions
+and commit SHAs are not applied inside code either; backslash escapes cannot stop those.
+The reader sees exactly the input's text (whitespace runs become one space, NUL becomes
+U+FFFD as CommonMark reads it), and a table keeps its columns: a ``|`` is written between
+code spans as ``\\|``, since a pipe splits a GFM table cell even inside a code span.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Final
 
 from glimmer.report.facts import detail_lines, flag_lines, unit_label, violation_line
 from glimmer.report.model import Report, ResultView
-from glimmer.report.words import NOT_RUN, phase_label, result_look
+from glimmer.report.words import NOT_RUN, look, result_look
+from glimmer.verdict import Phase
 
 FILE_NAME: Final = "burnin-report.md"
+_BACKTICKS: Final = re.compile("`+")
 
 
-def cell(text: str) -> str:
-    out = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    out = out.replace("\\", "\\\\").replace("|", "\\|")
-    return " ".join(out.split())
+def inline_text(text: str) -> str:
+    """``text`` as one line, the way it reads once rendered: whitespace runs are one
+    space (a newline would end a table row), NUL is U+FFFD (as CommonMark reads it)."""
+    return " ".join(text.replace("\0", "\ufffd").split())
+
+
+def _code_span(text: str) -> str:
+    """``text`` (no ``|``, no newline) as one code span whose content reads back exactly."""
+    fence = "`" * (max((len(m) for m in _BACKTICKS.findall(text)), default=0) + 1)
+    pad = (
+        text.startswith("`")
+        or text.endswith("`")
+        or (text.startswith(" ") and text.endswith(" ") and text.strip(" ") != "")
+    )
+    body = f" {text} " if pad else text
+    return f"{fence}{body}{fence}"
+
+
+def literal(text: str) -> str:
+    """Input-supplied ``text`` as inert Markdown: code spans joined by escaped pipes.
+
+    Nothing in ``text`` can open a link, image, heading, emphasis or HTML, nor add a
+    table column; a reader sees ``inline_text(text)``."""
+    return "\\|".join(_code_span(piece) if piece else "" for piece in inline_text(text).split("|"))
 
 
 def _row(values: Iterable[str]) -> str:
-    return "| " + " | ".join(cell(v) for v in values) + " |"
+    """One table row of cells already written as Markdown (:func:`literal` or our words)."""
+    return "| " + " | ".join(values) + " |"
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return [_row(header), "|" + "---|" * len(header), *(_row(r) for r in rows)]
 
 
+def _run_phase(word: str) -> str:
+    """The run phase as :func:`glimmer.report.words.phase_label` says it, the input's
+    word (when it is not one we know) as a literal."""
+    try:
+        return look(Phase(word)).word
+    except ValueError:
+        return f"UNKNOWN ({literal(repr(word))})" if word else "UNKNOWN (no phase delivered)"
+
+
 def _verdict(result: ResultView | None) -> str:
-    look = result_look(result)
-    return f"{look.shape} {look.word}".strip() if result is not None else NOT_RUN
+    seen = result_look(result)
+    return f"{seen.shape} {seen.word}".strip() if result is not None else NOT_RUN
 
 
 def _detail(result: ResultView) -> str:
@@ -45,23 +89,23 @@ def _detail(result: ResultView) -> str:
 
 def render_markdown(report: Report) -> str:
     lines = [
-        f"# Burn-in report: {cell(report.title)}" + "".join(f" `{t}`" for t in report.tags),
+        f"# Burn-in report: {literal(report.title)}" + "".join(f" `{t}`" for t in report.tags),
         "",
     ]
-    lines += [f"> **{cell(line)}**" for line in flag_lines(report)]
+    lines += [f"> **{literal(line)}**" for line in flag_lines(report)]
     lines.append("")
     s = report.summary
     lines += _table(
         ["run phase", "passed", "failed", "errored", "skipped", "uid", "profile"],
         [
             [
-                phase_label(report.phase_word),
+                _run_phase(report.phase_word),
                 str(s.passed),
                 str(s.failed),
                 str(s.errored),
                 str(s.skipped),
-                report.uid or NOT_RUN,
-                report.profile or NOT_RUN,
+                literal(report.uid) or NOT_RUN,
+                literal(report.profile) or NOT_RUN,
             ]
         ],
     )
@@ -71,14 +115,20 @@ def render_markdown(report: Report) -> str:
         rows = []
         for node in report.nodes:
             by_test = {r.name: r for r in report.node_results if node in r.nodes}
-            rows.append([node, *(_verdict(by_test.get(t)) for t in tests)])
-        lines += _table(["node", *tests], rows)
+            rows.append([literal(node), *(_verdict(by_test.get(t)) for t in tests)])
+        lines += _table(["node", *(literal(t) for t in tests)], rows)
     lines += ["", "## Links (Pair / Group)", ""]
     if report.link_results:
         lines += _table(
             ["test", "scope", "nodes", "verdict", "detail"],
             [
-                [r.name, r.scope, " + ".join(r.nodes), _verdict(r), _detail(r)]
+                [
+                    literal(r.name),
+                    r.scope,  # Pair or Group: what makes it a link result
+                    literal(" + ".join(r.nodes)),
+                    _verdict(r),
+                    literal(_detail(r)),
+                ]
                 for r in report.link_results
             ],
         )
@@ -88,7 +138,7 @@ def render_markdown(report: Report) -> str:
         lines += ["", "## Run refusals", ""]
         lines += _table(
             ["name", "verdict", "detail"],
-            [[r.name, _verdict(r), _detail(r)] for r in report.run_results],
+            [[literal(r.name), _verdict(r), literal(_detail(r))] for r in report.run_results],
         )
     details = [r for r in report.node_results if _detail(r)]
     if details:
@@ -96,7 +146,12 @@ def render_markdown(report: Report) -> str:
         lines += _table(
             ["test", "node", "verdict", "detail"],
             [
-                [unit_label(r), " ".join(r.nodes) or NOT_RUN, _verdict(r), _detail(r)]
+                [
+                    literal(unit_label(r)),
+                    literal(" ".join(r.nodes)) or NOT_RUN,
+                    _verdict(r),
+                    literal(_detail(r)),
+                ]
                 for r in details
             ],
         )
@@ -104,7 +159,10 @@ def render_markdown(report: Report) -> str:
         lines += ["", "## Checkpoints (unjudged mid-run readings)", ""]
         lines += _table(
             ["sequence", "sent", "results read"],
-            [[str(c.sequence), c.sent_at, str(len(c.results))] for c in report.checkpoints],
+            [
+                [str(c.sequence), literal(c.sent_at), str(len(c.results))]
+                for c in report.checkpoints
+            ],
         )
-    lines += ["", f"Source: {cell(report.source)}", ""]
+    lines += ["", f"Source: {literal(report.source)}", ""]
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from glimmer.sim._tls import KubeletTLSError
 from glimmer.sim.config import SimConfig
 from glimmer.sim.images import ImageMap, ImageRule
 from glimmer.sim.kubelet import SimKubelet
@@ -57,6 +58,24 @@ def _taint(value: str) -> tuple[str, str, str]:
 )
 @click.option("--env", "container_env", multiple=True, help="KEY=VALUE for every container.")
 @click.option("--port", type=int, default=0, help="Kubelet HTTPS port (0: any free one).")
+@click.option(
+    "--tls-cert-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Serving certificate of the kubelet endpoint (default: a self-signed one).",
+)
+@click.option(
+    "--tls-private-key-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Key of --tls-cert-file.",
+)
+@click.option(
+    "--client-ca-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="CA of the client certificates allowed to read logs (default: the kubeconfig's CA).",
+)
 @click.option("--pod-ip-block", type=int, default=0, help="Pod IPs are 127.<block>.x.y.")
 @click.option("--no-schedule", is_flag=True, help="Do not bind pending pods.")
 @click.option(
@@ -82,6 +101,9 @@ def main(
     node_sim_gpu: tuple[str, ...],
     container_env: tuple[str, ...],
     port: int,
+    tls_cert_file: Path | None,
+    tls_private_key_file: Path | None,
+    client_ca_file: Path | None,
     pod_ip_block: int,
     no_schedule: bool,
     schedule_selector: str | None,
@@ -109,6 +131,9 @@ def main(
         node_sim_gpu=tuple(_pair(v, "=") for v in node_sim_gpu),
         container_env=tuple(_pair(v, "=") for v in container_env),
         port=port,
+        tls_cert_file=tls_cert_file,
+        tls_private_key_file=tls_private_key_file,
+        client_ca_file=client_ca_file,
         pod_ip_block=pod_ip_block,
         schedule=not no_schedule,
         schedule_selector=schedule_selector,
@@ -116,7 +141,10 @@ def main(
         ready_file=ready_file,
         delete_nodes_on_exit=not keep_nodes,
     )
-    asyncio.run(_run(SimKubelet(config)))
+    try:
+        asyncio.run(_run(SimKubelet(config)))
+    except KubeletTLSError as error:
+        raise click.ClickException(str(error)) from error
 
 
 async def _run(kubelet: SimKubelet) -> None:

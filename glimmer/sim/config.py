@@ -64,6 +64,16 @@ class SimConfig:
     images: ImageMap = attrs.field(factory=ImageMap.default)
     #: Port of the kubelet HTTPS endpoint (0: any free port).
     port: int = 0
+    #: Serving certificate and key of the kubelet endpoint (PEM files), e.g. issued by the
+    #: CA an apiserver's ``--kubelet-certificate-authority`` names; None: a self-signed
+    #: one for 127.0.0.1 (only an apiserver that does not verify kubelets accepts it).
+    tls_cert_file: Path | None = None
+    tls_private_key_file: Path | None = None
+    #: CA whose client certificates may call the endpoint (a kubelet's
+    #: ``--client-ca-file``); every other client is refused in the TLS handshake. None:
+    #: the CA of the kubeconfig's cluster (which issued the apiserver's kubelet-client
+    #: certificate in the harness and in kubeadm clusters).
+    client_ca_file: Path | None = None
     #: Second octet of pod IPs (127.<block>.x.y); 0 picks one from the process id.
     pod_ip_block: int = 0
     #: Bind pending pods that fit this process's nodes (False: leave them to someone else).

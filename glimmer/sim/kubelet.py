@@ -359,7 +359,15 @@ class SimKubelet:
             if temporary
             else (self.config.state_dir or Path())
         )
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        # Pods' logs and sandboxes live here: only this user may read them.
+        self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        ssl_context = _tls.serving_context(
+            self.state_dir,
+            kubeconfig=self.config.kubeconfig,
+            cert_file=self.config.tls_cert_file,
+            key_file=self.config.tls_private_key_file,
+            client_ca_file=self.config.client_ca_file,
+        )
         api = await new_client_from_config(config_file=str(self.config.kubeconfig))
         self.kube = Kube(api)
         runner = web.AppRunner(make_app(self._log_source), access_log=None)
@@ -369,7 +377,7 @@ class SimKubelet:
                 runner,
                 "127.0.0.1",
                 self.config.port,
-                ssl_context=_tls.serving_context(self.state_dir),
+                ssl_context=ssl_context,
             )
             await site.start()
             server = site._server

@@ -1,9 +1,16 @@
-"""A throw-away certificate authority for one test control plane.
+"""Throw-away certificate authorities for one test control plane.
 
 Envtest-equivalent security is the point: the apiserver runs with client-certificate
 authentication and RBAC, so a manifest that forgets a verb fails here as it would in a
 cluster. Every key and certificate is generated fresh per control plane (never checked
-in), signed by one CA that is also the client CA and the kubelet-client issuer.
+in). As in a kubeadm cluster there are two CAs: the cluster CA (apiserver serving, the
+client CA, the kubelet-client and kubelet-serving certificates) and an etcd CA that
+alone can open etcd, so no cluster credential - not even the admin's - reaches etcd.
+
+The harness must stay private on a shared machine: every private key is written to a
+file that is 0600 from its first byte (:func:`glimmer.testing.kubeconfig.write_private`),
+never written and then chmod-ed, and the directories holding them are 0700. A CA's own
+key never touches the disk.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from glimmer.testing.kubeconfig import write_private
+
 _VALIDITY = datetime.timedelta(days=7)
 
 
@@ -31,14 +40,14 @@ class KeyPair:
 
 
 def _write_key(path: Path, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> None:
-    path.write_bytes(
+    write_private(
+        path,
         key.private_bytes(
             serialization.Encoding.PEM,
             serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
-        )
+        ),
     )
-    path.chmod(0o600)
 
 
 def _name(common_name: str, organizations: Sequence[str] = ()) -> x509.Name:
@@ -50,12 +59,12 @@ def _name(common_name: str, organizations: Sequence[str] = ()) -> x509.Name:
 class CertificateAuthority:
     """A self-signed CA that issues serving and client certificates into ``directory``."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, common_name: str = "glimmer-test-ca") -> None:
         self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.UTC)
-        name = _name("glimmer-test-ca")
+        name = _name(common_name)
         self._cert = (
             x509.CertificateBuilder()
             .subject_name(name)
@@ -78,6 +87,9 @@ class CertificateAuthority:
                     decipher_only=False,
                 ),
                 critical=True,
+            )
+            .add_extension(
+                x509.SubjectKeyIdentifier.from_public_key(self._key.public_key()), critical=False
             )
             .sign(self._key, hashes.SHA256())
         )
@@ -113,6 +125,13 @@ class CertificateAuthority:
             .not_valid_after(now + _VALIDITY)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+            .add_extension(
+                x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False
+            )
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()),
+                critical=False,
+            )
         )
         sans: list[x509.GeneralName] = [x509.DNSName(d) for d in dns_names]
         sans.extend(x509.IPAddress(ipaddress.ip_address(ip)) for ip in ip_addresses)

@@ -15,6 +15,15 @@ and is refused with 410 Gone after a compaction - as the engine's tests need.
 
 The control plane is synchronous on purpose: it is driven from pytest fixtures and a CLI,
 and blocking there keeps it independent of whichever event loop a test uses.
+
+It is private by default, since ``glimmer dev up`` runs on shared machines: etcd serves
+TLS only and requires a client certificate from the etcd CA (which only the apiserver and
+this class hold; its peer port likewise), the apiserver verifies the kubelets it proxies
+logs from against the cluster CA (``--kubelet-certificate-authority``) and presents its
+kubelet-client certificate to them, and the simulated kubelets (:attr:`kubelet_tls`)
+require that certificate. Every key file is 0600 from its first byte and the work
+directory is 0700 (``_pki``). Another local user can neither read runs from etcd nor
+serve the apiserver forged pod logs.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ import yaml
 from glimmer.testing import _pki, _process
 from glimmer.testing.assets import Assets, find_assets
 from glimmer.testing.kubeconfig import write_kubeconfig
+from glimmer.testing.sim_nodes import KubeletTLS
 
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
@@ -90,6 +100,7 @@ class ControlPlane:
         self.startup_seconds: float = 0.0
         self._apiserver_argv: list[str] = []
         self._ssl: ssl.SSLContext | None = None
+        self._etcd_ssl: ssl.SSLContext | None = None
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -106,6 +117,20 @@ class ControlPlane:
     @property
     def ca_path(self) -> Path:
         return self.work_dir / "pki" / "ca.crt"
+
+    @property
+    def etcd_ca_path(self) -> Path:
+        """The CA etcd trusts for clients (and peers); only etcd's own certificates
+        are from it, so no cluster credential opens etcd."""
+        return self.work_dir / "pki" / "etcd" / "ca.crt"
+
+    @property
+    def kubelet_tls(self) -> KubeletTLS:
+        """What a simulated kubelet (or KWOK) serves with so that this apiserver, which
+        verifies kubelets, reads its logs, and whom it lets in (this apiserver)."""
+        return KubeletTLS(
+            cert=self._kubelet_serving.cert, key=self._kubelet_serving.key, client_ca=self.ca_path
+        )
 
     def __enter__(self) -> Self:
         self.start()
@@ -126,7 +151,7 @@ class ControlPlane:
             self.work_dir = Path(tempfile.mkdtemp(prefix="glimmer-cp-"))
         else:
             self.work_dir = self._given_work_dir
-            self.work_dir.mkdir(parents=True, exist_ok=True)
+            self.work_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.kubeconfig_path = self.work_dir / "admin.kubeconfig"
         try:
             self._prepare_pki()
@@ -166,7 +191,8 @@ class ControlPlane:
 
     def _start_etcd(self, assets: Assets) -> None:
         client, peer = _process.free_port(), _process.free_port()
-        self.etcd_url = f"http://127.0.0.1:{client}"
+        self.etcd_url = f"https://127.0.0.1:{client}"
+        peer_url = f"https://127.0.0.1:{peer}"
         log = self.work_dir / "etcd.log"
         shutil.rmtree(self.work_dir / "etcd", ignore_errors=True)  # from a failed attempt
         self._etcd = _process.spawn(
@@ -176,9 +202,18 @@ class ControlPlane:
                 f"--data-dir={self.work_dir / 'etcd'}",
                 f"--listen-client-urls={self.etcd_url}",
                 f"--advertise-client-urls={self.etcd_url}",
-                f"--listen-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-cluster=glimmer-test=http://127.0.0.1:{peer}",
+                f"--cert-file={self._etcd_server.cert}",
+                f"--key-file={self._etcd_server.key}",
+                "--client-cert-auth=true",
+                f"--trusted-ca-file={self.etcd_ca_path}",
+                # One member, but it still listens for peers: as private as the clients.
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=glimmer-test={peer_url}",
+                f"--peer-cert-file={self._etcd_server.cert}",
+                f"--peer-key-file={self._etcd_server.key}",
+                "--peer-client-cert-auth=true",
+                f"--peer-trusted-ca-file={self.etcd_ca_path}",
                 "--unsafe-no-fsync",
                 "--log-level=warn",
             ],
@@ -186,7 +221,7 @@ class ControlPlane:
         )
         _process.wait_for(
             "etcd",
-            lambda: _http_ok(f"{self.etcd_url}/health"),
+            lambda: _http_ok(f"{self.etcd_url}/health", context=self._etcd_ssl),
             timeout=self._start_timeout,
             process=self._etcd,
             log_path=log,
@@ -198,7 +233,7 @@ class ControlPlane:
             data=json.dumps(body).encode(),
             headers={"Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=30) as response:
+        with urllib.request.urlopen(request, timeout=30, context=self._etcd_ssl) as response:
             result: dict[str, Any] = json.load(response)
         return result
 
@@ -242,11 +277,35 @@ class ControlPlane:
             organizations=["system:masters"],
             client=True,
         )
+        # Every simulated kubelet and KWOK listens on 127.0.0.1 (their nodes' InternalIP).
+        self._kubelet_serving = ca.issue(
+            name="kubelet-serving",
+            common_name="glimmer-sim-kubelet",
+            dns_names=["localhost"],
+            ip_addresses=["127.0.0.1"],
+            server=True,
+        )
         self._sa_key = self.work_dir / "pki" / "service-account.key"
         _pki.write_service_account_key(self._sa_key)
         context = ssl.create_default_context(cafile=str(ca.cert_path))
         context.load_cert_chain(str(self._admin.cert), str(self._admin.key))
         self._ssl = context
+        etcd_ca = _pki.CertificateAuthority(self.etcd_ca_path.parent, common_name="glimmer-etcd-ca")
+        self._etcd_server = etcd_ca.issue(
+            name="server",
+            common_name="glimmer-etcd",
+            dns_names=["localhost"],
+            ip_addresses=["127.0.0.1"],
+            server=True,
+            client=True,  # also its peer certificate, which is both
+        )
+        # The apiserver's etcd credential; this class uses it too (revision, compaction).
+        self._etcd_client = etcd_ca.issue(
+            name="apiserver-etcd-client", common_name="kube-apiserver-etcd-client", client=True
+        )
+        etcd_context = ssl.create_default_context(cafile=str(etcd_ca.cert_path))
+        etcd_context.load_cert_chain(str(self._etcd_client.cert), str(self._etcd_client.key))
+        self._etcd_ssl = etcd_context
 
     def _apiserver_args(self, assets: Assets) -> list[str]:
         port = _process.free_port()
@@ -257,6 +316,9 @@ class ControlPlane:
             "--bind-address=127.0.0.1",
             f"--secure-port={port}",
             f"--etcd-servers={self.etcd_url}",
+            f"--etcd-cafile={self.etcd_ca_path}",
+            f"--etcd-certfile={self._etcd_client.cert}",
+            f"--etcd-keyfile={self._etcd_client.key}",
             f"--cert-dir={self.work_dir / 'apiserver-certs'}",
             f"--tls-cert-file={self._serving.cert}",
             f"--tls-private-key-file={self._serving.key}",
@@ -272,6 +334,9 @@ class ControlPlane:
             "--allow-privileged=true",
             f"--kubelet-client-certificate={self._kubelet_client.cert}",
             f"--kubelet-client-key={self._kubelet_client.key}",
+            # Verify the kubelet's serving certificate: a process that took over a
+            # kubelet's port cannot serve the apiserver (and so the operator) a log.
+            f"--kubelet-certificate-authority={self.ca_path}",
             # Simulated kubelets are all reachable on their node's loopback InternalIP.
             "--kubelet-preferred-address-types=InternalIP",
             "--profiling=false",

@@ -25,12 +25,13 @@ def _b64(path: Path) -> str:
 def write_private(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that only its owner can ever read it (I19.20).
 
-    A kubeconfig holds a client key. It goes to a new file in the target directory made
-    0600 before its first byte (whatever the umask), flushed to disk, which then replaces
-    ``path`` in one rename: there is no moment when the key sits in a file anyone else
-    may read, and a reader that held an older ``path`` open still sees the old inode.
+    A kubeconfig holds a client key, and the harness's key files are keys. Each goes to
+    a new file in the target directory made 0600 before its first byte (whatever the
+    umask), flushed to disk, which then replaces ``path`` in one rename: there is no
+    moment when the key sits in a file anyone else may read, and a reader that held an
+    older ``path`` open still sees the old inode. A directory made for it is 0700.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd, scratch = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as stream:

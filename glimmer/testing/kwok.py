@@ -66,7 +66,7 @@ class Kwok:
 
     def start(self) -> Self:
         binary = require_kwok(self.control_plane.assets)
-        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.work_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         (self.work_dir / "logs").mkdir(exist_ok=True)
         crds = self.control_plane.assets.directory / "kwok-crds"
         for crd in _CRDS:
@@ -95,6 +95,10 @@ class Kwok:
                 "--node-ip=127.0.0.1",
                 f"--node-port={self.port}",
                 "--node-lease-duration-seconds=40",
+                # The apiserver verifies kubelets (--kubelet-certificate-authority): KWOK
+                # serves a certificate from the harness CA, as the simulated kubelet does.
+                f"--tls-cert-file={self.control_plane.kubelet_tls.cert}",
+                f"--tls-private-key-file={self.control_plane.kubelet_tls.key}",
                 "--cidr=10.244.0.0/16",
             ],
             log_path=log,
@@ -118,6 +122,7 @@ class Kwok:
                 "--nodes=0",
                 "--schedule-selector=type=kwok",
                 f"--ready-file={ready}",
+                *self.control_plane.kubelet_tls.args(),
             ],
             log_path=scheduler_log,
         )

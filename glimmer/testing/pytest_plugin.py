@@ -106,6 +106,7 @@ def sim_nodes(control_plane: ControlPlane) -> Iterator[SimNodesFactory]:
             kubeconfig=control_plane.kubeconfig_path,
             work_dir=control_plane.work_dir / "sim",
             count=count,
+            tls=control_plane.kubelet_tls,
             **options,
         )
         started.append(nodes)

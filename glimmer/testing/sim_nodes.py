@@ -16,7 +16,29 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+import attrs
+
 from glimmer.testing import _process
+
+
+@attrs.frozen
+class KubeletTLS:
+    """How a simulated kubelet serves its endpoint: the certificate it presents (issued
+    by the CA the apiserver verifies kubelets with) and the CA of the clients it lets in
+    (the one that issued the apiserver's kubelet-client certificate).
+    :attr:`glimmer.testing.ControlPlane.kubelet_tls` is the harness's."""
+
+    cert: Path
+    key: Path
+    client_ca: Path
+
+    def args(self) -> list[str]:
+        """``python -m glimmer.sim`` flags that say it."""
+        return [
+            f"--tls-cert-file={self.cert}",
+            f"--tls-private-key-file={self.key}",
+            f"--client-ca-file={self.client_ca}",
+        ]
 
 
 class SimNodes:
@@ -32,10 +54,14 @@ class SimNodes:
         gpus_per_node: int = 8,
         extra_args: Sequence[str] = (),
         start_timeout: float = 60.0,
+        tls: KubeletTLS | None = None,
     ) -> None:
         """``name_prefix`` defaults to a fresh ``sim-<4 hex>-`` so tests never share nodes;
         ``extra_args`` go to ``python -m glimmer.sim`` (``--label``, ``--taint``,
-        ``--image-map`` ...)."""
+        ``--image-map`` ...). ``tls``: the kubelet endpoint's certificates, normally
+        ``control_plane.kubelet_tls``; None: a self-signed serving certificate (an
+        apiserver that verifies kubelets, as :class:`ControlPlane`'s does, then cannot
+        read pod logs) and the kubeconfig's CA as the client CA."""
         self.kubeconfig = kubeconfig
         self.count = count
         self.name_prefix = name_prefix or f"sim-{uuid.uuid4().hex[:4]}-"
@@ -52,6 +78,7 @@ class SimNodes:
             f"--gpus-per-node={gpus_per_node}",
             f"--state-dir={self.work_dir / 'state'}",
             f"--ready-file={self.work_dir / 'ready.json'}",
+            *(tls.args() if tls is not None else ()),
             *extra_args,
         ]
         self._start_timeout = start_timeout
@@ -60,7 +87,7 @@ class SimNodes:
         self.port = 0
 
     def start(self) -> Self:
-        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.work_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         ready = self.work_dir / "ready.json"
         ready.unlink(missing_ok=True)
         self._process = _process.spawn(self._argv, log_path=self.log_path)

@@ -28,7 +28,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, TypeVar
 
-from glimmer.verdict.phases import Phase, Provenance
+from glimmer.verdict.phases import Phase, Provenance, weakest
 from glimmer.verdict.rollup import AttemptRecord, TestResultState, Trigger
 from glimmer.verdict.thresholds import (
     NOT_EVALUATED_REASON,
@@ -340,8 +340,11 @@ SHARD_DIGEST_HEX: Final = 16
 #: The key of a shard ConfigMap's payload: a JSON list of full results.
 SHARD_PAYLOAD_KEY: Final = "results.json"
 SHARD_UNREADABLE: Final = "evidence shard {shard} is missing or unreadable ({why}); result unjudged"
-#: What must agree between a compact record and the full result it points at.
-_IDENTITY: Final = ("name", "kind", "phase", "nodes", "variantAxes")
+#: What must agree between a compact record and the full result it points at: the
+#: unit, its verdict, and what the verdict may certify (provenance, suspect). A shard
+#: entry is evidence, never a second opinion on the record: one that says silicon under
+#: a record that says sim would otherwise certify what the status never claimed.
+_IDENTITY: Final = ("name", "kind", "phase", "nodes", "variantAxes", "provenance")
 
 
 def canonical(obj: Any) -> bytes:
@@ -379,11 +382,20 @@ def compact_result(result: Mapping[str, Any], *, shard: str, index: int) -> JSON
     return record
 
 
-def _unjudged(record: Mapping[str, Any], *, why: str) -> JSON:
+def _unjudged(
+    record: Mapping[str, Any], *, why: str, entry: Mapping[str, Any] | None = None
+) -> JSON:
     """Fail closed: a compact record whose evidence cannot be read is Error (unjudged),
-    never its recorded phase; identity stays, so it is counted, never dropped."""
+    never its recorded phase; identity stays, so it is counted, never dropped. When the
+    shard ``entry`` was read but disagrees, the Error is as weak as the weaker side:
+    sim if either says sim, suspect if either says suspect."""
     out: JSON = {k: record[k] for k in COMPACT_KEYS if k in record}
     out["phase"] = str(Phase.ERROR)
+    if entry is not None:
+        sides = (record.get("provenance"), entry.get("provenance"))
+        out["provenance"] = str(weakest(provenance_from_json(p) for p in sides))
+        if _suspect(record) or _suspect(entry):
+            out["suspect"] = True
     shard = _text(record.get(EVIDENCE_KEY)).partition("/")[0]
     out["message"] = clamp_text(SHARD_UNREADABLE.format(shard=shard, why=why), MAX_MESSAGE_BYTES)
     return out
@@ -393,8 +405,8 @@ def expand_result(record: Mapping[str, Any], shards: Mapping[str, Any]) -> JSON:
     """The full result a record stands for. ``shards`` maps a shard digest to its
     decoded payload (a list of full results), or to None when it could not be read. A
     record that is not compact is itself; one whose shard is absent or unreadable, or
-    whose entry is missing or disagrees with it (name, kind, phase, nodes, axes), reads
-    Error."""
+    whose entry is missing or disagrees with it (name, kind, phase, nodes, axes,
+    provenance, suspect), reads Error."""
     if not is_compact(record):
         return dict(record)
     ref = evidence_ref(record)
@@ -408,8 +420,15 @@ def expand_result(record: Mapping[str, Any], shards: Mapping[str, Any]) -> JSON:
         return _unjudged(record, why=f"no entry {ref[1]}")
     for key in _IDENTITY:
         if full.get(key) != record.get(key):
-            return _unjudged(record, why=f"{key} disagrees with the status")
+            return _unjudged(record, why=f"{key} disagrees with the status", entry=full)
+    if _suspect(full) != _suspect(record):
+        return _unjudged(record, why="suspect disagrees with the status", entry=full)
     return dict(full)
+
+
+def _suspect(result: Mapping[str, Any]) -> bool:
+    """``suspect`` as :func:`result_from_json` reads it (absent is False)."""
+    return bool(result.get("suspect"))
 
 
 def shard_digests(results: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -203,7 +203,7 @@ def test_M1_out_dash_refuses_multi_file_output(tmp_path: Path) -> None:
     code, _, err = invoke("--from-file", str(path), "-o", "nvvs-json", "--out", "-")
     assert code == 2 and "give a directory" in err
     code, out, _ = invoke("--from-file", str(path), "-o", "markdown", "--out", "-")
-    assert code == 0 and out.startswith("# Burn-in report: burnin/fleet-acceptance")
+    assert code == 0 and out.startswith("# Burn-in report: `burnin/fleet-acceptance`")
 
 
 def test_M1_default_format_is_html_written_to_the_out_directory(tmp_path: Path) -> None:
