@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -397,6 +398,9 @@ class PodWorker:
                 probe_task = asyncio.create_task(self._readiness(run, env))
                 await self.publish()
                 returncode = await run.process.wait()
+                # A container ends with its main process: whatever it left running goes
+                # too (a runtime kills the container's whole PID namespace).
+                _processes.signal_group(run.process, signal.SIGKILL)
                 probe_task.cancel()
                 run.ready = False
                 code = _processes.exit_code(returncode)
