@@ -27,6 +27,7 @@ from glimmer.report.model import (
     Checkpoint,
     Gate,
     NodeIdentity,
+    NodeVerdictView,
     NotEvaluatedView,
     Report,
     ResultView,
@@ -260,6 +261,9 @@ def assemble(
         missing_results=missing,
         envelopes=len(envelopes),
         duplicates=duplicates,
+        node_verdicts=()
+        if incomplete
+        else tuple(NodeVerdictView(v.node, v.verdict, v.reason) for v in record.node_verdicts),
     )
 
 

@@ -17,7 +17,7 @@ from glimmer.report.charts import Distribution, distributions
 from glimmer.report.facts import detail_lines, flag_lines, unit_label, violation_line
 from glimmer.report.model import Report, ResultView
 from glimmer.report.template import TEMPLATE
-from glimmer.report.words import LOOKS, NOT_RUN, look, phase_label, result_look
+from glimmer.report.words import LOOKS, NOT_RUN, look, node_look, phase_label, result_look
 from glimmer.verdict import Phase
 
 FILE_NAME: Final = "burn-in-report.html"
@@ -100,6 +100,10 @@ def render_html(report: Report) -> str:
         legend=[LOOKS[p] for p in _LEGEND],
         not_run=NOT_RUN,
         grid=_grid(report),
+        node_verdicts=[
+            {"node": v.node, "look": node_look(v.verdict), "verdict": v.verdict, "reason": v.reason}
+            for v in report.node_verdicts
+        ],
         links=[_row(r) for r in report.link_results],
         refusals=[_row(r) for r in report.run_results],
         charts=[_chart(d) for d in distributions(report)],

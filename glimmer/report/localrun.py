@@ -24,6 +24,7 @@ from glimmer.report.model import (
     ViolationView,
 )
 from glimmer.report.reading import ReportInputError, read_json_file
+from glimmer.verdict import Phase
 from glimmer.verdict.codec import provenance_from_json, result_from_json
 
 #: The document ``glimmer run`` writes (glimmer/local/results.py).
@@ -159,8 +160,7 @@ def report_from_document(document: Any, *, source: str) -> Report:
     certifies = document.get("certifiesSilicon", False)
     if not isinstance(certifies, bool):
         raise ReportInputError(f"{source}: certifiesSilicon: expected true or false")
-    terminal = phase in ("Passed", "Failed", "Error", "Cancelled")
-    incomplete = bool(stopped) or not terminal
+    incomplete = bool(stopped) or not Phase.is_terminal_text(phase)
     return Report(
         namespace=_str(run.get("namespace"), where=f"{source}: run.namespace") or "local",
         name=_str(run.get("name"), where=f"{source}: run.name", optional=False),

@@ -24,7 +24,7 @@ from typing import Final
 
 from glimmer.report.facts import detail_lines, flag_lines, unit_label, violation_line
 from glimmer.report.model import Report, ResultView
-from glimmer.report.words import NOT_RUN, look, result_look
+from glimmer.report.words import NOT_RUN, UNKNOWN_LOOK, look, node_look, result_look
 from glimmer.verdict import Phase
 
 FILE_NAME: Final = "burnin-report.md"
@@ -80,6 +80,11 @@ def _verdict(result: ResultView | None) -> str:
     return f"{seen.shape} {seen.word}".strip() if result is not None else NOT_RUN
 
 
+def _node_verdict(word: str) -> str:
+    seen = node_look(word)
+    return f"{seen.shape} {seen.word}" if seen is not UNKNOWN_LOOK else f"UNKNOWN ({literal(word)})"
+
+
 def _detail(result: ResultView) -> str:
     parts = [result.message] if result.message else []
     parts += [violation_line(v) for v in result.violations]
@@ -117,6 +122,15 @@ def render_markdown(report: Report) -> str:
             by_test = {r.name: r for r in report.node_results if node in r.nodes}
             rows.append([literal(node), *(_verdict(by_test.get(t)) for t in tests)])
         lines += _table(["node", *(literal(t) for t in tests)], rows)
+    if report.node_verdicts:
+        lines += ["", "## Node verdicts (what this run established per node)", ""]
+        lines += _table(
+            ["node", "verdict", "why not Passed"],
+            [
+                [literal(v.node), _node_verdict(v.verdict), literal(v.reason) or NOT_RUN]
+                for v in report.node_verdicts
+            ],
+        )
     lines += ["", "## Links (Pair / Group)", ""]
     if report.link_results:
         lines += _table(

@@ -165,6 +165,17 @@ class Summary:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeVerdictView:
+    """What the run established about one target node, as the terminal envelope says
+    (decided by ``glimmer.verdict.nodes``; the report never re-decides it)."""
+
+    node: str
+    #: Passed, Failed, Simulated or NotJudged (any other word is shown as unknown).
+    verdict: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """One run, assembled from whatever input was given."""
 
@@ -202,6 +213,8 @@ class Report:
     #: Envelopes read, and how many were the same delivery seen again.
     envelopes: int = 0
     duplicates: int = 0
+    #: Each target node's verdict from the terminal envelope (none while incomplete).
+    node_verdicts: tuple[NodeVerdictView, ...] = ()
 
     @property
     def phase(self) -> Phase | None:

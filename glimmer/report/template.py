@@ -68,6 +68,12 @@ details { margin: .2em 0; }
 {% endfor %}</table>
 {% else %}<p>No Node-scope results.</p>{% endif %}
 
+{% if node_verdicts %}<h2>Node verdicts: what this run established per node</h2>
+<table class="grid">
+<tr><th>node</th><th>verdict</th><th>why not Passed</th></tr>
+{% for v in node_verdicts %}<tr><th>{{ v.node }}</th><td class="cell {{ v.look.css }}" data-node-verdict="{{ v.verdict }}">{{ v.look.shape }} {{ v.look.word }}</td><td>{{ v.reason }}</td></tr>
+{% endfor %}</table>{% endif %}
+
 <h2>Links (Pair / Group)</h2>
 {% if links %}<table>
 <tr><th>test</th><th>scope</th><th>nodes</th><th>verdict</th><th>detail</th></tr>

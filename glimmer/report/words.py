@@ -13,6 +13,7 @@ from typing import Final
 
 from glimmer.report.model import ResultView
 from glimmer.verdict import Phase
+from glimmer.verdict.nodes import NodeState
 
 #: What a cell reads when a test has no result on a node (M2: an em dash, never a guess).
 NOT_RUN: Final = "\u2014"
@@ -38,6 +39,24 @@ LOOKS: Final[dict[Phase, Look]] = {
 }
 UNKNOWN_LOOK: Final = Look("UNKNOWN", "?", "unknown")
 ABSENT_LOOK: Final = Look(NOT_RUN, "", "absent")
+
+
+#: A node verdict's look: Passed and Failed as the phases; the two that certify nothing
+#: with words and shapes of their own (Simulated is never a pass, NotJudged never a fail).
+NODE_LOOKS: Final[dict[NodeState, Look]] = {
+    NodeState.PASSED: LOOKS[Phase.PASSED],
+    NodeState.FAILED: LOOKS[Phase.FAILED],
+    NodeState.SIMULATED: Look("SIMULATED ONLY", "\u25c7", "skip"),  # white diamond
+    NodeState.NOT_JUDGED: Look("NOT JUDGED", "\u2013", "error"),  # en dash
+}
+
+
+def node_look(verdict: str) -> Look:
+    """How a node verdict word from the envelope reads; an unknown word reads UNKNOWN."""
+    try:
+        return NODE_LOOKS[NodeState(verdict)]
+    except ValueError:
+        return UNKNOWN_LOOK
 
 
 def look(phase: Phase | None) -> Look:
