@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from glimmer.api import GROUP, KINDS_BY_NAME, VERSION
+from glimmer.api.vocabulary import ConditionStatus
 from glimmer.contract import envelope as wire
 from glimmer.engine import CONFIGMAPS, ApiError, KubeClient, Resource, is_not_found
 from glimmer.plan import PinnedPlan
@@ -115,7 +116,9 @@ def _identity(item: Mapping[str, Any]) -> NodeIdentity:
             words = [str(gpu.get(k)) for k in ("vendor", "model", "arch") if gpu.get(k)]
             gpus.append(f"#{gpu.get('index', '?')} " + " ".join(words))
     drifted = any(
-        isinstance(c, Mapping) and c.get("type") == "Drifted" and c.get("status") == "True"
+        isinstance(c, Mapping)
+        and c.get("type") == "Drifted"
+        and c.get("status") == ConditionStatus.TRUE
         for c in status.get("conditions") or []
     )
     return NodeIdentity(

@@ -32,6 +32,7 @@ import aiohttp
 import structlog
 
 from glimmer.api import API_VERSION, clamp_message, format_time
+from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.fingerprint import digests as fp_digest
 from glimmer.controllers.fingerprint.conditions import set_json_condition
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
@@ -368,7 +369,7 @@ def _set_drifted(
             conditions, type_=DRIFTED, status="True", reason=classification.value,
             message=message, now=now, generation=generation,
         )  # fmt: skip
-    if existing is not None and existing.get("status") == "True":
+    if existing is not None and existing.get("status") == ConditionStatus.TRUE:
         return conditions
     messages = {
         fp_digest.Classification.BASELINE_CAPTURED: "first capture of this node's identity",

@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from glimmer.api import parse_time
+from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.run import labels
 from glimmer.verdict import Termination
 
@@ -139,7 +140,10 @@ def interruption(pod: Mapping[str, Any]) -> tuple[str, str] | None:
         return str(done["reason"]), str(done.get("message") or "")
     finished = str(done.get("finishedAt") or "") if done is not None else ""
     for condition in status.get("conditions") or []:
-        if condition.get("type") != DISRUPTION_CONDITION or condition.get("status") != "True":
+        if (
+            condition.get("type") != DISRUPTION_CONDITION
+            or condition.get("status") != ConditionStatus.TRUE
+        ):
             continue
         if not _strictly_before(finished, str(condition.get("lastTransitionTime") or "")):
             reason = str(condition.get("reason") or DISRUPTION_CONDITION)
