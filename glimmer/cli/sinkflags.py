@@ -14,12 +14,14 @@ error never quotes the receiver's body.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+
+from glimmer.verdict.nodes import PlannedUnit
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -108,9 +110,15 @@ def sink_flags(
 
 
 def deliver(
-    document: Mapping[str, Any], *, results_dir: Path, flags: SinkFlags, baseline: bool
+    document: Mapping[str, Any],
+    *,
+    results_dir: Path,
+    flags: SinkFlags,
+    baseline: bool,
+    planned: Sequence[PlannedUnit] | None = None,
 ) -> None:
-    """Write the envelope, send it when asked, and say what happened on stderr."""
+    """Write the envelope, send it when asked, and say what happened on stderr.
+    ``planned`` (the plan's units) gives the envelope its node verdicts."""
     from glimmer.sinks import deliver_run_document
 
     outcome = deliver_run_document(
@@ -123,6 +131,7 @@ def deliver(
         sink_ca_file=flags.ca_file,
         sink_signing_key_file=flags.signing_key_file,
         baseline=baseline,
+        planned=planned,
     )
     if outcome.delivered is True:
         click.echo(f"glimmer: verdict delivered to {flags.url}", err=True)

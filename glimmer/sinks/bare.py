@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +29,7 @@ from glimmer.sinks.build import envelope_from_run_document
 from glimmer.sinks.destinations import UNGUARDED
 from glimmer.sinks.errors import DeliveryError, permanent
 from glimmer.sinks.webhook import WebhookTarget, post
+from glimmer.verdict.nodes import PlannedUnit
 
 ENVELOPES_DIR: Final = "envelopes"
 #: N3: the one envelope a bare host writes.
@@ -125,6 +126,7 @@ def deliver_run_document(
     sink_signing_key_file: Path | None = None,
     baseline: bool = False,
     now: datetime | None = None,
+    planned: Sequence[PlannedUnit] | None = None,
 ) -> BareDelivery:
     """What ``glimmer run`` calls once ``run.json`` is written (deciding side only).
 
@@ -132,7 +134,7 @@ def deliver_run_document(
     Never raises for a delivery failure: the verdict and exit code stand, and the
     returned error is for the operator to print (N4 exit codes judge hardware)."""
     envelope = envelope_from_run_document(
-        document, sent_at=now or datetime.now(UTC), baseline=baseline
+        document, sent_at=now or datetime.now(UTC), baseline=baseline, planned=planned
     )
     path = write_envelope(results_dir, envelope)
     if not sink_url:

@@ -296,7 +296,12 @@ def _sequence(event_key: str) -> int:
 
 
 def envelope_from_run_document(
-    document: JSON, *, sent_at: datetime, uid: str | None = None, baseline: bool = False
+    document: JSON,
+    *,
+    sent_at: datetime,
+    uid: str | None = None,
+    baseline: bool = False,
+    planned: Sequence[PlannedUnit] | None = None,
 ) -> Envelope:
     """The terminal RunPhaseChanged envelope of a bare host's ``run.json`` (N2/N3).
 
@@ -327,6 +332,12 @@ def envelope_from_run_document(
         summary=summary_of(results),
         provenance=_text(document.get("provenance")),
         certifies_silicon=document.get("certifiesSilicon") is True,
+        node_verdicts=node_verdicts_of(
+            phase,
+            _objects(document.get("results")),
+            planned=planned,
+            baseline=baseline or document.get("baseline") is True,
+        ),
     )
 
 
