@@ -1,4 +1,4 @@
-"""The licence gate (licences/, run by hack/licences in .ci/run): classifier, SPDX
+"""The licence gate (hack/licence_gate/, run by hack/licences in .ci/run): classifier, SPDX
 evaluation, the allowlist's decisions, and the CLI's verdict on a planted package."""
 
 from __future__ import annotations
@@ -10,14 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from licences.go_modules import GoModule, declared_licence, escape_path, parse_build_info
-from licences.policy import Declared, Override, Policy, judge, load
-from licences.python_dists import declared_licence as python_declared
-from licences.spdx import allowed, normalise_name
-from licences.texts import classify_text
+# The gate is a development tool beside the scripts that run it, not part of the product.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "hack"))
+from licence_gate.go_modules import (
+    GoModule,
+    declared_licence,
+    escape_path,
+    parse_build_info,
+)
+from licence_gate.policy import Declared, Override, Policy, judge, load
+from licence_gate.python_dists import declared_licence as python_declared
+from licence_gate.spdx import allowed, normalise_name
+from licence_gate.texts import classify_text
 
 REPO = Path(__file__).resolve().parents[2]
-ALLOWLIST = REPO / "licences" / "allowlist.toml"
+ALLOWLIST = REPO / "hack" / "licence_gate" / "allowlist.toml"
 
 # Excerpts of the standard texts: the clauses the classifier keys on, as the files
 # carry them (line breaks, comment markers and all).
@@ -386,9 +393,9 @@ def _plant(site: Path, name: str, metadata: str) -> None:
 
 
 def _gate(site: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "hack"), str(site)])}
     return subprocess.run(
-        [sys.executable, "-m", "licences"], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "licence_gate"], env=env, capture_output=True, text=True, check=False
     )
 
 
@@ -415,9 +422,9 @@ def test_gate_fails_on_a_stale_override(tmp_path: Path) -> None:
         + '\n[[override]]\necosystem = "python"\nname = "long-gone"\ndeclared = "GPL-2.0-only"'
         '\naccept = true\nreason = "was a dev tool"\n'
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO / "hack")}
     result = subprocess.run(
-        [sys.executable, "-m", "licences", "--allowlist", str(allowlist)],
+        [sys.executable, "-m", "licence_gate", "--allowlist", str(allowlist)],
         env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert result.returncode == 1, result.stdout

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from licences.policy import Declared
-from licences.texts import classify_text
+from licence_gate.policy import Declared
+from licence_gate.texts import classify_text
 
 #: Names a module's licence file goes by at its root (compared case-insensitively).
 LICENCE_STEMS = ("licence", "license", "copying", "unlicense")

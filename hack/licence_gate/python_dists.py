@@ -14,9 +14,9 @@ import importlib.metadata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from licences.policy import Declared
-from licences.spdx import normalise_name
-from licences.texts import classify_text
+from licence_gate.policy import Declared
+from licence_gate.spdx import normalise_name
+from licence_gate.texts import classify_text
 
 #: Classifiers that say something about a licence without naming one.
 _NOT_A_LICENCE = {"osi approved", "dfsg approved"}

@@ -16,8 +16,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from licences.spdx import allowed as expression_allowed
-from licences.spdx import normalise_name
+from licence_gate.spdx import allowed as expression_allowed
+from licence_gate.spdx import normalise_name
 
 ECOSYSTEMS = ("python", "go")
 

@@ -1,5 +1,6 @@
-"""``python -m licences``: the gate. Exit 0 when every package is allowed, 1 otherwise,
-naming each refused package, its version, its licence and where it was read."""
+"""``python -m licence_gate`` (run by hack/licences): the gate. Exit 0 when every package
+is allowed, 1 otherwise, naming each refused package, its version, its licence and where
+it was read."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from licences import go_modules, python_dists
-from licences.policy import Judgement, Override, judge, load
+from licence_gate import go_modules, python_dists
+from licence_gate.policy import Judgement, Override, judge, load
 
 ALLOWLIST = Path(__file__).with_name("allowlist.toml")
 
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     for override in stale:
         print(
             f"licences: FAIL the override for {override.ecosystem} {override.name} matches no "
-            "package: remove it from licences/allowlist.toml"
+            "package: remove it from hack/licence_gate/allowlist.toml"
         )
     counts = {e: sum(1 for j in judgements if j.ecosystem == e) for e in ("python", "go")}
     print(
