@@ -16,6 +16,7 @@ from glimmer.controllers.fingerprint import FINGERPRINT_CONTROLLER
 from glimmer.controllers.fingerprint.names import FINGERPRINTS
 from glimmer.controllers.operator import operator_registrations
 from glimmer.controllers.run.context import RunOptions
+from glimmer.controllers.run.cordon import compact_cordon_node
 from glimmer.controllers.run.indexes import NODES_BY_CORDON_OWNER, PODS_BY_RUN
 from glimmer.controllers.run.kube import RUNS
 from glimmer.controllers.run.reconciler import RunReconciler
@@ -29,7 +30,6 @@ from glimmer.engine import (
     Manager,
     ManagerOptions,
     compact,
-    compact_node,
     compact_pod,
     strip_managed_fields,
 )
@@ -83,11 +83,12 @@ def test_every_cache_strips_managed_fields_and_keeps_the_rest() -> None:
     m, registrations = wired(None)
     watches = [w for r in registrations for w in r.watches]
     # Runs and schedules only lose managedFields; pods and nodes are compacted to what
-    # reconcilers read (tests/unit/controllers/test_perf2_transforms.py).
+    # reconcilers read (tests/unit/controllers/test_perf2_transforms.py); nodes keep of
+    # managedFields only who owns spec.unschedulable (the release reads it, E12).
     assert {w.transform for w in watches} == {
         strip_managed_fields,
         compact_pod,
-        compact_node,
+        compact_cordon_node,
         compact,
     }
     assert len(m.informers.informers) == 5  # runs, pods, nodes, fingerprints, schedules
