@@ -133,3 +133,36 @@ def test_a_malformed_session_is_a_usage_error(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 2, result.output
     assert "is not a session" in result.output
+
+
+def test_a_rank_record_with_a_malformed_session_is_refused_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    today = _group(tmp_path, "today", session=SESSION, rank1_fails=False)
+    merged = _merge_dir(tmp_path, {0: today, 1: today, 2: today})
+    path = merged / rank_record_path(1)
+    body = json.loads(path.read_text())
+    body["session"] = ""
+    path.write_text(json.dumps(body))
+    result = glimmer_merge("--results-dir", str(merged), "--nranks", "3")
+    assert result.exit_code == 3, result.output
+    assert str(path) in result.output and "is not a session" in result.output
+
+
+def test_a_rank_recorded_under_sim_makes_the_group_sim(tmp_path: Path) -> None:
+    suite = profile(
+        tmp_path / "g.yaml", scope="Group", script="echo provenance=silicon; echo bw=20"
+    )
+    for rank in range(2):
+        sim = ["--sim", "h200"] if rank == 1 else []
+        done = glimmer_run(
+            str(suite), "--rank", str(rank), "--nranks", "2", "--root", "127.0.0.1",
+            "--node", f"n{rank}", "--results-dir", str(tmp_path / "g" / f"r{rank}"), *sim,
+        )  # fmt: skip
+        assert done.exit_code == 2, done.output
+    merged = _merge_dir(tmp_path, {0: tmp_path / "g", 1: tmp_path / "g"})
+    result = glimmer_merge("--results-dir", str(merged), "--nranks", "2")
+    assert result.exit_code == 0, result.output
+    doc = json.loads((merged / "run.json").read_text())
+    (got,) = doc["results"]
+    assert got["provenance"] == "sim" and doc["certifiesSilicon"] is False

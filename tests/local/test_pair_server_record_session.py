@@ -113,3 +113,16 @@ def test_a_server_given_no_session_creates_and_prints_one(tmp_path: Path) -> Non
     assert done.exit_code == 2, done.output
     session = json.loads((tmp_path / "s" / SERVER_RECORD_PATH).read_text())["session"]
     assert f"GLIMMER_SESSION={session}" in done.output
+
+
+def test_a_server_recorded_under_sim_makes_the_link_sim(tmp_path: Path) -> None:
+    suite = _suite(tmp_path)
+    done = glimmer_run(
+        str(suite), "--role", "server", "--node", "a", "--peer-node", "b", "--sim", "h200",
+        "--results-dir", str(tmp_path / "s"),
+    )  # fmt: skip
+    assert done.exit_code == 2, done.output
+    doc, result, code, _ = _client(tmp_path, suite, record=tmp_path / "s" / SERVER_RECORD_PATH)
+    assert result["phase"] == "Passed" and code == 0, result
+    assert "server a Pass" in result["message"]  # folded in, and sim whatever it declared
+    assert result["provenance"] == "sim" and doc["certifiesSilicon"] is False

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.engine import NODES
+from glimmer.engine import NODES, PODS
 from glimmer.verdict.links import SERVER_REPORT_GRACE_SECONDS
-from tests.unit.controllers.run.harness import Cluster
+from tests.unit.controllers.run.harness import NS, Cluster
 from tests.unit.controllers.test_links_sequencing import (
     ends,
+    name_of,
     pair_test,
     pod_by_role,
     result_of,
@@ -121,3 +122,20 @@ async def test_an_overdue_pair_on_a_simulated_node_reads_sim() -> None:
     result = result_of(await cluster.run())
     assert result["phase"] == "Error" and "never finished" in result["message"], result
     assert result["provenance"] == "sim"
+
+
+async def test_a_client_end_the_kubelet_gave_no_time_settles_at_once_never_waiting_for_ever() -> (
+    None
+):
+    cluster = Cluster(nodes=2)
+    await pair_with_client_running(cluster)
+    await ends(cluster, "client", exit_code=0, log=SILICON_CLIENT)
+    client = name_of(cluster, "client")
+    pod = await cluster.client.get(PODS, client, namespace=NS)
+    status = pod["status"]
+    del status["containerStatuses"][0]["state"]["terminated"]["finishedAt"]
+    await cluster.client.patch(PODS, client, {"status": status}, namespace=NS, subresource="status")
+    await cluster.reconcile()
+    result = result_of(await cluster.run())
+    assert result["phase"] == "Passed" and "did not report" in result["message"], result
+    assert result["provenance"] == "unknown"
