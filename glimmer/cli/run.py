@@ -43,6 +43,7 @@ from glimmer.local.dispatcher import (
 from glimmer.local.host import ACCELERATOR_KINDS, gpu_present, node_name, primary_address
 from glimmer.local.interrupt import deferred, signals_interrupt
 from glimmer.local.links import (
+    SESSION_ENV,
     GroupFlags,
     PairClient,
     PairFlags,
@@ -266,6 +267,16 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
 @click.option("--root", default=None, metavar="HOST", help="Group: rank 0's address.")
 @click.option("--root-node", default=None, metavar="NODE", help="Group: rank 0's node name.")
 @click.option(
+    "--session",
+    default=None,
+    metavar="ID",
+    envvar=SESSION_ENV,
+    help="Pair/Group: the link run's session, shared by every side. The Pair server and "
+    "Group rank 0 create one when given none and print it; give it to the client "
+    "(with --server-record) and to every other rank. Records of another session are "
+    "never folded in.",
+)
+@click.option(
     "-o",
     "--output",
     type=OUTPUT_FORMAT,
@@ -294,6 +305,7 @@ def run(
     nranks: int | None,
     root: str | None,
     root_node: str | None,
+    session: str | None,
     output: str,
     sink_url: str | None,
     sink_token_file: Path | None,
@@ -312,9 +324,12 @@ def run(
 
     Pair tests: ``--role server|client --peer HOST --peer-node NODE`` on each end; the
     server writes sidecar/server-record.json and exits 2, the client decides (give it
-    ``--server-record FILE`` to fold the server's side in). Group tests: ``--rank R
-    --nranks N --root HOST`` on every rank (each writes ranks/rank-NN.json and exits
-    2), then ``glimmer merge --results-dir DIR --nranks N``. The deciding side writes
+    ``--server-record FILE`` and the server's session to fold the server's side in;
+    without it the server did not report, and nothing is certified). Group tests:
+    ``--rank R --nranks N --root HOST`` on every rank (each writes ranks/rank-NN.json
+    and exits 2), then ``glimmer merge --results-dir DIR --nranks N``. Every side of
+    one link run shares one session (GLIMMER_SESSION or ``--session``): the server or
+    rank 0 prints the one it created. The deciding side writes
     envelopes/001-RunPhaseChanged.json and, with ``--sink-url``, delivers it.
     """
     started = time.time()
@@ -340,6 +355,8 @@ def run(
             nranks=nranks,
             root=root,
             root_node=root_node,
+            session=session,
+            session_required=not dry_run,
         )
     except UsageError as exc:
         fail(str(exc), code=BAD_INPUT)
@@ -397,6 +414,7 @@ def run(
             code=NOT_RUN,
         )
     _prepare_report_dir(report_dir)
+    _announce_session(flags)
     recorder: SideRecorder | None = None
     if isinstance(flags, GroupFlags) or (isinstance(flags, PairFlags) and flags.role == "server"):
         recorder = side_recorder(
@@ -411,7 +429,8 @@ def run(
         options = replace(options, link=recorder)
     elif isinstance(flags, PairFlags):
         options = replace(
-            options, link=PairClient(node=host, flags=flags, profile=profile_doc.name)
+            options,
+            link=PairClient(node=host, flags=flags, profile=profile_doc.name, sim=bool(sim)),
         )
     as_json = output == "json"
     if sim:
@@ -548,6 +567,18 @@ def _run_side(
         click.echo(f"glimmer: {local_run.stopped}; the record says so ({path})", err=True)
         raise SystemExit(NOT_RUN)
     raise SystemExit(NOTHING_JUDGED)
+
+
+def _announce_session(flags: PairFlags | GroupFlags | None) -> None:
+    """The session a Pair server or Group rank 0 created: every other side needs it."""
+    if flags is None or not flags.session_created:
+        return
+    who = "the client (with --server-record)" if isinstance(flags, PairFlags) else "every rank"
+    click.echo(
+        f"glimmer: session {flags.session}: give {who} the same session: "
+        f"{SESSION_ENV}={flags.session} (or --session {flags.session})",
+        err=True,
+    )
 
 
 def _prepare_report_dir(report_dir: Path) -> None:

@@ -17,6 +17,16 @@ of the link with ``glimmer run`` and the sides meet only through files:
   in ``ranks/rank-NN.json`` and decides nothing; ``glimmer merge`` reads all N records
   and decides (F6/F7), see :mod:`glimmer.local.merge`.
 
+A server that did not report makes the link's provenance ``unknown``
+(:func:`glimmer.verdict.links.link_provenance`), so a client run without
+``--server-record`` never certifies either node, whatever the client measured.
+
+Every side of one link run shares a *session* (:data:`SESSION_ENV`, or ``--session``):
+the Pair server and Group rank 0 create one when given none and print it; the client
+(when it reads ``--server-record``) and every other rank must be given it. A record of
+another session, or whose attempt did not run beside this one's (windows that do not
+overlap), is never folded in: it is refused naming the file.
+
 A side that decides nothing has no verdict to give, so its exit status never claims
 one: 2 ("nothing judged", N4) when its record was written whole, 3 when it was not.
 Pair and Group use host networking on a bare host (N2): the peer and root addresses
@@ -34,29 +44,36 @@ from typing import Any, Final
 from glimmer.contract import RunnerReport
 from glimmer.local.dispatcher import LinkError
 from glimmer.local.records import (
+    CLOCK_SKEW_SECONDS,
     RANK,
+    RERUN_HINT,
     SERVER,
     SERVER_RECORD_PATH,
     RecordError,
     SideAttempt,
     SideRecord,
     SideTest,
-    as_sim,
+    new_session,
     rank_record_path,
     read_record,
+    session_problem,
     test_digest,
+    windows_overlap,
     write_record,
 )
 from glimmer.plan import GroupRendezvous, PairRendezvous, PinnedPlan, PlannedTest
 from glimmer.plan import spec as specs
 from glimmer.plan.units import CLIENT
 from glimmer.plan.variants import inline_name
-from glimmer.verdict import SideReport, combine_pair
+from glimmer.verdict.links import SERVER_REPORT_GRACE_SECONDS, SideReport, combine_pair
 
 #: How long a client waits, after each attempt, for the server's matching attempt to
-#: appear in ``--server-record`` (the server usually ends a moment after its client).
-SERVER_RECORD_WAIT_SECONDS: Final = 30.0
+#: appear in ``--server-record``: the operator's grace for a server pod's report.
+SERVER_RECORD_WAIT_SECONDS: Final = SERVER_REPORT_GRACE_SECONDS
 _POLL_SECONDS: Final = 0.1
+#: The environment variable (and ``--session``'s) that hands a link run's session to
+#: every side. A glimmer name, not a runner's: runners never see it.
+SESSION_ENV: Final = "GLIMMER_SESSION"
 
 
 class UsageError(ValueError):
@@ -69,6 +86,11 @@ class PairFlags:
     peer_host: str
     peer_node: str
     server_record: Path | None = None
+    #: The link run's session: always the server's; the client's when it reads
+    #: ``--server-record`` (None only for a client that folds no record in).
+    session: str | None = None
+    #: This side created the session (it was given none), so it must say it.
+    session_created: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,6 +99,8 @@ class GroupFlags:
     nranks: int
     root_host: str
     root_node: str
+    session: str = ""
+    session_created: bool = False
 
 
 def link_flags(
@@ -90,8 +114,19 @@ def link_flags(
     nranks: int | None,
     root: str | None,
     root_node: str | None,
+    session: str | None = None,
+    session_required: bool = True,
 ) -> PairFlags | GroupFlags | None:
-    """Validate the side flags (N1) before anything is read or run."""
+    """Validate the side flags (N1) before anything is read or run.
+
+    ``session`` is :data:`SESSION_ENV` / ``--session``: the Pair server and Group rank
+    0 create one when it is None; the client with ``--server-record`` and every other
+    rank need the one their server / rank 0 printed, unless ``session_required`` is
+    False (``--dry-run``: nothing is recorded or folded)."""
+    if session is not None:
+        problem = session_problem(session)
+        if problem is not None:
+            raise UsageError(f"{SESSION_ENV} / --session: {problem}")
     if role is not None and rank is not None:
         raise UsageError(
             "--role and --rank cannot be used together: --role server|client runs one end "
@@ -118,8 +153,22 @@ def link_flags(
                 f"--peer-node {other!r} is this node (--node {node!r}): a link needs two "
                 "different nodes; set --node or --peer-node"
             )
+        created = False
+        if role == SERVER and session is None:
+            session, created = new_session(), True
+        if role == CLIENT and server_record is not None and session is None and session_required:
+            raise UsageError(
+                f"--server-record needs the server's session: give the client the session "
+                f"the server printed as {SESSION_ENV}=... (or --session), so that only "
+                "that server run's record is folded in"
+            )
         return PairFlags(
-            role=role, peer_host=peer or other, peer_node=other, server_record=server_record
+            role=role,
+            peer_host=peer or other,
+            peer_node=other,
+            server_record=server_record,
+            session=session,
+            session_created=created,
         )
     if peer is not None or peer_node is not None or server_record is not None:
         raise UsageError("--peer/--peer-node/--server-record go with --role server|client (Pair)")
@@ -143,7 +192,26 @@ def link_flags(
         root_node = root
     elif root_node == node:
         raise UsageError(f"--root-node {root_node!r} is this node, but this is rank {rank}")
-    return GroupFlags(rank=rank, nranks=nranks, root_host=root, root_node=root_node)
+    created = False
+    if session is None:
+        if rank != 0 and not session_required:
+            session = ""
+        elif rank != 0:
+            raise UsageError(
+                f"--rank {rank} needs the group's session: give every rank the session "
+                f"rank 0 printed as {SESSION_ENV}=... (or --session), so that glimmer "
+                "merge folds only this group run's records"
+            )
+        else:
+            session, created = new_session(), True
+    return GroupFlags(
+        rank=rank,
+        nranks=nranks,
+        root_host=root,
+        root_node=root_node,
+        session=session,
+        session_created=created,
+    )
 
 
 def rendezvous_of(flags: PairFlags | GroupFlags | None) -> PairRendezvous | GroupRendezvous | None:
@@ -299,6 +367,8 @@ def side_recorder(
     """The recorder for a Pair server or a Group rank; its record is written at once
     (empty), so a stale record from an earlier run can never be read as this one's."""
     if isinstance(flags, PairFlags):
+        if flags.session is None:  # link_flags gives every server one
+            raise UsageError("a Pair server needs a session")
         record = SideRecord(
             role=SERVER,
             node=node,
@@ -308,6 +378,7 @@ def side_recorder(
             sim=sim,
             retry_on_error_limit=retry_on_error_limit,
             tests=[SideTest(test=t) for t in plan.tests],
+            session=flags.session,
         )
         path = results_dir / SERVER_RECORD_PATH
         rendezvous: PairRendezvous | GroupRendezvous = PairRendezvous(
@@ -325,6 +396,7 @@ def side_recorder(
             sim=sim,
             retry_on_error_limit=retry_on_error_limit,
             tests=[SideTest(test=t) for t in plan.tests],
+            session=flags.session,
             rank=flags.rank,
             nranks=flags.nranks,
         )
@@ -349,6 +421,8 @@ class PairClient:
     node: str
     flags: PairFlags
     profile: str
+    #: This client runs against the simulated GPU (``--sim``).
+    sim: bool = False
     wait_seconds: float = SERVER_RECORD_WAIT_SECONDS
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
@@ -374,18 +448,27 @@ class PairClient:
         return self.flags.peer_node
 
     def fold(self, *, test: PlannedTest, attempt: SideAttempt) -> RunnerReport:
-        server = self._server_attempt(test, attempt.attempt)
+        server = self._server_attempt(test, attempt)
         server_report = server.report if server is not None and server.reported else None
-        if server_report is not None and self.server_sim:
-            server_report = as_sim(server_report)
+        # The server's side: sim when its record ran under --sim, unknown when it did not
+        # report (no --server-record, or no attempt in time): never vouched for.
         return combine_pair(
-            server=SideReport(label=SERVER, node=self.flags.peer_node, report=server_report),
+            server=SideReport(
+                label=SERVER,
+                node=self.flags.peer_node,
+                report=server_report,
+                simulated=self.server_sim,
+            ),
             client=SideReport(
-                label=CLIENT, node=self.node, report=attempt.report if attempt.reported else None
+                label=CLIENT,
+                node=self.node,
+                report=attempt.report if attempt.reported else None,
+                simulated=self.sim,
             ),
         )
 
-    def _server_attempt(self, test: PlannedTest, number: int) -> SideAttempt | None:
+    def _server_attempt(self, test: PlannedTest, own: SideAttempt) -> SideAttempt | None:
+        number = own.attempt
         path = self.flags.server_record
         if path is None:
             return None
@@ -406,6 +489,7 @@ class PairClient:
                     )
                 found = side.attempt(number)
                 if found is not None:
+                    self._check_window(found, own=own, test=test, path=path)
                     return found
                 if record.complete:
                     return None
@@ -425,6 +509,28 @@ class PairClient:
             problems.append(f"its client is {record.peer_node!r}, not this node {self.node!r}")
         if record.profile != self.profile:
             problems.append(f"it ran profile {record.profile!r}, not {self.profile!r}")
+        if record.session != self.flags.session:
+            problems.append(
+                f"it ran in session {record.session!r}, not this client's "
+                f"{self.flags.session!r} (another server run's record?); {RERUN_HINT}"
+            )
         if problems:
             raise RecordError(f"{path}: foreign record: {'; '.join(problems)}")
         self.server_sim = record.sim is not None
+
+    def _check_window(
+        self, found: SideAttempt, *, own: SideAttempt, test: PlannedTest, path: Path
+    ) -> None:
+        """The server's attempt ran beside this one (one session's, not an older run's)."""
+        theirs, mine = found.window, own.window
+        if (
+            theirs is None
+            or mine is None
+            or not windows_overlap((theirs, mine), slack=CLOCK_SKEW_SECONDS)
+        ):
+            raise LinkError(
+                f"server record unusable, no verdict: {path}: foreign record: its attempt "
+                f"{found.attempt} of test {test.name!r} ran {found.started_at}..{found.finished_at}"
+                f", this client's {own.started_at}..{own.finished_at}: not one session's "
+                f"attempt (windows more than {CLOCK_SKEW_SECONDS:g} s apart); {RERUN_HINT}"
+            )

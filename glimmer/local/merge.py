@@ -12,15 +12,19 @@ and Skip are never concluded from a subset, and a missing file is not a rank tha
 "did not report"; the message names the ranks to fetch), a rank recorded twice or
 two ranks on one node, a record written for another group size, another profile,
 other tests or another root, a record still being written (``complete`` false), and
-any unreadable or foreign file under ``ranks/``.
+any unreadable or foreign file under ``ranks/``. A record of another *session* than
+rank 0's, or whose attempt did not run beside the others' (windows that do not
+overlap), is foreign too: yesterday's passing ``rank-01.json`` must never Pass over
+today's failing rank 1 (see :mod:`glimmer.local.records`).
 
 Inside a whole turnout, a rank's attempt that is missing, cut at its deadline or
-stopped by an interrupt is a rank that did not report that attempt (F5/F6 Error).
+stopped by an interrupt is a rank that did not report that attempt (F5/F6 Error), and
+such a rank makes the group's provenance ``unknown``
+(:func:`glimmer.verdict.links.link_provenance`): never silicon.
 """
 
 from __future__ import annotations
 
-import calendar
 import re
 import time
 from collections.abc import Sequence
@@ -29,18 +33,25 @@ from pathlib import Path
 from typing import Final
 
 from glimmer.local.dispatcher import LocalResult
-from glimmer.local.records import RANK, RecordError, SideRecord, as_sim, read_record
+from glimmer.local.records import (
+    CLOCK_SKEW_SECONDS,
+    RANK,
+    RERUN_HINT,
+    RecordError,
+    SideRecord,
+    read_record,
+    stamp_seconds,
+    windows_overlap,
+)
 from glimmer.plan import spec as specs
 from glimmer.plan.gates import threshold_from_wire
 from glimmer.verdict import (
-    Provenance,
-    SideReport,
     TestResultState,
     attempt_record,
-    combine_group,
     judge_attempt,
     record_attempt,
 )
+from glimmer.verdict.links import SideReport, combine_group
 
 _RANK_FILE: Final = re.compile(r"rank-(\d{1,6})\.json")
 
@@ -98,7 +109,44 @@ def read_turnout(results_dir: Path, *, nranks: int) -> list[SideRecord]:
         )
     found = [by_rank[r][0] for r in range(nranks)]
     _check_one_group(found)
+    _check_one_session(found)
     return [record for _, record in found]
+
+
+def _check_one_session(found: Sequence[tuple[Path, SideRecord]]) -> None:
+    """Every record is of rank 0's session, and each attempt of each test ran at the
+    same time on every rank that ran it (windows overlap within the clock skew)."""
+    root_path, root = found[0]
+    for path, record in found[1:]:
+        if record.session != root.session:
+            raise TurnoutError(
+                f"{path}: rank {record.rank} ran in session {record.session!r}, but rank 0 "
+                f"({root_path}) in session {root.session!r}: not the same group run (an "
+                f"earlier run's record?); {RERUN_HINT}"
+            )
+    for planned in root.tests:
+        name = planned.test.name
+        numbers = sorted(
+            {a.attempt for _, r in found if (t := r.test(name)) is not None for a in t.attempts}
+        )
+        for number in numbers:
+            ran = []
+            for path, record in found:
+                side = record.test(name)
+                attempt = side.attempt(number) if side is not None else None
+                window = attempt.window if attempt is not None else None
+                if window is not None:
+                    ran.append((path, record, window))
+            if windows_overlap([w for _, _, w in ran], slack=CLOCK_SKEW_SECONDS):
+                continue
+            late = max(ran, key=lambda item: item[2][0])
+            early = min(ran, key=lambda item: item[2][1])
+            raise TurnoutError(
+                f"{late[0]}: rank {late[1].rank}'s attempt {number} of test {name!r} started "
+                f"{_rfc3339(late[2][0])}, after {early[0]} (rank {early[1].rank}) had ended "
+                f"it at {_rfc3339(early[2][1])}: not one session's attempt (windows more "
+                f"than {CLOCK_SKEW_SECONDS:g} s apart); {RERUN_HINT}"
+            )
 
 
 def _check_one_group(found: Sequence[tuple[Path, SideRecord]]) -> None:
@@ -143,7 +191,6 @@ def _check_one_group(found: Sequence[tuple[Path, SideRecord]]) -> None:
 def merge_group(records: Sequence[SideRecord]) -> Merged:
     """Judge every test of a whole turnout (rank order), attempt by attempt."""
     root = records[0]
-    sim = any(r.sim is not None for r in records)
     results: list[LocalResult] = []
     stamps: list[float] = []
     for planned in root.tests:
@@ -169,20 +216,18 @@ def merge_group(records: Sequence[SideRecord]) -> Merged:
             for record in records:
                 side = record.test(test.name)
                 attempts.append(side.attempt(number) if side is not None else None)
-            sides = []
-            for record, found in zip(records, attempts, strict=True):
-                report = found.report if found is not None and found.reported else None
-                if report is not None and record.sim is not None:
-                    report = as_sim(report)
-                sides.append(
-                    SideReport(label=f"rank {record.rank}", node=record.node, report=report)
+            # A rank under --sim is sim whatever it declared; one that did not report
+            # this attempt is unknown: the group's provenance is the weakest of them.
+            sides = [
+                SideReport(
+                    label=f"rank {record.rank}",
+                    node=record.node,
+                    report=found.report if found is not None and found.reported else None,
+                    simulated=record.sim is not None,
                 )
-            verdict = judge_attempt(
-                combine_group(sides),
-                kind=test.kind,
-                thresholds=thresholds,
-                dispatcher_provenance=Provenance.SIM if sim else None,
-            )
+                for record, found in zip(records, attempts, strict=True)
+            ]
+            verdict = judge_attempt(combine_group(sides), kind=test.kind, thresholds=thresholds)
             started = [s for a in attempts if a is not None for s in _stamp(a.started_at)]
             finished = [s for a in attempts if a is not None for s in _stamp(a.finished_at)]
             stamps += started + finished
@@ -219,12 +264,8 @@ def merge_group(records: Sequence[SideRecord]) -> Merged:
 
 
 def _stamp(text: str | None) -> list[float]:
-    if text is None:
-        return []
-    try:
-        return [float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")))]
-    except ValueError:
-        return []
+    found = stamp_seconds(text) if text is not None else None
+    return [] if found is None else [found]
 
 
 def _rfc3339(stamp: float) -> str:

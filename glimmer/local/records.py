@@ -17,15 +17,26 @@ measured.
 
 Artifact payloads stay in the side's own results directory; the record lists their
 refs only, so a decoded report has none (a combined verdict never depends on them).
+
+Every record is bound to one *session*: a nonce the Pair server or Group rank 0
+creates (or is given) and every other side is given through ``GLIMMER_SESSION``. Only
+records of one session are ever folded together, and only attempts whose windows
+overlap (:func:`windows_overlap`): yesterday's passing ``rank-01.json`` copied beside
+today's rank 0 would otherwise Pass over today's failing rank. A record written before
+records carried a session is refused with how to re-run.
 """
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import os
+import re
+import secrets
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -36,7 +47,21 @@ from glimmer.plan import PlannedTest
 from glimmer.verdict import Termination
 
 RECORD_KIND: Final = "BurnInSideRecord"
-RECORD_VERSION: Final = 1
+#: 2: every record carries its ``session``. Version 1 records (no session) are refused.
+RECORD_VERSION: Final = 2
+#: What a session may look like: long enough to be a nonce, short and plain enough to
+#: pass through an environment variable and a message unchanged.
+SESSION_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{7,127}")
+#: How far apart two hosts' clocks may be when their attempt windows are compared: an
+#: attempt of one session overlaps its peers' within this; yesterday's never does.
+CLOCK_SKEW_SECONDS: Final = 60.0
+#: The record's time stamps (RFC 3339, seconds, UTC).
+STAMP_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"
+#: How to re-run when records are not of one session (every refusal says it).
+RERUN_HINT: Final = (
+    "re-run every side of the link with this glimmer and one session: the Pair server "
+    "or Group rank 0 prints it, give it to every other side as GLIMMER_SESSION"
+)
 SERVER: Final = "server"
 RANK: Final = "rank"
 #: A record larger than this is refused unread (a runaway or hostile file).
@@ -54,6 +79,39 @@ class RecordError(ValueError):
     """A side record that cannot be trusted as written; the message names file and field."""
 
 
+def new_session() -> str:
+    """A fresh session nonce (128 random bits, hex)."""
+    return secrets.token_hex(16)
+
+
+def session_problem(session: str) -> str | None:
+    """Why ``session`` cannot be a session, or None."""
+    if SESSION_PATTERN.fullmatch(session) is None:
+        return (
+            f"{session!r} is not a session: 8 to 128 characters of letters, digits and "
+            "'.', '_', ':', '-', starting with a letter or digit (the Pair server or Group "
+            "rank 0 prints one it created)"
+        )
+    return None
+
+
+def stamp_seconds(text: str) -> float | None:
+    """A record time stamp as seconds since the epoch; None if it is not one."""
+    try:
+        return float(calendar.timegm(time.strptime(text, STAMP_FORMAT)))
+    except ValueError:
+        return None
+
+
+def windows_overlap(windows: Sequence[tuple[float, float]], *, slack: float) -> bool:
+    """Whether every window ``(start, finish)`` shares one moment with every other,
+    allowing ``slack`` seconds of clock difference (intervals on a line overlap
+    pairwise exactly when the latest start is no later than the earliest finish)."""
+    if not windows:
+        return True
+    return max(s for s, _ in windows) <= min(f for _, f in windows) + slack
+
+
 @dataclass(frozen=True)
 class SideAttempt:
     """One attempt of one side: what its runner declared and how it ended."""
@@ -65,6 +123,16 @@ class SideAttempt:
     finished_at: str | None = None
     raw_log: str = ""
     artifacts: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def window(self) -> tuple[float, float] | None:
+        """When the attempt ran (seconds since the epoch), or None if it cannot say."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        start, finish = stamp_seconds(self.started_at), stamp_seconds(self.finished_at)
+        if start is None or finish is None:
+            return None
+        return start, finish
 
     @property
     def reported(self) -> bool:
@@ -102,6 +170,8 @@ class SideRecord:
     sim: str | None
     retry_on_error_limit: int
     tests: list[SideTest]
+    #: The session every side of this link run shares (see the module docstring).
+    session: str
     rank: int | None = None
     nranks: int | None = None
     complete: bool = False
@@ -109,12 +179,6 @@ class SideRecord:
 
     def test(self, name: str) -> SideTest | None:
         return next((t for t in self.tests if t.test.name == name), None)
-
-
-def as_sim(report: RunnerReport) -> RunnerReport:
-    """The report of a side that ran against the simulated GPU: ``sim``, whatever it
-    declared (provenance is sticky; the side's dispatcher knew it was simulated)."""
-    return replace(report, declared_provenance="sim")
 
 
 def test_digest(test: PlannedTest) -> str:
@@ -168,6 +232,7 @@ def record_to_json(record: SideRecord) -> dict[str, Any]:
         "apiVersion": API_VERSION,
         "kind": RECORD_KIND,
         "recordVersion": RECORD_VERSION,
+        "session": record.session,
         "side": side,
         "node": record.node,
         "peerHost": record.peer_host,
@@ -372,6 +437,7 @@ _RECORD_KEYS: Final = (
     "apiVersion",
     "kind",
     "recordVersion",
+    "session",
     "side",
     "node",
     "peerHost",
@@ -398,18 +464,32 @@ _ATTEMPT_KEYS: Final = (
 def record_from_json(value: Any, *, where: str) -> SideRecord:
     """Decode a side record, refusing anything not written as this version writes it."""
     r = _Reader(where)
+    if isinstance(value, dict):
+        # Kind and version first: an older record must hear why, not "missing field".
+        if value.get("kind") != RECORD_KIND or value.get("apiVersion") != API_VERSION:
+            raise r.fail(
+                "kind",
+                f"{value.get('apiVersion')!r}/{value.get('kind')!r} is not a {API_VERSION} "
+                f"{RECORD_KIND}",
+            )
+        version = value.get("recordVersion")
+        if version == 1 or (version == RECORD_VERSION and "session" not in value):
+            raise r.fail(
+                "session",
+                "missing: this record was written before side records carried a session, "
+                f"so it cannot be bound to this run; {RERUN_HINT}",
+            )
+        if version != RECORD_VERSION:
+            raise r.fail(
+                "recordVersion",
+                f"{version!r} is not {RECORD_VERSION}; write the records with the same "
+                "glimmer version on every host",
+            )
     body = r.obj(value, "record", _RECORD_KEYS)
-    if body["kind"] != RECORD_KIND or body["apiVersion"] != API_VERSION:
-        raise r.fail(
-            "kind",
-            f"{body['apiVersion']!r}/{body['kind']!r} is not a {API_VERSION} {RECORD_KIND}",
-        )
-    if body["recordVersion"] != RECORD_VERSION:
-        raise r.fail(
-            "recordVersion",
-            f"{body['recordVersion']!r} is not {RECORD_VERSION}; write the records with "
-            "the same glimmer version on every host",
-        )
+    session = r.str_(body["session"], "session")
+    problem = session_problem(session)
+    if problem is not None:
+        raise r.fail("session", problem)
     role_word = body["side"].get("role") if isinstance(body["side"], dict) else None
     if role_word == SERVER:
         r.obj(body["side"], "side", ("role",))
@@ -439,6 +519,7 @@ def record_from_json(value: Any, *, where: str) -> SideRecord:
         sim=r.opt_str(body["simulatedGpu"], "simulatedGpu"),
         retry_on_error_limit=r.int_(body["retryOnErrorLimit"], "retryOnErrorLimit", low=0),
         tests=tests,
+        session=session,
         rank=rank,
         nranks=nranks,
         complete=r.bool_(body["complete"], "complete"),
@@ -479,17 +560,24 @@ def _test_from_json(value: Any, *, r: _Reader, path: str) -> SideTest:
         artifacts = a["artifacts"]
         if not isinstance(artifacts, list) or not all(isinstance(x, dict) for x in artifacts):
             raise r.fail(f"{at}.artifacts", "must be a list of objects")
-        attempts.append(
-            SideAttempt(
-                attempt=number,
-                report=report_from_json(a["report"], where=r.where, path=f"{at}.report"),
-                termination=_termination_from_json(a["termination"], r=r, path=f"{at}.termination"),
-                started_at=r.opt_str(a["startedAt"], f"{at}.startedAt"),
-                finished_at=r.opt_str(a["finishedAt"], f"{at}.finishedAt"),
-                raw_log=r.str_(a["rawLog"], f"{at}.rawLog"),
-                artifacts=tuple(artifacts),
-            )
+        attempt = SideAttempt(
+            attempt=number,
+            report=report_from_json(a["report"], where=r.where, path=f"{at}.report"),
+            termination=_termination_from_json(a["termination"], r=r, path=f"{at}.termination"),
+            started_at=r.opt_str(a["startedAt"], f"{at}.startedAt"),
+            finished_at=r.opt_str(a["finishedAt"], f"{at}.finishedAt"),
+            raw_log=r.str_(a["rawLog"], f"{at}.rawLog"),
+            artifacts=tuple(artifacts),
         )
+        window = attempt.window
+        if window is None or window[0] > window[1]:
+            # An attempt that cannot be placed in time cannot be bound to a session.
+            raise r.fail(
+                f"{at}.startedAt",
+                f"startedAt {attempt.started_at!r} .. finishedAt {attempt.finished_at!r} is "
+                f"not a window of {STAMP_FORMAT} times",
+            )
+        attempts.append(attempt)
     return SideTest(test=test, attempts=attempts)
 
 

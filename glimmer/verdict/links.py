@@ -15,10 +15,15 @@ a link verdict is easy to get wrong in both costly directions:
 - one rank's ``n/a`` must never hide behind the others' values, no fold may invent a
   value no rank reported, and numbers that disagree are named (F7, F8).
 
-Everything else a runner report carries is folded fail closed: provenance is the
-weakest any side declared (nobody declaring is ``None``, never silicon), unreadable
-lines add up (so one side's cut output still makes a Pass an Error), artifacts and
-invalid names of every reporting side are kept.
+Provenance is decided over every side of the link, reported or not
+(:func:`link_provenance`): each side is as weak as its own declaration and what its
+dispatcher knows of it (a simulated node or pod spec is ``sim`` whatever it printed), a
+side that did not report is ``unknown`` (absence is never a declaration), and the
+weakest side wins, so a link reads ``silicon`` only when every side reported silicon.
+The combined report carries that provenance, so both dispatchers judge it the same way
+through :func:`~glimmer.verdict.judge_attempt`. Everything else is folded fail closed
+too: unreadable lines add up (so one side's cut output still makes a Pass an Error),
+artifacts and invalid names of every reporting side are kept.
 """
 
 from __future__ import annotations
@@ -28,23 +33,21 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from glimmer.contract.artifacts import Artifact, DroppedArtifact
-from glimmer.contract.report import (
-    PROVENANCE_SILICON,
-    PROVENANCE_SIM,
-    PROVENANCE_UNKNOWN,
-    Outcome,
-    RunnerReport,
-)
+from glimmer.contract.report import Outcome, RunnerReport
 from glimmer.verdict.dissent import DID_NOT_REPORT, disagreed_notes, pair_summary, rank_summary
 from glimmer.verdict.group import NA_READING, Election, elect, group_outcome, outcome_of
+from glimmer.verdict.phases import Provenance, resolve_provenance, weakest
 from glimmer.verdict.termination import NO_TERMINATED_RUNNER
 
 #: Pair precedence when both sides reported (F3): the first level present decides.
 PAIR_PRECEDENCE: Final = (Outcome.ERROR, Outcome.FAIL, Outcome.SKIP, Outcome.PASS)
 #: P9: a synthetic Error (an overdue link) records exit code 0.
 SYNTHETIC_EXIT: Final = 0
-
-_PROVENANCE_RANK: Final = {PROVENANCE_SIM: 0, PROVENANCE_UNKNOWN: 1, PROVENANCE_SILICON: 2}
+#: How long a Pair's settle waits, after the client ended, for the server's own report
+#: (both dispatchers: the operator requeues for the server pod's termination, the bare
+#: host polls ``--server-record``). A server usually ends a moment after its client;
+#: past the grace it "did not report", which makes the link ``unknown``, never silicon.
+SERVER_REPORT_GRACE_SECONDS: Final = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,32 +62,69 @@ class SideReport:
     #: What the message says of a side with no report: ``did not report``, or on an
     #: overdue path ``never started`` / ``never finished`` (F5).
     absent: str = DID_NOT_REPORT
+    #: The dispatcher itself knows this side ran (or was to run) against the simulated
+    #: GPU: its node's simulator labels, its pod spec, its host's ``--sim`` (I19.4).
+    #: Known whether or not the side reported, so a silent side can still be ``sim``.
+    simulated: bool = False
+
+
+def side_provenance(side: SideReport) -> Provenance:
+    """One side's provenance: what it declared, weakened by what its dispatcher knows.
+
+    A side that did not report declared nothing, so it is ``unknown`` (or ``sim`` when
+    its node or pod is simulated); a reporting side resolves exactly as a Node attempt
+    does (:func:`~glimmer.verdict.resolve_provenance`)."""
+    dispatcher = Provenance.SIM if side.simulated else None
+    if side.report is None:
+        return dispatcher or Provenance.UNKNOWN
+    return resolve_provenance(side.report.provenance, dispatcher=dispatcher)
+
+
+def link_provenance(sides: Iterable[SideReport]) -> Provenance:
+    """A link result's provenance over EVERY side of the attempt, reported or not.
+
+    The weakest side wins (``sim < unknown < silicon``): the result reads ``silicon``
+    only when every side reported and every side is silicon. A side that did not report
+    (a server still running when its client settled, a rank missing from a merge) is
+    ``unknown``: a link nobody measured at one end never certifies either node. No
+    side at all is ``unknown``, never silicon.
+    """
+    return weakest(side_provenance(side) for side in sides)
 
 
 def combine_pair(
-    *, server: SideReport, client: SideReport | None, overdue: bool = False
+    *,
+    server: SideReport,
+    client: SideReport | None,
+    overdue: bool = False,
+    early: bool = False,
 ) -> RunnerReport:
     """One report for a Pair attempt (F2, F3).
 
-    ``client`` None: the server ended before the client existed (F2): its Pass is an
-    Error (no traffic crossed), its Fail/Skip/Error stands. Otherwise the client
+    ``early`` (or ``client`` None): the server ended before the client existed (F2):
+    its Pass is an Error (no traffic crossed), its Fail/Skip/Error stands; the client
+    given then is only the planned side (its node's provenance counts, it never
+    reported; None: nothing is known of it, so it is ``unknown``). Otherwise the client
     settled the pair: both reported -> Error > Fail > Skip > Pass, client first at
     each level; only the client reported -> the client's verdict; the client did not
     report -> Error (the side that settles the link said nothing). ``overdue``: a
     side ran past its deadline (F2): Error, and nothing is harvested (F9).
+
+    Provenance is :func:`link_provenance` over both sides either way.
     """
+    planned_client = client or SideReport(label="client", node="", report=None)
     if overdue:
-        sides = (server, client)
         message = pair_summary(
             outcome=Outcome.ERROR,
-            sides=sides,
+            sides=(server, client),
             decider=None,
             why="the link ran past its deadline: no verdict",
         )
-        return _overdue(message)
-    if client is None:
-        return _early_server(server)
-    reporting = [s for s in (server, client) if s.report is not None]
+        return _overdue(message, members=(server, planned_client))
+    if early or client is None:
+        return _early_server(server, planned_client=replace(planned_client, report=None))
+    members = (server, client)
+    reporting = [s for s in members if s.report is not None]
     reports = [s.report for s in reporting if s.report is not None]
     metrics: dict[str, str] = {}
     for report in reports:
@@ -104,6 +144,7 @@ def combine_pair(
         why = ""
     return _combined(
         sides=reporting,
+        members=members,
         outcome=outcome,
         exit_code=exit_code,
         skip_declared=skip_declared,
@@ -126,12 +167,15 @@ def _pair_decider(*, server: SideReport, client: SideReport) -> SideReport | Non
     return None  # pragma: no cover - outcome_of only yields the four levels
 
 
-def _early_server(server: SideReport) -> RunnerReport:
-    """F2: the server terminated before the client existed."""
+def _early_server(server: SideReport, *, planned_client: SideReport) -> RunnerReport:
+    """F2: the server terminated before the client existed (which therefore never
+    reported: the result is never silicon)."""
+    members = (server, planned_client)
     report = server.report
     if report is None:
         return _combined(
             sides=(),
+            members=members,
             outcome=Outcome.ERROR,
             exit_code=NO_TERMINATED_RUNNER,
             skip_declared=False,
@@ -156,6 +200,7 @@ def _early_server(server: SideReport) -> RunnerReport:
         why = f"the {server.label} ended before the client existed; its verdict stands"
     return _combined(
         sides=(server,),
+        members=members,
         outcome=outcome,
         exit_code=report.exit_code,
         skip_declared=report.skip_declared,
@@ -180,7 +225,8 @@ def combine_group(
                 ranks,
                 outcome=Outcome.ERROR,
                 why="a rank ran past its deadline while ranks were unfinished: no verdict",
-            )
+            ),
+            members=ranks,
         )
     reports = [side.report for side in ranks]
     verdict = group_outcome(reports)
@@ -203,6 +249,7 @@ def combine_group(
     )
     combined = _combined(
         sides=[side for side in ranks if side.report is not None],
+        members=ranks,
         outcome=verdict.outcome,
         exit_code=exit_code,
         skip_declared=skip_declared,
@@ -234,10 +281,12 @@ def _dropped_readings(
     return tuple(out)
 
 
-def _overdue(message: str) -> RunnerReport:
-    """An overdue link: Error with nothing harvested, and provenance nobody declared."""
+def _overdue(message: str, *, members: Sequence[SideReport]) -> RunnerReport:
+    """An overdue link: Error with nothing harvested; nobody reported, so its provenance
+    is ``unknown`` (``sim`` where a side's node or pod is simulated)."""
     return _combined(
         sides=(),
+        members=[replace(m, report=None) for m in members],
         outcome=Outcome.ERROR,
         exit_code=SYNTHETIC_EXIT,
         skip_declared=False,
@@ -250,6 +299,7 @@ def _overdue(message: str) -> RunnerReport:
 def _combined(
     *,
     sides: Sequence[SideReport],
+    members: Sequence[SideReport],
     outcome: Outcome,
     exit_code: int,
     skip_declared: bool,
@@ -257,7 +307,8 @@ def _combined(
     unmeasurable: frozenset[str],
     message: str,
 ) -> RunnerReport:
-    """The fields every link folds the same way, from the sides that reported."""
+    """The fields every link folds the same way: evidence from the ``sides`` that
+    reported, provenance over every one of the link's ``members`` (reported or not)."""
     reports = [s.report for s in sides if s.report is not None]
     invalid_names, invalid_count = _invalid_names(reports)
     artifacts: list[Artifact] = []
@@ -282,7 +333,8 @@ def _combined(
         dropped_artifacts=tuple(dropped),
         overflow_names=tuple(overflow),
         unreadable_lines=sum(r.unreadable_lines for r in reports),
-        declared_provenance=weakest_declared(r.declared_provenance for r in reports),
+        # The link's provenance, not any one runner's word (link_provenance).
+        declared_provenance=link_provenance(members).value,
         artifacts_in_order=tuple(in_order),
     )
 
@@ -293,18 +345,3 @@ def _invalid_names(reports: Sequence[RunnerReport]) -> tuple[tuple[str, ...], in
     names = sorted({n for r in reports for n in r.invalid_names})
     unlisted = sum(max(r.invalid_name_count - len(r.invalid_names), 0) for r in reports)
     return tuple(names), len(names) + unlisted
-
-
-def weakest_declared(declared: Iterable[str | None]) -> str | None:
-    """The weakest provenance any side declared (``sim < unknown < silicon``).
-
-    A side that declared nothing reads ``unknown`` once any side declared something;
-    when none did the result is None, which the verdict reads as ``unknown``.
-    """
-    values = list(declared)
-    if all(v is None for v in values):
-        return None
-    return min(
-        (v if v in _PROVENANCE_RANK else PROVENANCE_UNKNOWN for v in values),
-        key=lambda v: _PROVENANCE_RANK[v],
-    )

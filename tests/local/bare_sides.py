@@ -63,8 +63,16 @@ def profile(
     return path
 
 
-def glimmer_run(*args: str) -> Result:
-    return CliRunner().invoke(run, list(args), catch_exceptions=False)
+#: The session every side of one test's link run is given (GLIMMER_SESSION), as a
+#: launcher script would export it on every host.
+SESSION = "test-session-0001"
+
+
+def glimmer_run(*args: str, session: str | None = SESSION) -> Result:
+    """``glimmer run`` in-process, with GLIMMER_SESSION set to ``session`` (None: unset)."""
+    return CliRunner().invoke(
+        run, list(args), catch_exceptions=False, env={"GLIMMER_SESSION": session}
+    )
 
 
 def glimmer_merge(*args: str) -> Result:
@@ -76,7 +84,15 @@ def run_json(folder: Path) -> dict[str, Any]:
     return doc
 
 
-def rank_run(profile_path: Path, *, rank: int, nranks: int, out: Path, node: str = "") -> Result:
+def rank_run(
+    profile_path: Path,
+    *,
+    rank: int,
+    nranks: int,
+    out: Path,
+    node: str = "",
+    session: str = SESSION,
+) -> Result:
     return glimmer_run(
         str(profile_path),
         "--rank",
@@ -89,4 +105,5 @@ def rank_run(profile_path: Path, *, rank: int, nranks: int, out: Path, node: str
         node or f"n{rank}",
         "--results-dir",
         str(out),
+        session=session,
     )

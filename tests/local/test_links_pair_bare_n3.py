@@ -14,7 +14,7 @@ from glimmer.contract import read_report
 from glimmer.local.records import SERVER_RECORD_PATH, read_record
 from glimmer.plan.gates import threshold_from_wire
 from glimmer.verdict import SideReport, combine_pair, judge_attempt
-from tests.local.bare_sides import free_port, glimmer_run, profile, run_json
+from tests.local.bare_sides import SESSION, free_port, glimmer_run, profile, run_json
 
 GLIMMER = [sys.executable, "-c", "from glimmer.cli import main; main()"]
 GATE = {"metric": "tcpThroughputGbps", "comparison": "GreaterThanOrEqual", "value": "0.001"}
@@ -35,7 +35,7 @@ def test_N3_loopback_server_and_client_reach_the_combined_verdict(tmp_path: Path
     the server's record with the client's own report and judging it predicts."""
     suite = _tcp_profile(tmp_path / "pair.yaml", port=free_port())
     server_dir, client_dir = tmp_path / "server", tmp_path / "client"
-    env = {**os.environ, "PYTHONPATH": str(Path.cwd())}
+    env = {**os.environ, "PYTHONPATH": str(Path.cwd()), "GLIMMER_SESSION": SESSION}
     server = subprocess.Popen(
         [
             *GLIMMER,

@@ -14,6 +14,7 @@ from glimmer.plan import PlannedTest
 from glimmer.verdict import Termination
 
 TEST = PlannedTest(name="link", required=True, spec={"kind": "custom", "scope": "Pair"})
+SESSION = "side-end-session"
 
 
 def _attempt(output: bytes, exit_code: int, termination: Termination) -> SideAttempt:
@@ -21,6 +22,8 @@ def _attempt(output: bytes, exit_code: int, termination: Termination) -> SideAtt
         attempt=1,
         report=read_report(output, kind="custom", exit_code=exit_code),
         termination=termination,
+        started_at="2030-01-01T00:00:00Z",
+        finished_at="2030-01-01T00:00:05Z",
     )
 
 
@@ -38,13 +41,15 @@ def test_F2_a_server_that_did_not_reach_its_end_did_not_report(
 ) -> None:
     record = SideRecord(
         role=SERVER, node="a", peer_host="b", peer_node="b", profile="p", sim=None,
-        retry_on_error_limit=0, complete=True,
+        retry_on_error_limit=0, complete=True, session=SESSION,
         tests=[SideTest(test=TEST, attempts=[_attempt(b"LINK_FAIL: x\n", 1, termination)])],
     )  # fmt: skip
     path = write_record(record, tmp_path / "server-record.json")
     client = PairClient(
         node="b",
-        flags=PairFlags(role="client", peer_host="h", peer_node="a", server_record=path),
+        flags=PairFlags(
+            role="client", peer_host="h", peer_node="a", server_record=path, session=SESSION
+        ),
         profile="p",
     )
     own = _attempt(b"x=1\nLINK_PASS\n", 0, Termination(exit_code=0, reason="Completed"))
@@ -57,13 +62,15 @@ def test_F2_a_finished_server_fail_is_folded_in(tmp_path: Path) -> None:
     done = Termination(exit_code=1, reason="Error")
     record = SideRecord(
         role=SERVER, node="a", peer_host="b", peer_node="b", profile="p", sim=None,
-        retry_on_error_limit=0, complete=True,
+        retry_on_error_limit=0, complete=True, session=SESSION,
         tests=[SideTest(test=TEST, attempts=[_attempt(b"LINK_FAIL: x\n", 1, done)])],
     )  # fmt: skip
     path = write_record(record, tmp_path / "server-record.json")
     client = PairClient(
         node="b",
-        flags=PairFlags(role="client", peer_host="h", peer_node="a", server_record=path),
+        flags=PairFlags(
+            role="client", peer_host="h", peer_node="a", server_record=path, session=SESSION
+        ),
         profile="p",
     )
     own = _attempt(b"x=1\nLINK_PASS\n", 0, Termination(exit_code=0, reason="Completed"))

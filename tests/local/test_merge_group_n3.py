@@ -18,7 +18,14 @@ import pytest
 from glimmer.local.records import rank_record_path, read_record
 from glimmer.plan.gates import threshold_from_wire
 from glimmer.verdict import SideReport, combine_group, judge_attempt
-from tests.local.bare_sides import free_port, glimmer_merge, profile, rank_run, run_json
+from tests.local.bare_sides import (
+    SESSION,
+    free_port,
+    glimmer_merge,
+    profile,
+    rank_run,
+    run_json,
+)
 
 GLIMMER = [sys.executable, "-c", "from glimmer.cli import main; main()"]
 RING_GATE = {"metric": "miscompares", "comparison": "Equal", "value": "0"}
@@ -47,7 +54,7 @@ def test_N3_merge_of_three_real_ranks_gives_the_group_verdict(tmp_path: Path) ->
         },
         thresholds=[RING_GATE],
     )
-    env = {**os.environ, "PYTHONPATH": str(Path.cwd())}
+    env = {**os.environ, "PYTHONPATH": str(Path.cwd()), "GLIMMER_SESSION": SESSION}
     ranks = [
         subprocess.Popen(
             [
@@ -196,7 +203,7 @@ def test_N3_a_mixed_test_turnout_is_refused(tmp_path: Path) -> None:
     ("edit", "named"),
     [
         (lambda body: body.update(kind="BurnInLocalRun"), "is not a"),
-        (lambda body: body.update(recordVersion=2), "recordVersion"),
+        (lambda body: body.update(recordVersion=3), "recordVersion"),
         (lambda body: body.update(complete=False), "has not finished writing"),
         (lambda body: body.update(extra=1), "unknown field(s) extra"),
         (lambda body: body["side"].update(rank=1), "its name says another rank"),

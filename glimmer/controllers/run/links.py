@@ -7,8 +7,13 @@ client that connects before its server listens gets "connection refused", and th
 reads as a bad link. Readiness is the server's ``readinessProbe`` as the kubelet judges
 it (the PodReady condition); a server without a probe is Ready once it runs.
 
-Settlement. A Pair settles when its client terminates (a server still running then
-did not report, and is deleted after the status write); a Group waits for every rank.
+Settlement. A Pair settles when its client terminates and its server has terminated
+too, or once :data:`~glimmer.verdict.links.SERVER_REPORT_GRACE_SECONDS` have passed
+since the client ended (the pass requeues meanwhile; it never blocks): a server usually
+ends a moment after its client, and its own report is folded in by the same
+``combine_pair`` the bare host's ``--server-record`` path uses. A server still running
+past the grace did not report, and is deleted after the status write. A Group waits
+for every rank.
 A server (rank 0) that ends before its client (workers) exist settles the attempt on
 its own report alone, and a pod overdue (E16) or whose image will not arrive settles it
 Error, every live pod of the attempt deleted after the write. The verdict is never
@@ -16,6 +21,11 @@ decided here: each side's log is read into a report (its pod's end folded in, se
 :func:`~glimmer.controllers.run.evidence.side_report`), the reports are combined by
 ``glimmer.verdict.links`` (F3, F6-F8) and the combination is judged by
 :func:`~glimmer.verdict.judge_attempt`, the one choke point every scope goes through.
+Provenance is decided there too (:func:`~glimmer.verdict.links.link_provenance`), over
+EVERY member of the attempt and every planned node of the unit, terminated or not,
+pod or no pod: a member whose pod spec points at the simulated GPU or whose node the
+simulated kubelet labels is ``sim``, one that did not report is ``unknown``, and the
+weakest wins, so a link certifies its nodes only when every side reported silicon.
 
 Names are deterministic (run UID, test index, node, attempt, role), so a manager
 restarted at any instant finds the Service and pods it already made; each is used only
@@ -40,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.run import kube, labels, podstate, soak, wire
-from glimmer.controllers.run.evidence import SideRead
+from glimmer.controllers.run.evidence import SideRead, sim_node
 from glimmer.controllers.run.passes import (
     Execution,
     Launch,
@@ -57,7 +67,7 @@ from glimmer.controllers.run.services import (
     build_service,
     foreign_service_reason,
 )
-from glimmer.engine import ApiError, is_already_exists
+from glimmer.engine import NODES, ApiError, is_already_exists
 from glimmer.plan import (
     ImageError,
     can_launch,
@@ -71,9 +81,14 @@ from glimmer.plan import (
 from glimmer.plan import spec as specs
 from glimmer.plan.gates import threshold_from_wire
 from glimmer.plan.units import CLIENT, SERVER, rank_hostname
-from glimmer.verdict import AttemptVerdict, Phase, Provenance, judge_attempt
+from glimmer.verdict import AttemptVerdict, Phase, judge_attempt
 from glimmer.verdict.dissent import DID_NOT_REPORT
-from glimmer.verdict.links import SideReport, combine_group, combine_pair
+from glimmer.verdict.links import (
+    SERVER_REPORT_GRACE_SECONDS,
+    SideReport,
+    combine_group,
+    combine_pair,
+)
 from glimmer.verdict.messages import bracket, join_clauses
 
 if TYPE_CHECKING:
@@ -315,7 +330,7 @@ class Links:
         if len(pods) == 1:
             if lead_done:
                 return await self._settle(work, att, pods, early=True)
-            stuck = self._stuck(work, att, pods)
+            stuck = await self._stuck(work, att, pods)
             if stuck is not None:
                 return stuck
             if ready(lead) and launch:
@@ -323,11 +338,18 @@ class Links:
             work.wait(self.options.requeue_rendezvous_seconds)
             return Step.WAITING
         if att.pair:
-            if podstate.terminated(pods[att.members[1]]):
-                return await self._settle(work, att, pods, early=False)
+            client = pods[att.members[1]]
+            if podstate.terminated(client):
+                left = 0.0 if lead_done else self._server_grace_left(work, client)
+                if left <= 0:
+                    return await self._settle(work, att, pods, early=False)
+                # F2: the client ended; the server's own report is worth a bounded wait
+                # (its termination requeues this run sooner).
+                work.wait(left)
+                return Step.WAITING
         elif all(podstate.terminated(p) for p in pods.values()):
             return await self._settle(work, att, pods, early=False)
-        stuck = self._stuck(work, att, pods)
+        stuck = await self._stuck(work, att, pods)
         if stuck is not None:
             return stuck
         if missing and not lead_done and ready(lead) and launch:
@@ -337,6 +359,25 @@ class Links:
         if watched is not None and podstate.live(watched) and podstate.started_at(watched):
             await self.sweeper.evidence.checkpoint(work, ex.test, ex.unit, watched)
         return Step.WAITING
+
+    @staticmethod
+    def _server_grace_left(work: Pass, client: Mapping[str, Any]) -> float:
+        """Seconds left of the grace a settled client gives its live server to report
+        (from the client's kubelet-reported end, so a restarted manager waits out the
+        same grace; a client with no recorded end gives none)."""
+        ended = podstate.finished_at(client)
+        if not ended:
+            return 0.0
+        since = (work.now - parse_time(str(ended))).total_seconds()
+        return SERVER_REPORT_GRACE_SECONDS - max(since, 0.0)
+
+    async def _simulated(self, member: Member, pod: Mapping[str, Any] | None) -> bool:
+        """I19.4 over a planned member, whatever became of it: its pod's spec points at
+        the simulated GPU or its pod's node is simulated, or (pod or no pod) the node the
+        unit planned for it carries the simulated kubelet's labels."""
+        if pod is not None and await self.sweeper.evidence.simulated(pod):
+            return True
+        return sim_node(await self.sweeper.reads.get(NODES, member.node))
 
     async def _find(self, work: Pass, member: Member, *, confirm: bool) -> JSON | None:
         """The member's pod from the pass; a miss read live when ``confirm`` (H: the
@@ -582,7 +623,9 @@ class Links:
                 killed = True
         return live_pod_settled(step) if killed else step
 
-    def _stuck(self, work: Pass, att: LinkAttempt, pods: Mapping[Member, JSON]) -> Step | None:
+    async def _stuck(
+        self, work: Pass, att: LinkAttempt, pods: Mapping[Member, JSON]
+    ) -> Step | None:
         """E16/F2/F5: a pod overdue, or one whose image will not arrive, settles the
         attempt Error naming every unfinished member; every live pod goes after the
         write. None (and the requeue shortened) while each may still run."""
@@ -630,7 +673,8 @@ class Links:
                     f"{account or 'no scheduler or kubelet account'}"
                 )
             sides.append(SideReport(label=member.label, node=member.node, report=None,
-                                    absent=absent))  # fmt: skip
+                                    absent=absent,
+                                    simulated=await self._simulated(member, found)))  # fmt: skip
         if att.pair:
             combined = combine_pair(server=sides[0], client=sides[1], overdue=True)
         else:
@@ -650,30 +694,32 @@ class Links:
         self, work: Pass, att: LinkAttempt, pods: Mapping[Member, JSON], *, early: bool
     ) -> Step:
         """Read every terminated side, combine (F3/F6-F8), judge once (D1); a member
-        still running did not report and is deleted after the write (F2)."""
+        still running did not report (``unknown``) and is deleted after the write (F2).
+        The link's provenance is decided over every member (see the module docstring)."""
         test = att.ex.test
         reads: dict[Member, SideRead] = {}
         for member, pod in pods.items():
             if podstate.terminated(pod):
                 reads[member] = await self.sweeper.evidence.read_side(work, test, pod)
+        # Every member, terminated or not, pod or no pod (an early server's client was
+        # planned but never made): provenance is the weakest of them all.
         sides = [
             SideReport(
                 label=member.label,
                 node=member.node,
                 report=reads[member].report if member in reads else None,
+                simulated=await self._simulated(member, pods.get(member)),
             )
             for member in att.members
         ]
         if att.pair:
-            combined = combine_pair(server=sides[0], client=None if early else sides[1])
+            combined = combine_pair(server=sides[0], client=sides[1], early=early)
         else:
             combined = combine_group(sides, workers_created=not early)
-        simulated = any(r.simulated for r in reads.values())
         verdict = judge_attempt(
             combined,
             kind=test.kind,
             thresholds=[threshold_from_wire(t) for t in specs.thresholds(test.spec)],
-            dispatcher_provenance=Provenance.SIM if simulated else None,
             # G2: a soak segment of a link is decided by its combined exit; the gates
             # judge the fold (Sweeper.record applies it, as for a Node soak).
             gate=not soak.segmented(test),

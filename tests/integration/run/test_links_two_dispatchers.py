@@ -7,10 +7,11 @@ must reach the same phase, metrics, unmeasurable names, violations and message (
 runs are given the simulated nodes' names, so the messages compare byte for byte).
 
 The runner synchronises over TCP rather than by sleeping: the server (rank 0) accepts its
-peers, prints its lines and closes; each peer waits for that close. A Pair client then
-holds on (in the cluster, a margin for the server's termination to reach the operator
-first; on a bare host, until the server's record exists), so the server's verdict is
-folded in on both sides rather than "did not report"."""
+peers, prints its lines and closes; each peer waits for that close. On a bare host a
+Pair client then holds on until the server's record exists; in the cluster it does not,
+and the operator's grace for the server's report (SERVER_REPORT_GRACE_SECONDS) folds the
+server's verdict in. Either way it is folded in rather than "did not report". Every
+bare side is given one session (GLIMMER_SESSION), as a launcher script would."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from glimmer.local.records import SERVER_RECORD_PATH, rank_record_path
 from glimmer.testing import wait_for_verdict
 from tests.integration.run.conftest import Operator, apply_profile, create_run
 from tests.integration.run.test_links_cluster import assert_nothing_left, link_nodes
-from tests.local.bare_sides import free_port, glimmer_merge, profile, run_json
+from tests.local.bare_sides import SESSION, free_port, glimmer_merge, profile, run_json
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]
 
@@ -78,8 +79,6 @@ else:
             until = time.monotonic() + 90
             while not os.path.exists(wait) and time.monotonic() < until:
                 time.sleep(0.1)
-        else:
-            time.sleep(5)
 for line in mine["lines"]:
     print(line, flush=True)
 if hub:
@@ -165,7 +164,11 @@ async def in_cluster(
 
 
 def glimmer_proc(*args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[3]),
+        "GLIMMER_SESSION": SESSION,
+    }
     return subprocess.Popen(
         [*GLIMMER, "run", *args, "--runtime", "process"],
         stdout=subprocess.PIPE,

@@ -15,6 +15,7 @@ from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.services import build_service
 from glimmer.engine import NODES, PODS
 from glimmer.plan import PinnedPlan, pod_name, service_name
+from glimmer.verdict.links import SERVER_REPORT_GRACE_SECONDS
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 
 GATE = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "10"}]
@@ -235,6 +236,8 @@ async def test_F2_the_client_settles_a_live_server_did_not_report_deleted_after_
     await cluster.reconcile()
     await ends(cluster, "client", exit_code=0, log="bw=12\n")
     server = name_of(cluster, "server")
+    await cluster.reconcile()  # within the server's grace: not settled yet
+    cluster.advance(SERVER_REPORT_GRACE_SECONDS)
     before = len(cluster.client.requests)
     await cluster.reconcile()
     run = await cluster.run()
@@ -242,6 +245,7 @@ async def test_F2_the_client_settles_a_live_server_did_not_report_deleted_after_
     result = next(r for r in run["status"]["results"] if r["name"] == "t")
     assert result["phase"] == "Passed", result
     assert "did not report" in result["message"]
+    assert result["provenance"] == "unknown"  # a silent server is never vouched for
     tail = cluster.client.requests[before:]
     write = next(
         i for i, r in enumerate(tail) if is_status_write(r) and r.body["status"].get("results")

@@ -234,12 +234,14 @@ def test_F7_nothing_measured_by_any_rank_is_an_empty_harvest_error() -> None:
     assert verdict.phase is Phase.ERROR and verdict.empty_harvest
 
 
-def test_F7_provenance_weakest_of_the_reporting_ranks() -> None:
+def test_F7_provenance_weakest_of_every_rank() -> None:
     combined = combine_group(
         ranks(report(provenance="silicon"), report(provenance="sim"), report(provenance=None))
     )
     assert combined.declared_provenance == "sim"
-    assert combine_group(ranks(report(), report())).declared_provenance is None
+    assert combine_group(ranks(report(), report())).declared_provenance == "unknown"
+    silent = ranks(report(provenance="silicon"), None)
+    assert combine_group(silent).declared_provenance == "unknown"
     assert (
         combine_group(ranks(report(provenance="silicon"), report())).declared_provenance
         == "unknown"

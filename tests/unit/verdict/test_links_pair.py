@@ -210,18 +210,18 @@ def test_F3_invalid_name_count_never_undercounts_unlisted_names() -> None:
         ("silicon", None, "unknown"),
         (None, "silicon", "unknown"),
         ("unknown", "silicon", "unknown"),
-        (None, None, None),
+        (None, None, "unknown"),
     ],
 )
-def test_F3_provenance_is_the_weakest_side_and_none_when_nobody_declared(
+def test_F3_provenance_is_the_weakest_side_and_unknown_when_nobody_declared(
     server_p: str | None, client_p: str | None, expected: str | None
 ) -> None:
     combined = _pair(report(provenance=server_p), report(provenance=client_p))
     assert combined.declared_provenance == expected
 
 
-def test_F3_a_silent_server_does_not_weaken_or_vouch() -> None:
-    assert _pair(None, report(provenance="silicon")).declared_provenance == "silicon"
+def test_F3_a_silent_server_makes_the_link_unknown_never_silicon() -> None:
+    assert _pair(None, report(provenance="silicon")).declared_provenance == "unknown"
 
 
 def test_F3_unreadable_lines_add_up_so_one_sides_cut_output_makes_a_pass_error() -> None:
