@@ -63,6 +63,7 @@ from glimmer.local.runtimes import AUTO, RUNTIME_CHOICES, RuntimeChoiceError, ch
 from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
 from glimmer.plan import spec as specs
 from glimmer.plan.gates import threshold_from_wire
+from glimmer.plan.units import verdict_units
 from glimmer.verdict import Phase, Severity, lint_thresholds
 from runners.catalog import sim_spec_problem
 
@@ -458,7 +459,13 @@ def run(
             )
             path = write_document(document, report_dir)
     if recorder is None:  # servers and ranks decide nothing, so they deliver nothing (N3)
-        deliver(document, results_dir=report_dir, flags=sinks, baseline=plan.baseline)
+        deliver(
+            document,
+            results_dir=report_dir,
+            flags=sinks,
+            baseline=plan.baseline,
+            planned=verdict_units(plan),
+        )
     if as_json:
         click.echo(json.dumps(document, indent=2))
     else:

@@ -44,7 +44,7 @@ from glimmer.api import API_VERSION
 from glimmer.contract import Outcome, RunnerReport, is_valid_metric_name, outcome_for_exit
 from glimmer.contract.report import MAX_VALUE_BYTES
 from glimmer.plan import PlannedTest
-from glimmer.verdict import Termination
+from glimmer.verdict import Provenance, Termination
 
 RECORD_KIND: Final = "BurnInSideRecord"
 #: 2: every record carries its ``session``. Version 1 records (no session) are refused.
@@ -368,7 +368,7 @@ _REPORT_KEYS: Final = (
     "unreadableLines",
     "declaredProvenance",
 )
-_PROVENANCE_WORDS: Final = (None, "sim", "unknown", "silicon")
+_PROVENANCE_WORDS: Final = (None, *(str(p) for p in Provenance))
 
 
 def report_from_json(value: Any, *, where: str, path: str = "report") -> RunnerReport:
