@@ -6,7 +6,14 @@ Pure: standard library and ``glimmer.contract`` only, so the operator and
 
 from glimmer.verdict.attempt import AttemptVerdict, judge_attempt
 from glimmer.verdict.group import Elected, Election, GroupOutcome, elect, group_outcome
-from glimmer.verdict.links import SideReport, combine_group, combine_pair
+from glimmer.verdict.links import (
+    SERVER_REPORT_GRACE_SECONDS,
+    SideReport,
+    combine_group,
+    combine_pair,
+    link_provenance,
+    side_provenance,
+)
 from glimmer.verdict.lint import LintFinding, Severity, lint_thresholds, malformed, unsound
 from glimmer.verdict.phases import Phase, Provenance, resolve_provenance, weakest
 from glimmer.verdict.rollup import (
@@ -54,6 +61,7 @@ from glimmer.verdict.thresholds import (
 
 __all__ = [
     "MEASURED_CONDITION",
+    "SERVER_REPORT_GRACE_SECONDS",
     "REASON_MEASURED",
     "REASON_NOTHING_MEASURED",
     "Applicability",
@@ -98,6 +106,7 @@ __all__ = [
     "judge_aggregate",
     "judge_attempt",
     "kubelet_account",
+    "link_provenance",
     "lint_thresholds",
     "malformed",
     "measured_condition",
@@ -108,6 +117,7 @@ __all__ = [
     "result_provenance",
     "run_phase",
     "run_provenance",
+    "side_provenance",
     "unsound",
     "weakest",
 ]
