@@ -61,9 +61,9 @@ from glimmer.verdict.thresholds import (
 
 __all__ = [
     "MEASURED_CONDITION",
-    "SERVER_REPORT_GRACE_SECONDS",
     "REASON_MEASURED",
     "REASON_NOTHING_MEASURED",
+    "SERVER_REPORT_GRACE_SECONDS",
     "Applicability",
     "AttemptRecord",
     "AttemptVerdict",
