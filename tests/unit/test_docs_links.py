@@ -1,10 +1,12 @@
-"""Every relative link in README.md and docs/*.md resolves inside the repository.
+"""Every relative link in README.md, docs/*.md and docs/vendors/*.md resolves inside the repository.
 
 A link to a file that is not in the repo (or to a heading that is not in the file) is a
 doc that lies about where to look. Links inside code (fenced blocks and `spans`) are not
 links and are skipped; links with a scheme (https:, mailto:) are not checked here.
 Anchors are matched against GitHub's heading ids: lower-cased, punctuation other than
-``-`` and ``_`` dropped, spaces made ``-``, repeats numbered ``-1``, ``-2``.
+``-`` and ``_`` dropped, spaces made ``-``, repeats numbered ``-1``, ``-2``; and against
+explicit HTML anchors (``<a id="e10"></a>``, ``<a name="...">``), which is how
+docs/rules.md gives each rule the id ``rules.md#e10`` or ``rules.md#i19.8``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-DOCUMENTS = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])
+DOCUMENTS = sorted(
+    [REPO / "README.md", *(REPO / "docs").glob("*.md"), *(REPO / "docs" / "vendors").glob("*.md")]
+)
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
@@ -26,6 +30,7 @@ _INLINE_LINK = re.compile(
 _REFERENCE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_HTML_ANCHOR = re.compile(r"""<a\s+(?:[^>]*\s)?(?:id|name)\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
 
 
 def outside_fences(text: str) -> list[tuple[int, str]]:
@@ -67,6 +72,7 @@ def anchors(text: str) -> set[str]:
     seen: Counter[str] = Counter()
     ids: set[str] = set()
     for _, line in outside_fences(text):
+        ids.update(_HTML_ANCHOR.findall(_CODE_SPAN.sub("", line)))
         heading = _HEADING.match(line)
         if not heading:
             continue
@@ -108,14 +114,16 @@ def test_every_relative_link_in_the_docs_resolves(document: Path) -> None:
 def test_the_checker_finds_broken_links_and_ignores_code(tmp_path: Path) -> None:
     """The check can fail: each kind of broken link is reported, code is not read."""
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "there.md").write_text("# A `code` heading!\n\n## Twice\n## Twice\n")
+    (tmp_path / "docs" / "there.md").write_text(
+        '# A `code` heading!\n\n## Twice\n## Twice\n<a id="i19.8"></a>\n`<a id="spanned"></a>`\n'
+    )
     page = tmp_path / "docs" / "page.md"
     page.write_text(
         "\n".join(
             [
                 "# Page",
                 "[ok](there.md) [ok](there.md#a-code-heading) [ok](there.md#twice-1)",
-                "[ok](#page) [web](https://example.com/x.md) ![img](there.md)",
+                "[ok](#page) [web](https://example.com/x.md) ![img](there.md) [ok](there.md#i19.8)",
                 "`[in a span](missing.md)`",
                 "```",
                 "[in a fence](missing.md)",
@@ -125,6 +133,7 @@ def test_the_checker_finds_broken_links_and_ignores_code(tmp_path: Path) -> None
                 "[outside](../../elsewhere.md)",
                 "[absolute](/srv/shared/reference/semantics.md)",
                 "[ref]: gone-too.md",
+                "[in code, not an anchor](there.md#spanned)",
             ]
         )
     )
@@ -135,6 +144,7 @@ def test_the_checker_finds_broken_links_and_ignores_code(tmp_path: Path) -> None
         "docs/page.md:10",
         "docs/page.md:11",
         "docs/page.md:12",
+        "docs/page.md:13",
     ]
     assert "no such file" in found[0] and "#nowhere" in found[1]
     assert "outside the repository" in found[2] and "absolute path" in found[3]
