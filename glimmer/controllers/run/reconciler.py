@@ -177,8 +177,8 @@ class RunReconciler:
         propagates, the pass is retried, nothing done), is not served."""
         options = self.ctx.options
         selector = options.namespace_selector
-        if selector is None or namespace == options.operator_namespace:
-            return options.serves(namespace, namespace_labels=None)
+        if selector is None:
+            return options.serves(namespace)
         found: JSON | None
         try:
             found = await self.reads.cached.get_metadata(
