@@ -126,3 +126,12 @@ def test_both_flags_are_documented_in_the_help() -> None:
     assert "--serve-namespace-selector" in help_text
     assert "--runner-service-account" in help_text
     assert "[default: glimmer-runner]" in help_text
+
+
+@pytest.mark.parametrize("text", ["k!=v", "k==v", "k in (a,b)", "a=1, k notin (x)"])
+def test_a_negative_or_set_based_selector_is_refused_as_such(text: str) -> None:
+    """``k!=v`` would serve every namespace without ``k``: the error says what is wrong
+    with it, not that some key is malformed."""
+    result = CliRunner().invoke(cli_manager.manager, [f"--serve-namespace-selector={text}"])
+    assert result.exit_code == 2, result.output
+    assert "is not an equality term" in " ".join(result.output.split())
