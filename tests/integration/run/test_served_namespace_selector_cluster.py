@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ import pytest_asyncio
 from glimmer.controllers.run import labels
 from glimmer.controllers.run.kube import RUNS
 from glimmer.engine import NAMESPACES, NODES, PODS, ApiError, ApiServerClient, is_not_found
-from glimmer.testing import EmbeddedOperator
+from glimmer.testing import EmbeddedOperator, ManagerProcess
 from tests.integration.run.conftest import (
     FAST_RUN_OPTIONS,
     apply_profile,
@@ -67,6 +68,31 @@ async def label(kube: ApiServerClient, namespace: str, value: str | None) -> Non
     await kube.patch(
         NAMESPACES, namespace, {"metadata": {"labels": {"burnin.glimmer.ai/served": value}}}
     )
+
+
+class SelectorManager(ManagerProcess):
+    """``glimmer manager`` as the chart runs it in the selector shape: the selector flag
+    instead of ``--serve-namespaces`` (which ManagerProcess always passes)."""
+
+    def argv(self) -> list[str]:
+        return [a for a in super().argv() if not a.startswith("--serve-namespaces=")]
+
+
+@pytest.fixture
+def manager_by_label(
+    control_plane: Any, run_crds: None, tmp_path: Path
+) -> Iterator[SelectorManager]:
+    manager = SelectorManager(
+        kubeconfig=control_plane.kubeconfig_path,
+        log_path=tmp_path / "manager.log",
+        extra_args=[f"--serve-namespace-selector={SELECTOR}", "--runner-service-account="],
+    )
+    manager.start()
+    try:
+        manager.wait_ready()
+        yield manager
+    finally:
+        manager.stop()
 
 
 def admitted(run: dict[str, Any]) -> dict[str, Any]:
@@ -127,3 +153,20 @@ async def test_a_namespace_losing_its_label_unloads_its_running_run_at_once(
     pods = (await kube.list(PODS, namespace=namespace))["items"]
     assert not [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
     assert (await kube.get(RUNS, "r", namespace=namespace))["status"]["phase"] == "Error"
+
+
+async def test_the_manager_binary_serves_by_label_as_the_chart_runs_it(
+    manager_by_label: SelectorManager, kube: ApiServerClient, namespace: str, sim_nodes: Any
+) -> None:
+    nodes = sim_nodes(count=1).names
+    await apply_profile(kube, namespace, {"t": custom("echo bw=12", thresholds=GATE)})
+    await create_run(kube, namespace, "unlabelled", nodes)
+    refused = await terminal_run(kube, namespace, "unlabelled")
+    assert admitted(refused)["reason"] == "NamespaceNotServed"
+    await label(kube, namespace, "true")
+    await create_run(kube, namespace, "labelled", nodes)
+    run = await terminal_run(kube, namespace, "labelled")
+    assert run["status"]["phase"] == "Passed", run["status"]
+    assert manager_by_label.exited() is None
+    [serving] = [e for e in manager_by_label.log_lines() if e["event"] == "serving BurnInRuns"]
+    assert serving["namespace_selector"] == SELECTOR
