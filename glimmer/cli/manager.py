@@ -27,6 +27,8 @@ import structlog
 
 from glimmer.controllers.operator import operator_registrations
 from glimmer.controllers.run.context import RunOptions
+from glimmer.controllers.run.labels import label_key_problem, label_value_problem
+from glimmer.controllers.run.pods import RUNNER_SERVICE_ACCOUNT
 from glimmer.engine import (
     ApiServerClient,
     CacheSyncTimeoutError,
@@ -49,6 +51,8 @@ from glimmer.sinks.destinations import (
 _SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 _DEFAULT_LEADER_NAMESPACE = "glimmer-system"
 _NAMESPACE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_SERVICE_ACCOUNT_NAME = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*")
 ALL_NAMESPACES = "*"
 
 log = structlog.get_logger("glimmer.cli.manager")
@@ -93,6 +97,62 @@ def served_namespaces_of(*, flag: str | None, namespace: str | None) -> frozense
     return parse_served_namespaces(flag)
 
 
+def parse_namespace_selector(text: str) -> dict[str, str]:
+    """``--serve-namespace-selector``: "k1=v1,k2=v2" -> {"k1": "v1", "k2": "v2"}.
+
+    Equality terms only, each a valid label key and value: the chart renders
+    ``matchLabels`` this way, and a set-based or negative term (``!=``, ``in (...)``,
+    ``!k``, a bare ``k``) could serve namespaces nobody labelled (``k!=v`` matches every
+    namespace without ``k``), so it is refused rather than read. Empty is refused too.
+    """
+    terms: dict[str, str] = {}
+    raw_terms = [part.strip() for part in text.split(",")]
+    if not any(raw_terms):
+        raise ValueError(f"{text!r}: give label=value terms, comma-separated")
+    for term in raw_terms:
+        if not term:
+            raise ValueError(f"{text!r}: an empty term (stray ',')")
+        if "!=" in term or "(" in term or ")" in term or "==" in term or " " in term:
+            raise ValueError(
+                f"{text!r}: {term!r} is not an equality term; only label=value terms "
+                "(matchLabels) are served, never !=, ==, in (...), notin or exists"
+            )
+        key, equals, value = term.partition("=")
+        if not equals:
+            raise ValueError(f"{text!r}: {term!r} names no value; write {term}=<value>")
+        problem = label_key_problem(key)
+        if problem is not None:
+            raise ValueError(f"{text!r}: invalid label key {key!r}: {problem}")
+        problem = label_value_problem(value)
+        if problem is not None:
+            raise ValueError(f"{text!r}: {problem}")
+        if terms.get(key, value) != value:
+            raise ValueError(f"{text!r}: label {key!r} is given two values")
+        terms[key] = value
+    return dict(sorted(terms.items()))
+
+
+def _check_selector(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> dict[str, str] | None:
+    if value is None:
+        return None
+    try:
+        return parse_namespace_selector(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from err
+
+
+def _check_service_account(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    name = value.strip()
+    if name and not (len(name) <= 253 and _SERVICE_ACCOUNT_NAME.fullmatch(name)):
+        raise click.BadParameter(
+            f"{value!r} is not a ServiceAccount name (a DNS subdomain: lower-case "
+            "alphanumerics, '-' and '.'); give '' for the namespace's default"
+        )
+    return name
+
+
 def _check_served(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is not None:
         try:
@@ -100,6 +160,17 @@ def _check_served(ctx: click.Context, param: click.Parameter, value: str | None)
         except ValueError as err:
             raise click.BadParameter(str(err)) from err
     return value
+
+
+def run_options_of(
+    *, served_selector: dict[str, str] | None, runner_service_account: str
+) -> RunOptions:
+    """The run controller's options from the manager's flags (the rest at defaults)."""
+    return RunOptions(
+        operator_namespace=operator_namespace(),
+        served_namespace_selector=served_selector,
+        runner_service_account=runner_service_account.strip() or None,
+    )
 
 
 def _check_sink_allow(
@@ -223,6 +294,27 @@ def _qps(value: float) -> float:
     "($POD_NAMESPACE, else the pod's service-account namespace, else glimmer-system).",
 )
 @click.option(
+    "--serve-namespace-selector",
+    "served_selector",
+    default=None,
+    metavar="KEY=VALUE[,KEY=VALUE...]",
+    callback=_check_selector,
+    help="Serve the namespaces carrying all of these labels instead of a list "
+    "(exclusive with --serve-namespaces): runs are watched in every namespace, and "
+    "Namespaces are listed and watched (names and labels; needs namespaces get, list, "
+    "watch cluster-wide). A namespace that loses a label unloads its runs; the "
+    "operator's own namespace is never served. Equality terms only.",
+)
+@click.option(
+    "--runner-service-account",
+    default=RUNNER_SERVICE_ACCOUNT,
+    show_default=True,
+    callback=_check_service_account,
+    help="ServiceAccount runner pods run as, in their run's namespace. It must exist "
+    "there (the shipped manifests and chart create it, bound to nothing); '' runs them as "
+    "the namespace's default. Runner pods never mount a token either way.",
+)
+@click.option(
     "--metrics-bind-address",
     default=":8080",
     show_default=True,
@@ -315,6 +407,8 @@ def manager(
     kubeconfig: str | None,
     namespace: str | None,
     served: str | None,
+    served_selector: dict[str, str] | None,
+    runner_service_account: str,
     metrics_bind_address: str,
     health_probe_bind_address: str,
     leader_elect: bool,
@@ -329,6 +423,11 @@ def manager(
     log_level: str,
 ) -> None:
     """Run the Glimmer controller manager."""
+    if served is not None and served_selector is not None:
+        raise click.UsageError(
+            "--serve-namespaces and --serve-namespace-selector are mutually exclusive: "
+            "serve a list of namespaces or the namespaces carrying labels, not both"
+        )
     configure_logging(level=log_level)
     options = ManagerOptions(
         namespace=namespace,
@@ -340,17 +439,30 @@ def manager(
         graceful_shutdown_timeout=graceful_shutdown_timeout,
     )
     client_options = ClientOptions(qps=kube_api_qps, burst=kube_api_burst)
-    served_namespaces = served_namespaces_of(flag=served, namespace=namespace)
-    log.info(
-        "serving BurnInRuns",
-        namespaces=sorted(served_namespaces) if served_namespaces is not None else ALL_NAMESPACES,
+    run_options = run_options_of(
+        served_selector=served_selector, runner_service_account=runner_service_account
     )
+    served_namespaces = (
+        None
+        if served_selector is not None
+        else served_namespaces_of(flag=served, namespace=namespace)
+    )
+    if run_options.namespace_selector is not None:
+        log.info("serving BurnInRuns", namespace_selector=run_options.namespace_selector)
+    else:
+        log.info(
+            "serving BurnInRuns",
+            namespaces=sorted(served_namespaces)
+            if served_namespaces is not None
+            else ALL_NAMESPACES,
+        )
     sys.exit(
         asyncio.run(
             run_manager(
                 kubeconfig=kubeconfig,
                 options=options,
                 served_namespaces=served_namespaces,
+                run_options=run_options,
                 client_options=client_options,
                 cluster_name=cluster_name.strip(),
                 sink_allow=sink_allow,

@@ -31,6 +31,11 @@ The rules that require a live read, and why a cached one would be wrong:
 - J5 (schedules): a schedule's owned runs are listed live before a tick fires, so a run
   created a moment ago counts as active under Forbid.
 
+- Served by label (``--serve-namespace-selector``): a namespace's labels come from the
+  selector-filtered Namespace cache; one missing from it is read live before its run is
+  refused, since the refusal ends the run and a namespace labelled a moment ago may not
+  have reached the cache yet. Serving still needs the labels positively read.
+
 - E18 (Graceful cancel): the run's pods are listed live, since a cache lagging a pod's
   start would have it killed as never started.
 
@@ -77,7 +82,10 @@ def operator_registrations(
 
     They share one interlock (which nodes each run holds), rebuilt from the cluster.
     ``served_namespaces`` are the namespaces whose runs are honoured (None: all); it
-    becomes ``options.served_namespaces``. ``readers`` default to the cached reader
+    becomes ``options.served_namespaces``. To serve by label instead, pass None here and
+    set ``options.served_namespace_selector``: the run controller then also watches the
+    Namespaces carrying those labels (and needs ``namespaces: get, list, watch``
+    cluster-wide). ``readers`` default to the cached reader
     over ``manager``'s informers and the live reader over its client. Run metrics
     (``glimmer_run_*``) go to the manager's registry.
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import kube
+from glimmer.controllers.run import kube, labels
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.reads import RunReads
 from glimmer.controllers.run.view import RunView
@@ -60,13 +61,61 @@ class RunOptions:
     #: created. Deletion and terminal clean-up of runs already there still proceed,
     #: so nothing this manager cordoned earlier is ever stranded.
     served_namespaces: frozenset[str] | None = None
+    #: Serve by label instead (``--serve-namespace-selector``): the namespaces carrying
+    #: every one of these labels (equality terms, validated), never the operator's own.
+    #: Needs ``served_namespaces`` None. Whether a namespace carries them is read from
+    #: the run controller's Namespace cache (a miss confirmed live), so a namespace that
+    #: loses a label unloads its runs exactly as a name removed from the list does.
+    served_namespace_selector: Mapping[str, str] | None = None
     #: The most the run object may weigh as JSON when its status is written (1 MiB; see
     #: ``kube``): past it the oldest attempts are compacted, and a status that still
     #: does not fit ends the run Error (issue 19.11). etcd's own limit is 1.5 MiB.
     status_budget_bytes: int = kube.STATUS_BUDGET_BYTES
+    #: The ServiceAccount runner pods run as (``glimmer-runner``, created with no
+    #: binding by manifests/ and the chart in each served namespace); None or "" leaves
+    #: it to the apiserver (the namespace's ``default``). No token is mounted either way.
+    runner_service_account: str | None = "glimmer-runner"
 
-    def serves(self, namespace: str) -> bool:
-        return self.served_namespaces is None or namespace in self.served_namespaces
+    def __post_init__(self) -> None:
+        terms = self.served_namespace_selector
+        if terms is None:
+            return
+        if self.served_namespaces is not None:
+            raise ValueError(
+                "served_namespaces and served_namespace_selector are exclusive: serve a "
+                "list of names or the namespaces carrying labels, not both"
+            )
+        if not terms:
+            raise ValueError("served_namespace_selector: give at least one label=value term")
+        # Validated (a key or value Kubernetes refuses raises, naming it) and frozen: the
+        # selector the Namespace watch uses must be the one every decision reads.
+        labels.equality_selector(terms, field="served_namespace_selector")
+        object.__setattr__(
+            self, "served_namespace_selector", MappingProxyType(dict(sorted(terms.items())))
+        )
+
+    @property
+    def namespace_selector(self) -> str | None:
+        """The served-namespace label selector as the apiserver reads it (``k=v,k2=v2``,
+        keys sorted), or None when namespaces are served by name."""
+        terms = self.served_namespace_selector
+        if terms is None:
+            return None
+        return labels.equality_selector(terms, field="served_namespace_selector")
+
+    def serves(self, namespace: str, *, namespace_labels: Mapping[str, Any] | None = None) -> bool:
+        """Whether runs in ``namespace`` are honoured: the one place that decides it.
+
+        By name: ``namespace`` is listed (or every namespace is served). By selector:
+        ``namespace_labels`` are the namespace's labels as read from the cluster, None when it was
+        not found; it is served only when it carries every term, and never when it is
+        the operator's own namespace (where the manager's Lease and fingerprints live)."""
+        terms = self.served_namespace_selector
+        if terms is None:
+            return self.served_namespaces is None or namespace in self.served_namespaces
+        if namespace == self.operator_namespace or namespace_labels is None:
+            return False
+        return all(namespace_labels.get(key) == value for key, value in terms.items())
 
 
 def now_utc() -> datetime:

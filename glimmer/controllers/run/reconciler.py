@@ -33,7 +33,17 @@ from glimmer.controllers.run.reads import RunReads, StaleViewError, uncached
 from glimmer.controllers.run.start import Pinned, Refused, Starter
 from glimmer.controllers.run.sweep import Sweeper
 from glimmer.controllers.run.view import RunView
-from glimmer.engine import NODES, ApiError, KubeClient, Readers, Result, is_conflict
+from glimmer.engine import (
+    NAMESPACES,
+    NODES,
+    ApiError,
+    KubeClient,
+    NotCachedError,
+    Readers,
+    Result,
+    is_conflict,
+    is_not_found,
+)
 from glimmer.plan import PinnedPlan, PlanDecodeError
 from glimmer.verdict import Phase
 
@@ -126,7 +136,7 @@ class RunReconciler:
             return await self.finisher.cleanup(run)
         if view.terminal:
             return await self.finisher.converge_terminal(run)
-        if not self.ctx.options.serves(view.namespace):
+        if not await self._serves(view.namespace):
             return await self._not_served(run)
         try:
             plan = view.pinned_plan()
@@ -158,18 +168,68 @@ class RunReconciler:
             return await self._step(run, outcome.plan)
         return outcome
 
-    async def _not_served(self, run: JSON) -> Result:
-        """19.19: a run outside the served namespaces ends Error; nothing is read for it,
-        cordoned or created (a run pinned before the boundary moved is unloaded)."""
-        namespace = RunView(run).namespace
-        served = sorted(self.ctx.options.served_namespaces or ())
-        message = (
+    async def _serves(self, namespace: str) -> bool:
+        """Whether ``namespace`` is served (:meth:`RunOptions.serves` decides). By label,
+        its labels come from the Namespace cache the selector fills (the run controller's
+        watch); a namespace the cache does not hold, or a cache that cannot answer (not
+        synced, no such watch), is read live before it is taken as unlabelled, since the
+        answer ends the run. Nothing else serves it: not found, or not read (the error
+        propagates, the pass is retried, nothing done), is not served."""
+        options = self.ctx.options
+        selector = options.namespace_selector
+        if selector is None:
+            return options.serves(namespace)
+        found: JSON | None
+        try:
+            found = await self.reads.cached.get_metadata(
+                NAMESPACES, namespace, label_selector=selector
+            )
+        except NotCachedError:
+            found = None
+        except ApiError as err:
+            if not is_not_found(err):
+                raise
+            found = None
+        if found is None:
+            live = await self.reads.live_get(NAMESPACES, namespace)
+            found = None if live is None else dict(live.get("metadata") or {})
+        if found is None:
+            return False
+        return options.serves(namespace, namespace_labels=found.get("labels") or {})
+
+    def _not_served_message(self, namespace: str) -> str:
+        options = self.ctx.options
+        selector = options.served_namespace_selector
+        if selector is not None:
+            terms = options.namespace_selector
+            if namespace == options.operator_namespace:
+                return (
+                    f"namespace {namespace!r} is this manager's own namespace, which is never "
+                    f"served, labelled ({terms}) or not: it holds the manager's Lease and "
+                    "NodeFingerprints, and whoever may create runs in it could act as the "
+                    "manager. Create the run in a namespace that carries the labels"
+                )
+            spaced = " ".join(f"{key}={value}" for key, value in selector.items())
+            return (
+                f"namespace {namespace!r} does not carry the labels this manager serves "
+                f"({terms}): label it (kubectl label namespace {namespace} {spaced}) and "
+                "grant it (helm upgrade); nothing more is cordoned or created for this run"
+            )
+        served = sorted(options.served_namespaces or ())
+        return (
             f"namespace {namespace!r} is not served by this manager (it serves: "
             f"{', '.join(served) or 'none'}); nothing was cordoned or created. To allow it, "
             "run the manager with --serve-namespaces including it (glimmer manager "
             f"--serve-namespaces={','.join([*served, namespace])}; in the Helm chart or "
             "kustomize overlay, the value that sets that flag)"
         )
+
+    async def _not_served(self, run: JSON) -> Result:
+        """19.19: a run outside the served namespaces ends Error; nothing is read for it,
+        cordoned or created (a run pinned before the boundary moved, or whose namespace
+        lost the served labels, is unloaded)."""
+        namespace = RunView(run).namespace
+        message = self._not_served_message(namespace)
         set_condition(RunView(run).status, type_="Admitted", status_="False",
                       reason="NamespaceNotServed", message=message, now=self.now())  # fmt: skip
         plan = RunView(run).readable_plan()

@@ -14,12 +14,20 @@ reconciler reads is kept (tests/unit/controllers/test_perf2_transforms.py). Runs
 write, and sharing the strings of a megabyte of status would cost CPU each time for
 one object. Pods are indexed by run, nodes by cordon owner, for the cached reader (see
 :mod:`glimmer.engine.reader`).
+
+Served by label (``--serve-namespace-selector``), one more watch: the Namespaces that
+carry the labels, filtered by the apiserver (a namespace losing a label leaves the watch
+as a deletion, gaining one enters it as an addition). Its cache is what
+:meth:`RunOptions.serves` is asked about, and each of its events re-reconciles every run
+in that namespace (runs indexed by namespace), so a run whose namespace loses the labels
+is unloaded at once, not at its next backstop requeue.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import Any, Final
 
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run import labels
@@ -32,20 +40,33 @@ from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
 from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler, now_utc
 from glimmer.engine import (
+    NAMESPACES,
     PODS,
+    CachedReader,
     ControllerOptions,
     ControllerRegistration,
     InformerEvent,
     KubeClient,
+    NotCachedError,
     Readers,
     Watch,
     compact,
     compact_pod,
+    object_key,
     strip_managed_fields,
 )
+from glimmer.engine.manager import KeyMapper
 from glimmer.sinks import RunExporter
 
 RUN_CONTROLLER: str = "burninrun"
+
+#: Runs by namespace, so a Namespace event finds the runs it concerns.
+RUNS_BY_NAMESPACE: Final = "runs-by-namespace"
+
+
+def runs_by_namespace(obj: Mapping[str, Any]) -> list[str]:
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    return [str(namespace)] if namespace else []
 
 
 def run_log_context(key: str) -> dict[str, str]:
@@ -68,6 +89,24 @@ def no_keys(event: InformerEvent) -> list[str]:
     """A NodeFingerprint event enqueues nothing: the cache only answers E14's vendor read
     at launch (a run waits on its pods, never on a fingerprint)."""
     return []
+
+
+def namespace_run_keys(cached: CachedReader | None) -> KeyMapper:
+    """A served Namespace's event concerns every run in it (from the run cache; none
+    while that cache cannot answer: its own sync then enqueues every run anyway)."""
+
+    def keys(event: InformerEvent) -> list[str]:
+        name = str((event.obj.get("metadata") or {}).get("name") or "")
+        if cached is None or not name:
+            return []
+        try:
+            return list(
+                cached.by_index_view(RUNS, RUNS_BY_NAMESPACE, name, view=object_key, namespace=name)
+            )
+        except NotCachedError:
+            return []
+
+    return keys
 
 
 def run_controller(
@@ -108,11 +147,29 @@ def run_controller(
         forget=forget if forgets else None,
         readers=readers,
     )
+    selector = reconciler.ctx.options.namespace_selector
+    served_by_label = (
+        ()
+        if selector is None
+        else (
+            Watch(
+                NAMESPACES,
+                label_selector=selector,
+                transform=compact,
+                to_keys=namespace_run_keys(readers.cached if readers is not None else None),
+            ),
+        )
+    )
     return ControllerRegistration(
         name=RUN_CONTROLLER,
         reconciler=reconciler,
         watches=(
-            Watch(RUNS, namespace=namespace, transform=strip_managed_fields),
+            Watch(
+                RUNS,
+                namespace=namespace,
+                transform=strip_managed_fields,
+                indexers={RUNS_BY_NAMESPACE: runs_by_namespace},
+            ),
             Watch(
                 PODS,
                 namespace=namespace,
@@ -128,6 +185,7 @@ def run_controller(
                 transform=compact,
                 to_keys=no_keys,
             ),
+            *served_by_label,
         ),
         options=ControllerOptions(max_concurrent_reconciles=workers),
         log_context=run_log_context,

@@ -524,6 +524,7 @@ class Sweeper(Part):
                 image=image,
             ),
             tolerations=work.view.tolerations,
+            service_account=self.options.runner_service_account,
         )  # fmt: skip
 
     def _foreign(self, work: Pass, ex: Execution, pod: JSON) -> str | None:
