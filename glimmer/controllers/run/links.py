@@ -253,6 +253,7 @@ class Links:
             run=RunRef.of(work.run),
             request=self._request(work, att, member, image=image),
             tolerations=work.view.tolerations,
+            service_account=self.options.runner_service_account,
         )
 
     def _builder(self, work: Pass, att: LinkAttempt, member: Member) -> Callable[[str], JSON]:

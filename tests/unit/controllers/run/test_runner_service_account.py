@@ -67,3 +67,18 @@ async def test_a_pod_under_the_runner_name_running_as_another_account_is_not_ado
     [result] = run["status"]["results"]
     assert result["phase"] == "Error", result
     assert "foreign pod" in result["message"], result
+
+
+async def test_pair_pods_run_as_the_configured_service_account_too() -> None:
+    """The Pair builder names the same account as the Node builder (both sides)."""
+    cluster = Cluster(nodes=2)
+    pair = custom_test("echo", scope="Pair")
+    await cluster.setup(tests={"link": pair})
+    running_as(cluster, "burnin-runner")
+    await cluster.create_run(maxConcurrentNodes=2)
+    for _ in range(3):
+        await cluster.reconcile()
+        for pod in cluster.pods():
+            assert pod["spec"]["serviceAccountName"] == "burnin-runner"
+            assert pod["spec"]["automountServiceAccountToken"] is False
+    assert cluster.pods(), "the Pair created no pod"
