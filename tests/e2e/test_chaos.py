@@ -21,16 +21,7 @@ import pytest
 from glimmer.controllers.run.kube import RUNS
 from glimmer.engine import ApiServerClient
 from glimmer.testing import ManagerProcess
-from tests.e2e.conftest import (
-    assert_nodes_restored,
-    audit_caught_up,
-    chaos_rng,
-    is_terminal,
-    kill_manager,
-    outcome,
-    run_pods,
-    summary,
-)
+from tests.e2e import conftest as harness
 from tests.e2e.pod_audit import PodAudit
 from tests.integration.run.conftest import apply_profile, create_run, custom, terminal_run
 
@@ -74,10 +65,10 @@ async def check_run(
     """Assert the run matches the reference; returns how many pods it created."""
     run = await kube.get(RUNS, name, namespace=namespace)
     assert not run["metadata"].get("finalizers"), run["metadata"]
-    assert summary(run) == summary(reference), run["status"]
-    assert outcome(run) == outcome(reference), run["status"]["results"]
-    await assert_nodes_restored(kube, nodes)
-    pods = await run_pods(kube, namespace, name)
+    assert harness.summary(run) == harness.summary(reference), run["status"]
+    assert harness.outcome(run) == harness.outcome(reference), run["status"]["results"]
+    await harness.assert_nodes_restored(kube, nodes)
+    pods = await harness.run_pods(kube, namespace, name)
     # One pod per recorded attempt: no attempt launched twice or launched unrecorded.
     assert len(pods) == EXPECTED_PODS_PER_NODE * len(nodes), pods
     return len(pods)
@@ -91,7 +82,7 @@ async def test_H_a_manager_sigkilled_at_random_instants_reaches_the_undisturbed_
     pod_audit: PodAudit,
     manager_process: Any,
 ) -> None:
-    rng = chaos_rng("chaos", kills=KILLS)
+    rng = harness.chaos_rng("chaos", kills=KILLS)
     nodes = sim_nodes(count=3).names
     await apply_profile(kube, namespace, TESTS)
     manager: ManagerProcess = manager_process()
@@ -105,8 +96,8 @@ async def test_H_a_manager_sigkilled_at_random_instants_reaches_the_undisturbed_
             for test, (phase, attempts) in EXPECTED_PER_NODE.items()
             for node in nodes
         }
-        assert outcome(reference) == expected, reference["status"]["results"]
-        assert summary(reference) == ("Failed", 6, 3, 0, 0)
+        assert harness.outcome(reference) == expected, reference["status"]["results"]
+        assert harness.summary(reference) == ("Failed", 6, 3, 0, 0)
         await check_run(
             kube, namespace=namespace, name="reference", nodes=nodes, reference=reference
         )
@@ -124,16 +115,16 @@ async def test_H_a_manager_sigkilled_at_random_instants_reaches_the_undisturbed_
                     await terminal_run(kube, namespace, name, timeout=180)
                     break
                 await asyncio.sleep(rng.uniform(0.2, 3.0))
-                kill_manager(manager, pod_audit)
+                harness.kill_manager(manager, pod_audit)
                 kills += 1
-                if await is_terminal(kube, namespace, name):
+                if await harness.is_terminal(kube, namespace, name):
                     break
             await check_run(kube, namespace=namespace, name=name, nodes=nodes, reference=reference)
             if kills >= KILLS:
                 break
         manager.stop()
         pods_expected = EXPECTED_PODS_PER_NODE * len(nodes) * (runs + 1)
-        await audit_caught_up(pod_audit, pods_expected)
+        await harness.audit_caught_up(pod_audit, pods_expected)
         print(
             f"chaos: kills={kills} runs={runs} manager_starts={manager.starts} "
             f"pods_created={pod_audit.pods_created} (expected {pods_expected}) "

@@ -24,16 +24,7 @@ from glimmer.controllers.run import kube as kube_
 from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
 from glimmer.engine import ApiServerClient
 from glimmer.testing import ManagerProcess
-from tests.e2e.conftest import (
-    assert_nodes_restored,
-    audit_caught_up,
-    chaos_rng,
-    is_terminal,
-    kill_manager,
-    outcome,
-    run_pods,
-    summary,
-)
+from tests.e2e import conftest as harness
 from tests.e2e.pod_audit import PodAudit
 from tests.integration.run.conftest import create_run, terminal_run, wait_for
 from tests.integration.run.test_links_cluster import link_nodes, ring_group, tcp_pair
@@ -79,9 +70,9 @@ async def check_run(
 ) -> int:  # fmt: skip
     run = await kube.get(RUNS, name, namespace=namespace)
     assert not run["metadata"].get("finalizers"), run["metadata"]
-    assert summary(run) == summary(reference), run["status"]
-    assert outcome(run) == outcome(reference), run["status"]["results"]
-    await assert_nodes_restored(kube, nodes)
+    assert harness.summary(run) == harness.summary(reference), run["status"]
+    assert harness.outcome(run) == harness.outcome(reference), run["status"]["results"]
+    await harness.assert_nodes_restored(kube, nodes)
     await wait_for(lambda: no_services(kube, namespace), timeout=15, what="Services deleted")
     _, count, per_attempt = KINDS[kind]
     assert count == len(nodes)
@@ -98,7 +89,7 @@ async def check_run(
     created = audit.names_with_prefix(prefix)
     # One pod per member per recorded attempt: nothing launched twice or unrecorded.
     assert len(created) == expected, created
-    assert set(await run_pods(kube, namespace, name)) <= set(created)
+    assert set(await harness.run_pods(kube, namespace, name)) <= set(created)
     return len(created)
 
 
@@ -110,7 +101,7 @@ async def test_H_F_pair_and_group_runs_survive_a_manager_sigkilled_at_random_ins
     pod_audit: PodAudit,
     manager_process: Any,
 ) -> None:
-    rng = chaos_rng("chaos-links", kills=KILLS)
+    rng = harness.chaos_rng("chaos-links", kills=KILLS)
     every = link_nodes(sim_nodes, 3).names
     targets = {kind: every[:count] for kind, (_, count, _) in KINDS.items()}
     await apply_profiles(kube, namespace)
@@ -122,7 +113,7 @@ async def test_H_F_pair_and_group_runs_survive_a_manager_sigkilled_at_random_ins
             name = f"reference-{kind}"
             await create_run(kube, namespace, name, targets[kind], profileRef=kind)
             references[kind] = await terminal_run(kube, namespace, name, timeout=180)
-            [(key, (phase, attempts))] = outcome(references[kind]).items()
+            [(key, (phase, attempts))] = harness.outcome(references[kind]).items()
             assert key == (kind, ",".join(targets[kind]))
             assert (phase, attempts) == ("Passed", EXPECTED_ATTEMPTS), references[kind]["status"]
             pods_expected += await check_run(
@@ -148,17 +139,17 @@ async def test_H_F_pair_and_group_runs_survive_a_manager_sigkilled_at_random_ins
                     manager.stop()
                     break
                 await asyncio.sleep(rng.uniform(0.2, 2.5))
-                kill_manager(manager, pod_audit)
+                harness.kill_manager(manager, pod_audit)
                 kills += 1
                 landed += 1
-                if await is_terminal(kube, namespace, name):
+                if await harness.is_terminal(kube, namespace, name):
                     break
             pods_expected += await check_run(
                 kube, audit=pod_audit, namespace=namespace, name=name, kind=kind,
                 nodes=targets[kind], reference=references[kind],
             )  # fmt: skip
         manager.stop()
-        await audit_caught_up(pod_audit, pods_expected)
+        await harness.audit_caught_up(pod_audit, pods_expected)
         print(
             f"chaos-links: kills={kills} runs={runs} manager_starts={manager.starts} "
             f"pods_created={pod_audit.pods_created} (expected {pods_expected}) "

@@ -21,7 +21,7 @@ import pytest
 from glimmer.engine import PODS, ApiError, ApiServerClient, is_not_found
 from glimmer.plan import pod_name
 from glimmer.testing import ManagerProcess
-from tests.e2e.conftest import assert_nodes_restored, chaos_rng, kill_manager, outcome, summary
+from tests.e2e import conftest as harness
 from tests.e2e.pod_audit import PodAudit
 from tests.integration.run.conftest import apply_profile, create_run, terminal_run, wait_for
 from tests.integration.run.test_soak_cluster import GATES, soak_test
@@ -71,7 +71,7 @@ async def test_G2_H_a_soak_with_the_manager_sigkilled_in_every_segment_keeps_the
     pod_audit: PodAudit,
     manager_process: Any,
 ) -> None:
-    rng = chaos_rng("chaos-soak")
+    rng = harness.chaos_rng("chaos-soak")
     nodes = sim_nodes(count=1).names
     await apply_profile(
         kube, namespace, {"soak": soak_test(WINDOW, segments=SEGMENTS, thresholds=GATES)}
@@ -97,15 +97,15 @@ async def test_G2_H_a_soak_with_the_manager_sigkilled_in_every_segment_keeps_the
                 what=f"segment {segment}'s pod",
             )
             await asyncio.sleep(rng.uniform(0.0, 2.5))
-            kill_manager(manager, pod_audit)
+            harness.kill_manager(manager, pod_audit)
             kills += 1
             manager.start()
         run = await terminal_run(kube, namespace, "chaos", timeout=120)
         manager.stop()
-        assert summary(run) == summary(reference), run["status"]
+        assert harness.summary(run) == harness.summary(reference), run["status"]
         assert soak_view(run) == soak_view(reference), run["status"]["results"]
-        assert outcome(run) == outcome(reference), run["status"]["results"]
-        await assert_nodes_restored(kube, nodes)
+        assert harness.outcome(run) == harness.outcome(reference), run["status"]["results"]
+        await harness.assert_nodes_restored(kube, nodes)
         # One pod per segment, each created once, in both runs.
         for name in ("reference", "chaos"):
             created = pod_audit.names_with_prefix(f"{name}-t0-")
