@@ -11,6 +11,11 @@ Later signals are absorbed while that cleanup runs (it is bounded: SIGKILL follo
 short grace), so a second Ctrl-C cannot cut the writing of ``run.json`` half way.
 Around process creation the signal is deferred: raised after ``Popen`` returns, so a
 runner can never be started without the supervisor that will stop it.
+
+What a stopped run records is here too: every test it had not settled is Error, in
+flight and not yet started alike (:func:`settle_interrupted`, :func:`not_started`), for
+a ``run.json`` holding only the tests that happened to finish could read Passed.
+(:mod:`glimmer.local.attempts` records the attempt that was in flight.)
 """
 
 from __future__ import annotations
@@ -19,8 +24,13 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from types import FrameType
 from typing import Final
+
+from glimmer.local.model import LocalOptions, LocalResult
+from glimmer.plan import PlannedTest
+from glimmer.verdict import Phase, TestResultState
 
 #: The signals ``glimmer run`` turns into :class:`Interrupted` (SIGHUP: the terminal
 #: closed, which would otherwise orphan the runner just the same).
@@ -88,3 +98,46 @@ def deferred() -> Iterator[None]:
         name, _state.pending = _state.pending, ""
         _state.fired = name
         raise Interrupted(name)
+
+
+def why_stopped(exc: BaseException) -> str:
+    """What stopped the run, as its record says it (``LocalRun.stopped``)."""
+    if isinstance(exc, Interrupted):
+        return f"interrupted ({exc.signal_name})"
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (SIGINT)"
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+def not_started(test: PlannedTest, *, options: LocalOptions, why: str) -> LocalResult:
+    """A test the stopped run never reached: Error, so the run cannot read Passed."""
+    kind = test.spec.get("kind")
+    scope = test.spec.get("scope")
+    return LocalResult(
+        state=TestResultState(
+            name=test.name,
+            kind=kind if isinstance(kind, str) else "",
+            required=test.required,
+            phase=Phase.ERROR,
+            message=f"{why} before this test ran; no verdict",
+        ),
+        scope=scope if isinstance(scope, str) else "Node",
+        node=options.node,
+        nodes=options.nodes,
+        variant_axes=dict(test.axes),
+    )
+
+
+def settle_interrupted(
+    results: list[LocalResult], *, why: str = "interrupted"
+) -> list[LocalResult]:
+    """Mark anything still open as Error: an interrupted run judged nothing it didn't finish."""
+    return [
+        replace(
+            r,
+            state=replace(r.state, phase=Phase.ERROR, message=f"{why} before settling; no verdict"),
+        )
+        if r.state.open
+        else r
+        for r in results
+    ]

@@ -1,7 +1,7 @@
 """Live progress of ``glimmer run``: what runs now and, for long work, how long is left.
 
 A soak or a stress test runs for a window the plan knows (``BURNIN_DURATION_SECONDS``,
-:func:`glimmer.local.dispatcher.progress_window`), so on a terminal it gets a bar
+:func:`glimmer.local.attempts.progress_window`), so on a terminal it gets a bar
 with the time left; other work gets a ticking elapsed time. Off a terminal (a pipe, a
 CI log) nothing is redrawn and no escape code is written: one line when an attempt
 starts and one when it ends. Colour only where the terminal supports it (rich
@@ -64,7 +64,7 @@ class TimeLeftColumn(ProgressColumn):
 
 
 class RunProgress:
-    """The :class:`glimmer.local.dispatcher.Reporter` ``glimmer run`` draws.
+    """The :class:`glimmer.local.model.Reporter` ``glimmer run`` draws.
 
     ``console`` is where it draws (stdout, or stderr under ``-o json`` so stdout holds
     only the document); ``clock`` and ``ticking`` let a test drive it without timing.

@@ -13,14 +13,13 @@ on them then fails closed) rather than claimed zero. ``gfxTarget`` is printed as
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from runners.clockprobe.sampling import DeviceClocks, Sample, classify, reason_names
+from runners.sdk.clocks import clock_event_reasons, optional_reading
 from runners.sdk.entry import RunnerContext
 from runners.sdk.fold import print_fold, print_spread, settle_concurrency
 from runners.sdk.gpus import open_node_gpus
 from runners.sdk.outcome import Failed, Passed, RunnerError, Verdict
-from runners.sdk.protocols import Clock, ClockKind, Compute, GpuDevice, NotSupportedError
+from runners.sdk.protocols import Clock, ClockKind, Compute, GpuDevice
 from runners.sdk.rocm import print_gfx_target
 
 DEFAULT_WINDOW_S = 30.0
@@ -32,28 +31,15 @@ SAMPLE_INTERVAL_S = 0.5
 MIN_SAMPLES = 4
 
 
-def _optional(read: Callable[[], float]) -> float | None:
-    try:
-        return float(read())
-    except NotSupportedError:
-        return None
-
-
-def _reasons(device: GpuDevice) -> int | None:
-    try:
-        return device.clock_event_reasons()
-    except NotSupportedError:
-        return None
-
-
 def _sample(device: GpuDevice) -> Sample:
+    """The SDK's readings (:mod:`runners.sdk.clocks`) plus the memory clock and P-state."""
     return Sample(
         sm_mhz=device.clock_mhz(ClockKind.SM),
         mem_mhz=device.clock_mhz(ClockKind.MEM),
         pstate=device.performance_state(),
-        reasons=_reasons(device),
-        temp_c=_optional(device.temperature_c),
-        power_w=_optional(device.power_draw_w),
+        reasons=clock_event_reasons(device),
+        temp_c=optional_reading(device.temperature_c),
+        power_w=optional_reading(device.power_draw_w),
     )
 
 

@@ -14,35 +14,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from runners.sdk.clocks import THROTTLE_MASK, ClockSample, ClockTally
 from runners.sdk.protocols import CLOCK_EVENT_REASONS
 
-#: Reason bits that mean the part is slowing itself (idle and app-clock settings are not).
-THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
 _THERMAL = 0x20 | 0x40
 _POWER = 0x4 | 0x80
 _HARDWARE = 0x8
 
 
 @dataclass(frozen=True)
-class Sample:
-    sm_mhz: int
+class Sample(ClockSample):
+    """The SDK's clock sample plus what clockprobe also reads: the memory clock and the
+    P-state (a low clock with no reason while a P-state above P0 holds is pinned)."""
+
     mem_mhz: int
     pstate: int
-    reasons: int | None
-    temp_c: float | None
-    power_w: float | None
 
 
 @dataclass(frozen=True)
-class DeviceClocks:
-    """One device's samples summarised against its rated boost clock."""
+class DeviceClocks(ClockTally):
+    """One device's samples summarised against its rated boost clock (the throttle
+    counts are the SDK's, :class:`runners.sdk.clocks.ClockTally`)."""
 
     rated_boost_mhz: int
     samples: Sequence[Sample]
-
-    @property
-    def mean_sm_mhz(self) -> float:
-        return sum(s.sm_mhz for s in self.samples) / len(self.samples)
 
     @property
     def mean_mem_mhz(self) -> float:
@@ -61,25 +56,6 @@ class DeviceClocks:
         return max(s.sm_mhz for s in self.samples) / self.rated_boost_mhz * 100.0
 
     @property
-    def reasons_readable(self) -> bool:
-        """Whether every sample carried throttle reasons (else no count may be claimed)."""
-        return all(s.reasons is not None for s in self.samples)
-
-    @property
-    def throttled_samples(self) -> int:
-        return sum(1 for s in self.samples if (s.reasons or 0) & THROTTLE_MASK)
-
-    @property
-    def throttle_events(self) -> int:
-        """Entries into a throttled state (a run of throttled samples counts once)."""
-        events, previous = 0, False
-        for sample in self.samples:
-            now = bool((sample.reasons or 0) & THROTTLE_MASK)
-            events += now and not previous
-            previous = now
-        return events
-
-    @property
     def reasons_mask(self) -> int:
         """The reasons seen in readable samples (unreadable ones add nothing)."""
         mask = 0
@@ -90,11 +66,6 @@ class DeviceClocks:
     @property
     def worst_pstate(self) -> int:
         return max(s.pstate for s in self.samples)
-
-    @property
-    def max_temp_c(self) -> float | None:
-        temps = [s.temp_c for s in self.samples if s.temp_c is not None]
-        return max(temps) if temps else None
 
     @property
     def max_power_w(self) -> float | None:

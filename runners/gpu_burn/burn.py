@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from runners.gpu_burn.xid_watch import XidWatch
+from runners.sdk.clocks import ClockSample, ClockTally, read_clock_sample
 from runners.sdk.gpus import DeviceSlot, Gpus
 from runners.sdk.outcome import RunnerError
 from runners.sdk.protocols import (
@@ -38,42 +39,7 @@ SAMPLE_INTERVAL_S = 1.0
 CHECK_INTERVAL_S = 5.0
 #: Running totals are re-printed this often, so a checkpoint (H1) reads a coherent snapshot.
 REPRINT_INTERVAL_S = 15.0
-#: NVML clock-event reason bits that mean the part is slowing itself (not idle/app clocks).
-THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
 MIN_SAMPLES = 2
-
-
-@dataclass(frozen=True)
-class Sample:
-    sm_mhz: int
-    #: Clock-event reason bits; None where the part cannot say (AMD firmware without
-    #: ``indep_throttle_status``): the throttle counts are then unknown, never zero.
-    reasons: int | None
-    temp_c: float | None
-    power_w: float | None
-
-
-def _optional(read: Callable[[], float]) -> float | None:
-    try:
-        return float(read())
-    except NotSupportedError:
-        return None
-
-
-def _reasons(device: GpuDevice) -> int | None:
-    try:
-        return device.clock_event_reasons()
-    except NotSupportedError:
-        return None
-
-
-def read_sample(device: GpuDevice) -> Sample:
-    return Sample(
-        sm_mhz=device.clock_mhz(ClockKind.SM),
-        reasons=_reasons(device),
-        temp_c=_optional(device.temperature_c),
-        power_w=_optional(device.power_draw_w),
-    )
 
 
 def read_ecc(device: GpuDevice) -> tuple[str, int | None]:
@@ -87,14 +53,15 @@ def read_ecc(device: GpuDevice) -> tuple[str, int | None]:
 
 
 @dataclass
-class DeviceBurn:
-    """One GPU's tally over the window."""
+class DeviceBurn(ClockTally):
+    """One GPU's tally over the window (the clock and throttle counts are the SDK's,
+    :class:`runners.sdk.clocks.ClockTally`)."""
 
     slot: DeviceSlot
     rated_sm_mhz: int
     ecc_mode: str
     ecc_before: int | None
-    samples: list[Sample] = field(default_factory=list)
+    samples: list[ClockSample] = field(default_factory=list)
     checks: int = 0
     miscompares: int = 0
     sdc: int = 0
@@ -128,40 +95,12 @@ class DeviceBurn:
         return max(self.ecc_after - self.ecc_before, 0)
 
     @property
-    def mean_sm_mhz(self) -> float:
-        return sum(s.sm_mhz for s in self.samples) / len(self.samples)
-
-    @property
     def sustained_pct(self) -> float:
         return self.mean_sm_mhz / self.rated_sm_mhz * 100.0
 
     @property
-    def max_temp_c(self) -> float | None:
-        temps = [s.temp_c for s in self.samples if s.temp_c is not None]
-        return max(temps) if temps else None
-
-    @property
     def powers(self) -> list[float]:
         return [s.power_w for s in self.samples if s.power_w is not None]
-
-    @property
-    def reasons_readable(self) -> bool:
-        """Whether every sample read the throttle reasons (else no count is claimed)."""
-        return all(s.reasons is not None for s in self.samples)
-
-    @property
-    def throttled_samples(self) -> int:
-        return sum(1 for s in self.samples if (s.reasons or 0) & THROTTLE_MASK)
-
-    @property
-    def throttle_events(self) -> int:
-        """Entries into a throttled state (a run of throttled samples counts once)."""
-        events, previous = 0, False
-        for sample in self.samples:
-            now = bool((sample.reasons or 0) & THROTTLE_MASK)
-            events += now and not previous
-            previous = now
-        return events
 
     def badness(self) -> tuple[int, int, int, int, float]:
         """Sort key for the fold's worst device: wrong results first, then driver-reported
@@ -216,7 +155,7 @@ def run_burn(
     try:
         while (now := clock.monotonic()) - started < window_s:
             for device in devices:
-                device.samples.append(read_sample(handles[device.slot.index]))
+                device.samples.append(read_clock_sample(handles[device.slot.index]))
             if now >= next_check:
                 for device in devices:
                     device.record(

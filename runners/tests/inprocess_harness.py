@@ -82,6 +82,14 @@ def simulated(spec: str, **replace: Any) -> Platform:
     return dataclasses.replace(open_platform({"GLIMMER_SIM_GPU": spec}), **replace)
 
 
+def with_compute(spec: str, wrap: Callable[[Compute], Compute]) -> Platform:
+    """The simulated platform for ``spec`` whose compute is ``wrap`` of the simulated one
+    (wrapped once: every ``compute()`` call returns the same object)."""
+    base = simulated(spec)
+    wrapped = wrap(base.compute())
+    return dataclasses.replace(base, _compute=lambda: wrapped)
+
+
 def run_in_process(
     *,
     kind: str,

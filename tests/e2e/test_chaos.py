@@ -13,30 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import time
 from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import labels
 from glimmer.controllers.run.kube import RUNS
-from glimmer.engine import NODES, PODS, ApiServerClient
-from glimmer.plan.names import label_value
+from glimmer.engine import ApiServerClient
 from glimmer.testing import ManagerProcess
+from tests.e2e import conftest as harness
 from tests.e2e.pod_audit import PodAudit
-from tests.integration.run.conftest import (
-    apply_profile,
-    create_run,
-    custom,
-    terminal_run,
-    wait_for,
-)
+from tests.integration.run.conftest import apply_profile, create_run, custom, terminal_run
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(900)]
 
 KILLS = int(os.environ.get("GLIMMER_CHAOS_KILLS", "8"))
-TERMINAL = ("Passed", "Failed", "Error", "Cancelled")
 GATE = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "10"}]
 
 # Plan order: the flaky test errors on its first attempt only (BURNIN_ATTEMPT), so with
@@ -62,53 +53,6 @@ EXPECTED_PER_NODE = {
 }
 EXPECTED_PODS_PER_NODE = sum(len(a) for _, a in EXPECTED_PER_NODE.values())
 
-Outcome = dict[tuple[str, str], tuple[str, list[tuple[int, str, str]]]]
-
-
-def outcome(run: dict[str, Any]) -> Outcome:
-    """Per (test, node): the result phase and its attempt history, the parts a crash may
-    not change."""
-    results: Outcome = {}
-    for result in run["status"]["results"]:
-        key = (result["name"], ",".join(result.get("nodes") or []))
-        assert key not in results, f"two results for {key}"
-        attempts = [(a["attempt"], a["trigger"], a["phase"]) for a in result.get("attempts", [])]
-        results[key] = (result["phase"], attempts)
-    return results
-
-
-def summary(run: dict[str, Any]) -> tuple[str, int, int, int, int]:
-    status = run["status"]
-    return (
-        status["phase"],
-        status.get("passed", 0),
-        status.get("failed", 0),
-        status.get("errored", 0),
-        status.get("skipped", 0),
-    )
-
-
-async def assert_nodes_restored(kube: ApiServerClient, names: list[str]) -> None:
-    for name in names:
-        node = await kube.get(NODES, name)
-        notes = node["metadata"].get("annotations") or {}
-        assert not node["spec"].get("unschedulable"), f"{name} left cordoned"
-        assert labels.CORDON_OWNER not in notes, f"{name} keeps {notes[labels.CORDON_OWNER]}"
-        assert labels.HEAT_EXPECTED not in notes, f"{name} keeps heat-expected"
-
-
-async def run_pods(kube: ApiServerClient, namespace: str, run: str) -> list[str]:
-    pods = await kube.list(
-        PODS, namespace=namespace, label_selector=f"{labels.RUN_LABEL}={label_value(run)}"
-    )
-    return sorted(p["metadata"]["name"] for p in pods["items"])
-
-
-async def is_terminal(kube: ApiServerClient, namespace: str, name: str) -> bool:
-    run = await kube.get(RUNS, name, namespace=namespace)
-    phase = (run.get("status") or {}).get("phase")
-    return phase in TERMINAL and not run["metadata"].get("finalizers")
-
 
 async def check_run(
     kube: ApiServerClient,
@@ -121,30 +65,26 @@ async def check_run(
     """Assert the run matches the reference; returns how many pods it created."""
     run = await kube.get(RUNS, name, namespace=namespace)
     assert not run["metadata"].get("finalizers"), run["metadata"]
-    assert summary(run) == summary(reference), run["status"]
-    assert outcome(run) == outcome(reference), run["status"]["results"]
-    await assert_nodes_restored(kube, nodes)
-    pods = await run_pods(kube, namespace, name)
+    assert harness.summary(run) == harness.summary(reference), run["status"]
+    assert harness.outcome(run) == harness.outcome(reference), run["status"]["results"]
+    await harness.assert_nodes_restored(kube, nodes)
+    pods = await harness.run_pods(kube, namespace, name)
     # One pod per recorded attempt: no attempt launched twice or launched unrecorded.
     assert len(pods) == EXPECTED_PODS_PER_NODE * len(nodes), pods
     return len(pods)
 
 
 async def test_H_a_manager_sigkilled_at_random_instants_reaches_the_undisturbed_verdict(
-    control_plane: Any,
     run_crds: None,
     kube: ApiServerClient,
     namespace: str,
     sim_nodes: Any,
+    pod_audit: PodAudit,
     manager_process: Any,
 ) -> None:
-    seed = int(os.environ.get("GLIMMER_CHAOS_SEED", str(time.time_ns() % 2**32)))
-    print(f"\nchaos: seed={seed} kills={KILLS} (replay with GLIMMER_CHAOS_SEED={seed})")
-    rng = random.Random(seed)
+    rng = harness.chaos_rng("chaos", kills=KILLS)
     nodes = sim_nodes(count=3).names
     await apply_profile(kube, namespace, TESTS)
-    audit = PodAudit(kubeconfig=str(control_plane.kubeconfig_path), namespace=namespace)
-    await audit.start()
     manager: ManagerProcess = manager_process()
     try:
         # The reference: an undisturbed run, which must itself match rules D2/D3.
@@ -156,8 +96,8 @@ async def test_H_a_manager_sigkilled_at_random_instants_reaches_the_undisturbed_
             for test, (phase, attempts) in EXPECTED_PER_NODE.items()
             for node in nodes
         }
-        assert outcome(reference) == expected, reference["status"]["results"]
-        assert summary(reference) == ("Failed", 6, 3, 0, 0)
+        assert harness.outcome(reference) == expected, reference["status"]["results"]
+        assert harness.summary(reference) == ("Failed", 6, 3, 0, 0)
         await check_run(
             kube, namespace=namespace, name="reference", nodes=nodes, reference=reference
         )
@@ -175,37 +115,25 @@ async def test_H_a_manager_sigkilled_at_random_instants_reaches_the_undisturbed_
                     await terminal_run(kube, namespace, name, timeout=180)
                     break
                 await asyncio.sleep(rng.uniform(0.2, 3.0))
-                crashed = manager.exited()
-                assert crashed is None, (
-                    f"manager exited by itself with {crashed}" + manager.log_tail()
-                )
-                manager.kill()
+                harness.kill_manager(manager, pod_audit)
                 kills += 1
-                audit.check_alive()
-                if await is_terminal(kube, namespace, name):
+                if await harness.is_terminal(kube, namespace, name):
                     break
             await check_run(kube, namespace=namespace, name=name, nodes=nodes, reference=reference)
             if kills >= KILLS:
                 break
         manager.stop()
         pods_expected = EXPECTED_PODS_PER_NODE * len(nodes) * (runs + 1)
-
-        async def audit_caught_up() -> bool:
-            # The watch may lag the last creations by a moment.
-            audit.check_alive()
-            return audit.pods_created >= pods_expected
-
-        await wait_for(audit_caught_up, timeout=15, what="the pod audit to see every pod")
+        await harness.audit_caught_up(pod_audit, pods_expected)
         print(
             f"chaos: kills={kills} runs={runs} manager_starts={manager.starts} "
-            f"pods_created={audit.pods_created} (expected {pods_expected}) "
-            f"added_events={audit.added_events} relists={audit.relists} "
-            f"duplicate_names={len(audit.duplicate_names)} "
+            f"pods_created={pod_audit.pods_created} (expected {pods_expected}) "
+            f"added_events={pod_audit.added_events} relists={pod_audit.relists} "
+            f"duplicate_names={len(pod_audit.duplicate_names)} "
             f"chaos_wall_s={time.monotonic() - started:.1f}"
         )
-        assert audit.duplicate_names == {}
-        assert audit.pods_created == pods_expected
+        assert pod_audit.duplicate_names == {}
+        assert pod_audit.pods_created == pods_expected
         assert kills == KILLS
     finally:
         manager.stop()
-        await audit.stop()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import time
 from typing import Any
 
@@ -25,8 +24,8 @@ from glimmer.controllers.run import kube as kube_
 from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
 from glimmer.engine import ApiServerClient
 from glimmer.testing import ManagerProcess
+from tests.e2e import conftest as harness
 from tests.e2e.pod_audit import PodAudit
-from tests.e2e.test_chaos import assert_nodes_restored, is_terminal, outcome, run_pods, summary
 from tests.integration.run.conftest import create_run, terminal_run, wait_for
 from tests.integration.run.test_links_cluster import link_nodes, ring_group, tcp_pair
 
@@ -71,9 +70,9 @@ async def check_run(
 ) -> int:  # fmt: skip
     run = await kube.get(RUNS, name, namespace=namespace)
     assert not run["metadata"].get("finalizers"), run["metadata"]
-    assert summary(run) == summary(reference), run["status"]
-    assert outcome(run) == outcome(reference), run["status"]["results"]
-    await assert_nodes_restored(kube, nodes)
+    assert harness.summary(run) == harness.summary(reference), run["status"]
+    assert harness.outcome(run) == harness.outcome(reference), run["status"]["results"]
+    await harness.assert_nodes_restored(kube, nodes)
     await wait_for(lambda: no_services(kube, namespace), timeout=15, what="Services deleted")
     _, count, per_attempt = KINDS[kind]
     assert count == len(nodes)
@@ -90,26 +89,22 @@ async def check_run(
     created = audit.names_with_prefix(prefix)
     # One pod per member per recorded attempt: nothing launched twice or unrecorded.
     assert len(created) == expected, created
-    assert set(await run_pods(kube, namespace, name)) <= set(created)
+    assert set(await harness.run_pods(kube, namespace, name)) <= set(created)
     return len(created)
 
 
 async def test_H_F_pair_and_group_runs_survive_a_manager_sigkilled_at_random_instants(
-    control_plane: Any,
     run_crds: None,
     kube: ApiServerClient,
     namespace: str,
     sim_nodes: Any,
+    pod_audit: PodAudit,
     manager_process: Any,
 ) -> None:
-    seed = int(os.environ.get("GLIMMER_CHAOS_SEED", str(time.time_ns() % 2**32)))
-    print(f"\nchaos-links: seed={seed} kills={KILLS} (replay with GLIMMER_CHAOS_SEED={seed})")
-    rng = random.Random(seed)
+    rng = harness.chaos_rng("chaos-links", kills=KILLS)
     every = link_nodes(sim_nodes, 3).names
     targets = {kind: every[:count] for kind, (_, count, _) in KINDS.items()}
     await apply_profiles(kube, namespace)
-    audit = PodAudit(kubeconfig=str(control_plane.kubeconfig_path), namespace=namespace)
-    await audit.start()
     manager: ManagerProcess = manager_process()
     pods_expected = 0
     try:
@@ -118,11 +113,11 @@ async def test_H_F_pair_and_group_runs_survive_a_manager_sigkilled_at_random_ins
             name = f"reference-{kind}"
             await create_run(kube, namespace, name, targets[kind], profileRef=kind)
             references[kind] = await terminal_run(kube, namespace, name, timeout=180)
-            [(key, (phase, attempts))] = outcome(references[kind]).items()
+            [(key, (phase, attempts))] = harness.outcome(references[kind]).items()
             assert key == (kind, ",".join(targets[kind]))
             assert (phase, attempts) == ("Passed", EXPECTED_ATTEMPTS), references[kind]["status"]
             pods_expected += await check_run(
-                kube, audit=audit, namespace=namespace, name=name, kind=kind,
+                kube, audit=pod_audit, namespace=namespace, name=name, kind=kind,
                 nodes=targets[kind], reference=references[kind],
             )  # fmt: skip
         manager.stop()
@@ -144,35 +139,26 @@ async def test_H_F_pair_and_group_runs_survive_a_manager_sigkilled_at_random_ins
                     manager.stop()
                     break
                 await asyncio.sleep(rng.uniform(0.2, 2.5))
-                crashed = manager.exited()
-                assert crashed is None, f"manager exited by itself ({crashed})" + manager.log_tail()
-                manager.kill()
+                harness.kill_manager(manager, pod_audit)
                 kills += 1
                 landed += 1
-                audit.check_alive()
-                if await is_terminal(kube, namespace, name):
+                if await harness.is_terminal(kube, namespace, name):
                     break
             pods_expected += await check_run(
-                kube, audit=audit, namespace=namespace, name=name, kind=kind,
+                kube, audit=pod_audit, namespace=namespace, name=name, kind=kind,
                 nodes=targets[kind], reference=references[kind],
             )  # fmt: skip
         manager.stop()
-
-        async def audit_caught_up() -> bool:
-            audit.check_alive()
-            return audit.pods_created >= pods_expected
-
-        await wait_for(audit_caught_up, timeout=15, what="the pod audit to see every pod")
+        await harness.audit_caught_up(pod_audit, pods_expected)
         print(
             f"chaos-links: kills={kills} runs={runs} manager_starts={manager.starts} "
-            f"pods_created={audit.pods_created} (expected {pods_expected}) "
-            f"duplicate_names={len(audit.duplicate_names)} "
+            f"pods_created={pod_audit.pods_created} (expected {pods_expected}) "
+            f"duplicate_names={len(pod_audit.duplicate_names)} "
             f"chaos_wall_s={time.monotonic() - started:.1f}"
         )
-        assert audit.duplicate_names == {}
-        assert audit.pods_created == pods_expected
+        assert pod_audit.duplicate_names == {}
+        assert pod_audit.pods_created == pods_expected
         assert kills == KILLS
         assert runs >= 4  # kills landed on Pair and Group runs alike
     finally:
         manager.stop()
-        await audit.stop()

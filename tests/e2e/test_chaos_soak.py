@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
-import random
-import time
 from typing import Any
 
 import pytest
@@ -24,8 +21,8 @@ import pytest
 from glimmer.engine import PODS, ApiError, ApiServerClient, is_not_found
 from glimmer.plan import pod_name
 from glimmer.testing import ManagerProcess
+from tests.e2e import conftest as harness
 from tests.e2e.pod_audit import PodAudit
-from tests.e2e.test_chaos import assert_nodes_restored, outcome, summary
 from tests.integration.run.conftest import apply_profile, create_run, terminal_run, wait_for
 from tests.integration.run.test_soak_cluster import GATES, soak_test
 
@@ -67,22 +64,18 @@ async def pod_running(kube: ApiServerClient, namespace: str, name: str) -> bool:
 
 
 async def test_G2_H_a_soak_with_the_manager_sigkilled_in_every_segment_keeps_the_aggregate(
-    control_plane: Any,
     run_crds: None,
     kube: ApiServerClient,
     namespace: str,
     sim_nodes: Any,
+    pod_audit: PodAudit,
     manager_process: Any,
 ) -> None:
-    seed = int(os.environ.get("GLIMMER_CHAOS_SEED", str(time.time_ns() % 2**32)))
-    print(f"\nchaos-soak: seed={seed} (replay with GLIMMER_CHAOS_SEED={seed})")
-    rng = random.Random(seed)
+    rng = harness.chaos_rng("chaos-soak")
     nodes = sim_nodes(count=1).names
     await apply_profile(
         kube, namespace, {"soak": soak_test(WINDOW, segments=SEGMENTS, thresholds=GATES)}
     )
-    audit = PodAudit(kubeconfig=str(control_plane.kubeconfig_path), namespace=namespace)
-    await audit.start()
     manager: ManagerProcess = manager_process()
     try:
         await create_run(kube, namespace, "reference", nodes)
@@ -104,25 +97,21 @@ async def test_G2_H_a_soak_with_the_manager_sigkilled_in_every_segment_keeps_the
                 what=f"segment {segment}'s pod",
             )
             await asyncio.sleep(rng.uniform(0.0, 2.5))
-            crashed = manager.exited()
-            assert crashed is None, f"manager exited by itself ({crashed})" + manager.log_tail()
-            manager.kill()
+            harness.kill_manager(manager, pod_audit)
             kills += 1
-            audit.check_alive()
             manager.start()
         run = await terminal_run(kube, namespace, "chaos", timeout=120)
         manager.stop()
-        assert summary(run) == summary(reference), run["status"]
+        assert harness.summary(run) == harness.summary(reference), run["status"]
         assert soak_view(run) == soak_view(reference), run["status"]["results"]
-        assert outcome(run) == outcome(reference), run["status"]["results"]
-        await assert_nodes_restored(kube, nodes)
+        assert harness.outcome(run) == harness.outcome(reference), run["status"]["results"]
+        await harness.assert_nodes_restored(kube, nodes)
         # One pod per segment, each created once, in both runs.
         for name in ("reference", "chaos"):
-            created = audit.names_with_prefix(f"{name}-t0-")
+            created = pod_audit.names_with_prefix(f"{name}-t0-")
             assert len(created) == SEGMENTS, created
-        assert audit.duplicate_names == {}
+        assert pod_audit.duplicate_names == {}
         print(f"chaos-soak: kills={kills} manager_starts={manager.starts}")
         assert kills == SEGMENTS
     finally:
         manager.stop()
-        await audit.stop()

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from glimmer.local import dispatcher, process
+from glimmer.local import attempts, process
 from glimmer.local.dispatcher import LocalOptions, run_plan
 from glimmer.local.process import ProcessResult, run_runner
 from glimmer.local.results import exit_status
@@ -147,7 +147,7 @@ def test_I19_17_unbounded_output_is_read_in_bounded_memory(tmp_path: Path) -> No
 def test_I19_17_dispatcher_records_the_group_deadline_as_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(dispatcher, "_deadline", lambda test: 2)
+    monkeypatch.setattr(attempts, "_deadline", lambda test: 2)
     outcome = build_plan(
         profile={
             "tests": [

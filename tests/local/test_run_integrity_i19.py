@@ -23,8 +23,9 @@ import yaml
 from click.testing import CliRunner
 
 from glimmer.cli import main
-from glimmer.local import dispatcher
+from glimmer.local import attempts, dispatcher, launch
 from glimmer.local.filenames import file_stem
+from glimmer.plan import SpecError
 
 GLIMMER = [sys.executable, "-c", "from glimmer.cli import main; main()"]
 
@@ -97,9 +98,9 @@ def test_I19_14_preflight_backstop_refuses_what_the_attempt_would_raise_on(
     profile = write_profile(tmp_path / "p.yaml", {"inline": sh("echo bw=1")})
 
     def broken_env(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        raise dispatcher.SpecError("spec.runner.env entries must be objects with a name: 3")
+        raise SpecError("spec.runner.env entries must be objects with a name: 3")
 
-    monkeypatch.setattr(dispatcher, "runner_env", broken_env)
+    monkeypatch.setattr(launch, "runner_env", broken_env)
     result = CliRunner().invoke(
         main, ["run", str(profile), "--dry-run", "--report-dir", str(tmp_path / "r")]
     )
@@ -120,7 +121,7 @@ def test_I19_14_internal_error_is_exit_3_with_run_json(
         {"inline": sh("echo second")},
         {"inline": sh("echo third")},
     )
-    real = dispatcher.run_runner
+    real = attempts.run_runner
     calls: list[int] = []
 
     def flaky(**kwargs: Any) -> Any:
@@ -129,7 +130,7 @@ def test_I19_14_internal_error_is_exit_3_with_run_json(
             raise RuntimeError("disk on fire")
         return real(**kwargs)
 
-    monkeypatch.setattr(dispatcher, "run_runner", flaky)
+    monkeypatch.setattr(attempts, "run_runner", flaky)
     report = tmp_path / "r"
     result = CliRunner().invoke(main, ["run", str(profile), "--report-dir", str(report)])
     assert result.exit_code == 3, result.output  # never 1: that would read "hardware Failed"
@@ -355,7 +356,7 @@ def test_I19_16_interrupt_is_exit_3_even_after_a_failed_test(
         {"inline": sh("echo bw=1", thresholds=gate)},
         {"inline": sh("echo bw=20", thresholds=gate)},
     )
-    real = dispatcher.run_runner
+    real = attempts.run_runner
     calls: list[int] = []
 
     def interrupt_second(**kwargs: Any) -> Any:
@@ -364,7 +365,7 @@ def test_I19_16_interrupt_is_exit_3_even_after_a_failed_test(
             raise KeyboardInterrupt
         return real(**kwargs)
 
-    monkeypatch.setattr(dispatcher, "run_runner", interrupt_second)
+    monkeypatch.setattr(attempts, "run_runner", interrupt_second)
     report = tmp_path / "r"
     result = CliRunner().invoke(main, ["run", str(profile), "--report-dir", str(report)])
     assert result.exit_code == 3

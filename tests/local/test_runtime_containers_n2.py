@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 from glimmer.cli import run as run_module
 from glimmer.cli.plan import plan as plan_command
 from glimmer.cli.run import run
-from glimmer.local import dispatcher
+from glimmer.local import attempts
 from glimmer.local.dispatcher import Launch, LocalOptions, SilentReporter, launch, run_plan
 from glimmer.local.interrupt import Interrupted
 from glimmer.local.process import run_runner
@@ -380,7 +380,7 @@ def test_N2_a_deadline_stops_the_container_not_just_the_client(
     fake.install("docker")
     # A SIGTERM-trapping entrypoint that prints a passing value and exits 0 at the stop.
     fake.play(output="bw=99\n", mode="trap_term")
-    monkeypatch.setattr(dispatcher, "_deadline", lambda test: 1)
+    monkeypatch.setattr(attempts, "_deadline", lambda test: 1)
     plan = pinned({"kind": "custom", "runner": {"image": IMAGE}, "thresholds": GATE})
     (test,) = plan.tests
     runtime = ContainerRuntime(name="docker", binary=str(fake.bin_dir / "docker"))

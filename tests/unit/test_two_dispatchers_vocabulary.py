@@ -11,7 +11,8 @@ import glimmer.sim.config
 import runners.sdk.platform
 from glimmer.api import API_VERSION
 from glimmer.contract import SIM_GPU_ENV
-from glimmer.local.dispatcher import LocalOptions, _env
+from glimmer.local.dispatcher import LocalOptions
+from glimmer.local.launch import _env
 from glimmer.local.results import run_document
 from glimmer.plan import PinnedPlan, build_plan
 

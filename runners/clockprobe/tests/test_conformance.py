@@ -1,4 +1,4 @@
-"""clockprobe against the runner contract and the fault matrix (runners/conformance.py)."""
+"""clockprobe against the runner contract and the fault matrix (runners/conformance/node.py)."""
 
 import pytest
 

@@ -6,19 +6,20 @@ row on the MI325X, the AMD evidence, and the refusals of the gfx rule.
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable
 
 import pytest
 
+from glimmer.contract import RunnerReport
 from runners.catalog import RUNNERS
 from runners.compute_smoke import runner as compute_smoke
 from runners.compute_smoke.precision import gfx_precision, image_runs_on_gfx
 from runners.conformance import Case, check
 from runners.sdk.outcome import RunnerError
-from runners.sdk.protocols import NotSupportedError
-from runners.tests.amd_matrix_cases import amd_matrix_cases
+from runners.sdk.protocols import Compute, NotSupportedError
+from runners.tests.amd_fixtures import amd_matrix_cases
 from runners.tests.fake_tools import run_module
-from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
+from runners.tests.inprocess_harness import WrappedCompute, run_in_process, with_compute
 
 KIND = "compute-smoke"
 
@@ -56,29 +57,26 @@ class _OtherArches(WrappedCompute):
         return ["gfx90a", "gfx1100"]
 
 
-def test_fail_closed_rocm_image_without_gfx942_code_is_an_error() -> None:
-    base = simulated("mi300x")
-    wrapped = _OtherArches(base.compute())
+def _refused(compute: Callable[[Compute], Compute]) -> RunnerReport:
     report, _ = run_in_process(
         kind=KIND,
         prefix="FP4_GEMM",
         measure=compute_smoke.measure,
-        platform=dataclasses.replace(base, _compute=lambda: wrapped),
+        platform=with_compute("mi300x", compute),
         env={},
     )
+    return report
+
+
+def test_fail_closed_rocm_image_without_gfx942_code_is_an_error() -> None:
+    report = _refused(_OtherArches)
     assert report.exit_code == 3
     assert "image not built for gfx942" in report.message
 
 
 def test_fail_closed_fp8_missing_from_the_rocm_library_is_an_error() -> None:
-    base = simulated("mi300x")
-    wrapped = WrappedCompute(base.compute(), refuse=NotSupportedError("no float8_e4m3fnuz"))
-    report, _ = run_in_process(
-        kind=KIND,
-        prefix="FP4_GEMM",
-        measure=compute_smoke.measure,
-        platform=dataclasses.replace(base, _compute=lambda: wrapped),
-        env={},
+    report = _refused(
+        lambda inner: WrappedCompute(inner, refuse=NotSupportedError("no float8_e4m3fnuz"))
     )
     assert report.exit_code == 3
     assert "gfx942" in report.message

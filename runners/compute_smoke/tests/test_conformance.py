@@ -1,4 +1,4 @@
-"""compute-smoke against the runner contract and the fault matrix (runners/conformance.py)."""
+"""compute-smoke against the runner contract and the fault matrix (runners/conformance/node.py)."""
 
 import pytest
 

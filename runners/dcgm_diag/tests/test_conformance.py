@@ -1,4 +1,4 @@
-"""dcgm-diag against the runner contract and the fault matrix (runners/conformance.py)."""
+"""dcgm-diag against the runner contract and the fault matrix (runners/conformance/node.py)."""
 
 import pytest
 

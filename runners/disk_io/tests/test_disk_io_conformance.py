@@ -1,4 +1,4 @@
-"""disk-io against the runner contract and the fault matrix (runners/conformance.py):
+"""disk-io against the runner contract and the fault matrix (runners/conformance/node.py):
 the catalog's spec and ``cases_for``'s cases, every one run with the real fio on a real
 tmpfs (the catalog's test_env has no path on purpose: this module mounts one).
 """

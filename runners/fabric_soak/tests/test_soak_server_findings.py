@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from runners.catalog import RUNNERS
-from runners.conformance import DEFAULT_TIMEOUT_S, _pair_env, execute_together, loopback_addresses
+from runners.conformance import DEFAULT_TIMEOUT_S, execute_together, loopback_addresses, pair_env
 from runners.fabric_soak.runner import link_delta
 from runners.sdk.platform import SIM_ENV
 from runners.sdk.rdma_pair import decode_summary, encode_summary
@@ -34,12 +34,12 @@ def test_F2_a_flap_seen_only_at_the_server_fails_the_clients_own_verdict() -> No
     envs = [
         {
             **spec.test_env,
-            **_pair_env("server", own=server_ip, peer=client_ip, peer_node="node-c"),
+            **pair_env("server", own=server_ip, peer=client_ip, peer_node="node-c"),
             SIM_ENV: "h200:flapping-link",
         },
         {
             **spec.test_env,
-            **_pair_env("client", own=client_ip, peer=server_ip, peer_node="node-s"),
+            **pair_env("client", own=client_ip, peer=server_ip, peer_node="node-s"),
             SIM_ENV: "h200",
         },
     ]

@@ -1,4 +1,5 @@
-"""fingerprint-probe against the runner contract and the fault matrix (runners/conformance.py)."""
+"""fingerprint-probe against the runner contract and the fault matrix
+(runners/conformance/node.py)."""
 
 import pytest
 

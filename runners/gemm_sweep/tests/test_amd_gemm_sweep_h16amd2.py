@@ -7,8 +7,6 @@ fp4/tf32 (named), an Error for any other.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from runners.catalog import RUNNERS
@@ -17,9 +15,9 @@ from runners.gemm_sweep import runner as gemm_sweep
 from runners.gemm_sweep.precisions import require_gfx
 from runners.sdk.outcome import DeclaredSkip, RunnerError
 from runners.sdk.protocols import NotSupportedError
-from runners.tests.amd_matrix_cases import amd_matrix_cases
+from runners.tests.amd_fixtures import amd_matrix_cases
 from runners.tests.fake_tools import run_module
-from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
+from runners.tests.inprocess_harness import WrappedCompute, run_in_process, with_compute
 
 KIND = "gemm-sweep"
 SHORT = {"BURNIN_GEMM_SWEEP_SECONDS": "1"}
@@ -55,14 +53,14 @@ def test_fail_closed_unknown_gfx_target_is_refused() -> None:
         require_gfx("tf32", "gfx950")
 
 
-def _refused(precision: str, error: NotSupportedError) -> tuple[int, str]:
-    base = simulated("mi300x")
-    wrapped = WrappedCompute(base.compute(), refuse=error)
+def _refused(
+    precision: str, error: NotSupportedError, *, profile: str = "mi300x"
+) -> tuple[int, str]:
     report, _ = run_in_process(
         kind=KIND,
         prefix="GEMM_SWEEP",
         measure=gemm_sweep.measure,
-        platform=dataclasses.replace(base, _compute=lambda: wrapped),
+        platform=with_compute(profile, lambda inner: WrappedCompute(inner, refuse=error)),
         env={**SHORT, "BURNIN_VARIANT_PRECISION": precision},
     )
     return report.exit_code, report.message
@@ -81,13 +79,5 @@ def test_fail_closed_fp8_missing_from_the_rocm_stack_is_an_error() -> None:
 
 
 def test_fail_closed_tf32_missing_on_nvidia_stays_an_error() -> None:
-    base = simulated("h200")
-    wrapped = WrappedCompute(base.compute(), refuse=NotSupportedError("no tf32"))
-    report, _ = run_in_process(
-        kind=KIND,
-        prefix="GEMM_SWEEP",
-        measure=gemm_sweep.measure,
-        platform=dataclasses.replace(base, _compute=lambda: wrapped),
-        env={**SHORT, "BURNIN_VARIANT_PRECISION": "tf32"},
-    )
-    assert report.exit_code == 3
+    code, _ = _refused("tf32", NotSupportedError("no tf32"), profile="h200")
+    assert code == 3

@@ -1,4 +1,4 @@
-"""gemm-sweep against the runner contract and the fault matrix (runners/conformance.py)."""
+"""gemm-sweep against the runner contract and the fault matrix (runners/conformance/node.py)."""
 
 import pytest
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from runners.gpu_burn import runner as gpu_burn
-from runners.gpu_burn.burn import DeviceBurn, Sample
+from runners.gpu_burn.burn import DeviceBurn
+from runners.sdk.clocks import ClockSample as Sample
 from runners.sdk.gpus import DeviceSlot
 from runners.sdk.outcome import RunnerError
 from runners.sdk.protocols import GemmCheck, GpuDevice, Nvml

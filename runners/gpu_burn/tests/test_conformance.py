@@ -1,4 +1,4 @@
-"""gpu-burn against the runner contract and the fault matrix (runners/conformance.py)."""
+"""gpu-burn against the runner contract and the fault matrix (runners/conformance/node.py)."""
 
 import pytest
 

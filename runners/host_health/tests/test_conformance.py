@@ -1,4 +1,4 @@
-"""host-health against the runner contract and the fault matrix (runners/conformance.py)."""
+"""host-health against the runner contract and the fault matrix (runners/conformance/node.py)."""
 
 import pytest
 

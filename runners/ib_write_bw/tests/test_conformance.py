@@ -1,5 +1,5 @@
 """ib-write-bw against the runner contract and the fabric fault matrix: a real server and
-client on loopback, the simulated fabric behind each (runners/conformance.py)."""
+client on loopback, the simulated fabric behind each (runners/conformance/fabric.py)."""
 
 import pytest
 

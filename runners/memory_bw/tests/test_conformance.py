@@ -1,4 +1,4 @@
-"""memory-bw against the runner contract and the fault matrix (runners/conformance.py)."""
+"""memory-bw against the runner contract and the fault matrix (runners/conformance/node.py)."""
 
 import pytest
 

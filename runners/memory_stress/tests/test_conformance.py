@@ -1,4 +1,4 @@
-"""memory-stress against the runner contract and the fault matrix (runners/conformance.py)."""
+"""memory-stress against the runner contract and the fault matrix (runners/conformance/node.py)."""
 
 import pytest
 

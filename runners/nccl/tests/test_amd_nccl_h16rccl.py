@@ -24,7 +24,7 @@ from runners.sdk.entry import RunnerContext, guarded_main
 from runners.sdk.outcome import Verdict
 from runners.sdk.protocols import Fabric, Platform, RdmaPort, ToolResult
 from runners.sdk.report import Markers, Report
-from runners.tests.amd_matrix_cases import amd_matrix_cases
+from runners.tests.amd_fixtures import amd_matrix_cases
 
 KIND = "nccl"
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -1,5 +1,5 @@
 """ring-allreduce against the runner contract and its link fault matrix: three real
-ranks on loopback, real bytes around the ring (runners/conformance.py)."""
+ranks on loopback, real bytes around the ring (runners/conformance/links.py)."""
 
 import pytest
 

@@ -1,5 +1,5 @@
 """tcp-baseline against the runner contract and its link fault matrix: a real server
-and client on loopback, real bytes between them (runners/conformance.py)."""
+and client on loopback, real bytes between them (runners/conformance/links.py)."""
 
 import pytest
 

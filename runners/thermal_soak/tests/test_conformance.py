@@ -1,4 +1,4 @@
-"""thermal-soak against the runner contract and the fault matrix (runners/conformance.py)."""
+"""thermal-soak against the runner contract and the fault matrix (runners/conformance/node.py)."""
 
 import pytest
 

@@ -1,0 +1,142 @@
+"""The Node suite: one process per case, on healthy profiles, every fault and the refusals.
+
+What it checks: a healthy simulated profile exits 0 and prints every metric the runner
+registers; each simulated fault (``FAULT_MATRIX``, and ``AMD_FAULT_MATRIX`` on
+``AMD_MATRIX_PROFILE``) gives the exit code the fault matrix says and a measured failure
+names the faulty device; an injected exception (``<profile>:crash``), a missing
+dependency and an unknown fault exit 3; a declared skip exits 2. Every run also keeps
+:func:`~runners.conformance.execution.contract_problems`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from glimmer.contract import SIM_GPU_ENV
+from runners.catalog import RUNNERS, RunnerSpec
+from runners.conformance.execution import DEFAULT_TIMEOUT_S, contract_problems, execute
+from runners.fault_matrix import (
+    AMD_FAULT_MATRIX,
+    AMD_MATRIX_PROFILE,
+    EXIT_CODES,
+    FAULT_MATRIX,
+    MATRIX_PROFILE,
+    NOT_READ,
+    PASSED,
+    PROFILE_MATRIX,
+)
+from runners.sdk.simgpu.spec import parse_spec
+
+
+@dataclass(frozen=True)
+class Case:
+    """One conformance run: a runner, an environment, and the exit code it must give."""
+
+    kind: str
+    label: str
+    env: Mapping[str, str]
+    expected_exit: int
+    require_healthy_metrics: bool = False
+    #: On a measured failure, the device the fold must name (faults land on the last one).
+    faulty_device: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind}[{self.label}]"
+
+
+def check(spec: RunnerSpec, case: Case, *, command: Sequence[str] | None = None) -> list[str]:
+    """Run one case and return every problem found (empty when it conforms)."""
+    run = execute(
+        command or spec.command,
+        kind=spec.kind,
+        env={**spec.test_env, **case.env},
+        timeout_s=DEFAULT_TIMEOUT_S,
+    )
+    problems = contract_problems(spec, run)
+    if run.exit_code != case.expected_exit:
+        problems.append(f"exit {run.exit_code}, expected {case.expected_exit}")
+    if case.require_healthy_metrics:
+        printed = set(run.report.metrics) | set(run.report.unmeasurable)
+        missing = sorted(spec.healthy_metrics - printed)
+        if missing:
+            problems.append(f"healthy run did not print {missing}")
+    worst = run.report.metrics.get("worstDeviceIndex")
+    expected_worst = None if case.faulty_device is None else str(case.faulty_device)
+    if run.exit_code == 1 and worst is not None and worst != expected_worst:
+        problems.append(f"fold names device {worst}, the fault is on {case.faulty_device}")
+    if problems:
+        problems.append(f"stdout tail: {run.stdout[-800:]!r}")
+    return problems
+
+
+def cases_for(kind: str) -> list[Case]:
+    """Every conformance case for a runner: profiles, fault matrix, crash, missing deps."""
+    spec = RUNNERS[kind]
+    cases = [
+        Case(
+            kind=kind,
+            label=f"healthy-{profile}",
+            env={SIM_GPU_ENV: profile},
+            expected_exit=EXIT_CODES[phase],
+            require_healthy_metrics=phase == "Passed",
+        )
+        for profile, phase in PROFILE_MATRIX[kind].items()
+        if phase != NOT_READ
+    ]
+    for fault, phase in FAULT_MATRIX[kind].items():
+        if phase == NOT_READ:
+            continue
+        spec_text = MATRIX_PROFILE if fault == "healthy" else f"{MATRIX_PROFILE}:{fault}"
+        cases.append(
+            Case(
+                kind=kind,
+                label=fault,
+                env={SIM_GPU_ENV: spec_text},
+                expected_exit=EXIT_CODES[phase],
+                require_healthy_metrics=fault == "healthy",
+                faulty_device=parse_spec(MATRIX_PROFILE).faulty_index,
+            )
+        )
+    cases.extend(_amd_cases(kind))
+    cases.append(
+        Case(
+            kind=kind,
+            label="missing-dependency",
+            env=spec.missing_dependency_env,
+            expected_exit=3,
+        )
+    )
+    if spec.declared_skip_env is not None:
+        cases.append(
+            Case(kind=kind, label="declared-skip", env=spec.declared_skip_env, expected_exit=2)
+        )
+    cases.append(
+        Case(
+            kind=kind,
+            label="unknown-fault",
+            env={SIM_GPU_ENV: "h200:no-such-fault"},
+            expected_exit=3,
+        )
+    )
+    return cases
+
+
+def _amd_cases(kind: str) -> list[Case]:
+    """The AMD fault matrix's cells of a kind (``AMD_MATRIX_PROFILE``), run like NVIDIA's."""
+    cases = []
+    for fault, phase in AMD_FAULT_MATRIX.get(kind, {}).items():
+        if phase == NOT_READ:
+            continue
+        spec_text = AMD_MATRIX_PROFILE if fault == "healthy" else f"{AMD_MATRIX_PROFILE}:{fault}"
+        cases.append(
+            Case(
+                kind=kind,
+                label=f"amd-{fault}",
+                env={SIM_GPU_ENV: spec_text},
+                expected_exit=EXIT_CODES[phase],
+                require_healthy_metrics=fault == "healthy" and phase == PASSED,
+                faulty_device=parse_spec(AMD_MATRIX_PROFILE).faulty_index,
+            )
+        )
+    return cases
