@@ -43,6 +43,7 @@ from typing import Any, Final
 from glimmer.api import API_VERSION
 from glimmer.contract import Outcome, RunnerReport, is_valid_metric_name, outcome_for_exit
 from glimmer.contract.report import MAX_VALUE_BYTES
+from glimmer.contract.strict_json import StrictJSONError, loads_strict
 from glimmer.plan import PlannedTest
 from glimmer.verdict import Provenance, Termination
 
@@ -326,19 +327,6 @@ class _Reader:
         return [self.str_(v, f"{path}[{i}]") for i, v in enumerate(value)]
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise ValueError(f"duplicate key {key!r}")
-        seen[key] = value
-    return seen
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def load_json(path: Path) -> Any:
     """Strict JSON from ``path``: bounded size, UTF-8, no duplicate keys, no NaN/Infinity."""
     try:
@@ -346,12 +334,12 @@ def load_json(path: Path) -> Any:
         if size > MAX_RECORD_BYTES:
             raise RecordError(f"{path}: {size} bytes is over the {MAX_RECORD_BYTES}-byte limit")
         text = path.read_bytes().decode("utf-8")
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        return loads_strict(text)
     except RecordError:
         raise
     except OSError as exc:
         raise RecordError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (UnicodeDecodeError, StrictJSONError) as exc:
         raise RecordError(f"{path}: not a side record (not strict JSON: {exc})") from exc
 
 

@@ -9,9 +9,10 @@ raises anything but :class:`ReportInputError`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Final
+
+from glimmer.contract.strict_json import StrictJSONError, loads_strict
 
 #: The largest single input file read (a ConfigMap holds at most ~1 MiB; a run.json
 #: of a big fleet is a few MiB).
@@ -22,29 +23,14 @@ class ReportInputError(ValueError):
     """The input cannot be reported faithfully; the message says which and why."""
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ReportInputError(f"duplicate JSON key {key!r}")
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ReportInputError(f"JSON constant {name} is not a value")
-
-
 def parse_json(text: str | bytes, *, where: str) -> Any:
     """``text`` as JSON, refusing duplicate keys and non-finite constants."""
     if len(text) > MAX_INPUT_BYTES:
         raise ReportInputError(f"{where}: {len(text)} bytes, over the {MAX_INPUT_BYTES}-byte limit")
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-    except ReportInputError as err:
+        return loads_strict(text)
+    except StrictJSONError as err:
         raise ReportInputError(f"{where}: {err}") from None
-    except (ValueError, RecursionError) as err:
-        raise ReportInputError(f"{where}: not valid JSON: {err}") from None
 
 
 def read_bounded(path: Path) -> bytes:
