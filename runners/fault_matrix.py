@@ -155,6 +155,8 @@ def _healthy_phase(kind: str, profile: str) -> str:
         return SKIPPED  # every healthy profile here is one GPU: no intra-node collective
     if not RUNNERS[kind].reads_gpu and profile != "h200":
         return NOT_READ  # host-only runner: the GPU profile changes nothing it reads
+    if kind == "dcgm-diag" and profile == "gb10":
+        return ERROR  # DCGM gates its CUDA plugins on GB10: without BURNIN_DCGM_ALLOW they skip
     return PASSED
 
 

@@ -3,7 +3,9 @@
 The kernel log holds ordinary boot noise plus the Xid lines the faults imply; sysfs holds
 the GPUs' PCI functions and two NICs (one Ethernet, one InfiniBand) with quiet counters;
 ``dcgmi`` answers with a diagnostic document in the current JSON layout whose tests
-depend on the run level and the faults (see docs/simulated-gpu.md).
+depend on the run level and the faults (see docs/simulated-gpu.md); on a part DCGM does
+not list for its CUDA-backed plugins (GB10) those plugins report ``Skip`` with no
+reason, as measured on that part, unless ``-p <plugin>.is_allowed=true`` enables them.
 """
 
 from __future__ import annotations
@@ -123,27 +125,41 @@ class SimSysfs:
         return None if target is None else target.rsplit("/", 1)[-1]
 
 
-_LEVEL_TESTS: dict[int, list[tuple[str, str]]] = {
+#: Per level: (category, test name, the DCGM plugin that runs it).
+_LEVEL_TESTS: dict[int, list[tuple[str, str, str]]] = {
     1: [
-        ("Deployment", "Denylist"),
-        ("Deployment", "NVML Library"),
-        ("Deployment", "CUDA Main Library"),
-        ("Deployment", "Permissions and OS Blocks"),
-        ("Deployment", "Persistence Mode"),
-        ("Deployment", "Environment Variables"),
-        ("Deployment", "Page Retirement/Row Remap"),
-        ("Deployment", "Graphics Processes"),
-        ("Deployment", "Inforom"),
+        ("Deployment", "Denylist", "software"),
+        ("Deployment", "NVML Library", "software"),
+        ("Deployment", "CUDA Main Library", "software"),
+        ("Deployment", "Permissions and OS Blocks", "software"),
+        ("Deployment", "Persistence Mode", "software"),
+        ("Deployment", "Environment Variables", "software"),
+        ("Deployment", "Page Retirement/Row Remap", "software"),
+        ("Deployment", "Graphics Processes", "software"),
+        ("Deployment", "Inforom", "software"),
     ],
-    2: [("Integration", "PCIe"), ("Hardware", "GPU Memory")],
+    2: [("Integration", "PCIe", "pcie"), ("Hardware", "GPU Memory", "memory")],
     3: [
-        ("Hardware", "Diagnostic"),
-        ("Stress", "Targeted Stress"),
-        ("Stress", "Targeted Power"),
-        ("Stress", "Memory Bandwidth"),
+        ("Hardware", "Diagnostic", "diagnostic"),
+        ("Stress", "Targeted Stress", "targeted_stress"),
+        ("Stress", "Targeted Power", "targeted_power"),
+        ("Stress", "Memory Bandwidth", "memory_bandwidth"),
     ],
-    4: [("Hardware", "Memtest"), ("Hardware", "Pulse Test")],
+    4: [("Hardware", "Memtest", "memtest"), ("Hardware", "Pulse Test", "pulse_test")],
 }
+#: Parts missing from DCGM's per-SKU allowlist: every plugin but ``software`` is gated.
+_GATED_PARTS: frozenset[str] = frozenset({"gb10"})
+
+
+def _allowed_plugins(parameters: str) -> frozenset[str]:
+    """The plugins ``-p`` enables (``<plugin>.is_allowed=true`` clauses)."""
+    allowed = set()
+    for clause in parameters.split(";"):
+        key, _, value = clause.strip().partition("=")
+        plugin, _, parameter = key.strip().partition(".")
+        if parameter == "is_allowed" and value.strip().lower() == "true":
+            allowed.add(plugin.lower())
+    return frozenset(allowed)
 
 
 def _failing_tests(state: SimState) -> dict[str, str]:
@@ -172,8 +188,6 @@ class SimDcgmi:
         self._state = state
 
     def diag(self, *, level: int, timeout_s: float, parameters: str = "") -> ToolResult:
-        # ``parameters`` (``-p``) is accepted and not modelled: no simulated part is gated
-        # by DCGM's per-SKU allowlist, so ``<plugin>.is_allowed=true`` changes nothing.
         spec = self._state.spec
         self._state.clock.sleep(min(timeout_s, 30.0 * level))
         if spec.has("no-driver"):
@@ -187,14 +201,19 @@ class SimDcgmi:
             }
             return ToolResult(226, json.dumps(doc), "")
         failing = _failing_tests(self._state)
+        gated = spec.profile.key in _GATED_PARTS
+        allowed = _allowed_plugins(parameters)
         categories: dict[str, list[dict[str, object]]] = {}
         any_fail = False
         for tier in range(1, level + 1):
-            for category, name in _LEVEL_TESTS[tier]:
+            for category, name, plugin in _LEVEL_TESTS[tier]:
+                skipped = gated and plugin != "software" and plugin not in allowed
                 results = []
                 for gpu in range(spec.count):
                     status, warnings = "Pass", []
-                    if name in failing and gpu == spec.faulty_index:
+                    if skipped:
+                        status = "Skip"
+                    elif name in failing and gpu == spec.faulty_index:
                         status = "Fail"
                         warnings = [
                             {
@@ -214,7 +233,9 @@ class SimDcgmi:
                             "warnings": warnings,
                         }
                     )
-                summary = "Fail" if any(r["status"] == "Fail" for r in results) else "Pass"
+                summary = "Skip" if skipped else "Pass"
+                if any(r["status"] == "Fail" for r in results):
+                    summary = "Fail"
                 categories.setdefault(category, []).append(
                     {"name": name, "results": results, "test_summary": {"status": summary}}
                 )
