@@ -36,9 +36,9 @@ async def test_node_verdict_a_fail_fast_run_leaves_the_untested_node_unlabelled_
         if not is_already_exists(err):
             raise
     nodes = sim_nodes(count=2).names
-    # The first of the two smoke pods to start fails its gate; the other passes.
+    # The first of the two smoke pods to start fails its gate, after the other passed.
     marker = f"/tmp/glimmer-first-{uuid.uuid4().hex}"
-    smoke = f"if mkdir {marker} 2>/dev/null; then echo bw=1; else echo bw=12; fi"
+    smoke = f"if mkdir {marker} 2>/dev/null; then sleep 3; echo bw=1; else echo bw=12; fi"
     await apply_profile(
         kube,
         namespace,
