@@ -25,8 +25,7 @@ from typing import Any
 
 import attrs
 
-from glimmer.controllers.run.kube import RUNS
-from glimmer.controllers.run.labels import NODE_LABEL, TEST_LABEL
+from glimmer.controllers.kit.names import NODE_LABEL, RUNS, TEST_LABEL
 from glimmer.engine import NODES, PODS, ApiServerClient
 from glimmer.plan import label_value
 from glimmer.verdict import codec

@@ -38,7 +38,7 @@ from measure import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import NODES, ApiServerClient, ClientOptions, Resource
 from glimmer.testing import _process
 from glimmer.testing.control_plane import ControlPlane

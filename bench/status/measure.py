@@ -23,6 +23,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from glimmer.controllers.kit import names
 from glimmer.controllers.run import kube, shards
 from glimmer.engine import CONFIGMAPS, FakeClient
 from glimmer.sinks import build
@@ -82,7 +83,7 @@ def open_result(index: int) -> dict[str, Any]:
 async def trial(count: int, *, shape: Any, sharded: bool) -> dict[str, Any]:
     client = FakeClient()
     run = await client.create(
-        kube.RUNS, {"metadata": {"name": "r"}, "spec": {"profileRef": "p"}, "status": {}},
+        names.RUNS, {"metadata": {"name": "r"}, "spec": {"profileRef": "p"}, "status": {}},
         namespace=NS,
     )  # fmt: skip
     expected = [shape(TESTS[i % len(TESTS)], i // len(TESTS)) for i in range(count)]

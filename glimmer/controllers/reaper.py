@@ -24,8 +24,8 @@ from typing import Any, Final
 
 import aiohttp
 
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.run.cordon import kept_message, owner_of, reap_decision
-from glimmer.controllers.run.kube import RUNS
 from glimmer.controllers.run.reads import RunReads, uncached
 from glimmer.controllers.run.ref import RunRef
 from glimmer.engine import EVENTS, NODES, ApiError, KubeClient, Readers, Result

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit import names as kit_names
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import NODES, PODS, ApiServerClient
 from glimmer.plan.names import label_value
 from glimmer.testing import ManagerProcess
@@ -93,13 +93,13 @@ async def assert_nodes_restored(kube: ApiServerClient, names: list[str]) -> None
         node = await kube.get(NODES, name)
         notes = node["metadata"].get("annotations") or {}
         assert not node["spec"].get("unschedulable"), f"{name} left cordoned"
-        assert labels.CORDON_OWNER not in notes, f"{name} keeps {notes[labels.CORDON_OWNER]}"
-        assert labels.HEAT_EXPECTED not in notes, f"{name} keeps heat-expected"
+        assert kit_names.CORDON_OWNER not in notes, f"{name} keeps {notes[kit_names.CORDON_OWNER]}"
+        assert kit_names.HEAT_EXPECTED not in notes, f"{name} keeps heat-expected"
 
 
 async def run_pods(kube: ApiServerClient, namespace: str, run: str) -> list[str]:
     pods = await kube.list(
-        PODS, namespace=namespace, label_selector=f"{labels.RUN_LABEL}={label_value(run)}"
+        PODS, namespace=namespace, label_selector=f"{kit_names.RUN_LABEL}={label_value(run)}"
     )
     return sorted(p["metadata"]["name"] for p in pods["items"])
 

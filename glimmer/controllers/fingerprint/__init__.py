@@ -8,7 +8,6 @@ controllers use: :func:`vendor_of` (E14 image resolution) and
 
 from glimmer.controllers.fingerprint.digests import SCHEME, Classification, digest, digest_inputs
 from glimmer.controllers.fingerprint.metrics import VERDICT_METRIC, VerdictMetrics
-from glimmer.controllers.fingerprint.names import VERDICT_LABEL, fingerprint_name
 from glimmer.controllers.fingerprint.observe import Observation, observe
 from glimmer.controllers.fingerprint.reconciler import (
     DRIFTED,
@@ -23,6 +22,7 @@ from glimmer.controllers.fingerprint.verdict import (
     VerdictState,
     state_of_fingerprint,
 )
+from glimmer.controllers.kit.names import VERDICT_LABEL, fingerprint_name
 
 __all__ = [
     "DRIFTED",

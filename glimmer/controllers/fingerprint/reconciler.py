@@ -36,14 +36,6 @@ from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.fingerprint import digests as fp_digest
 from glimmer.controllers.fingerprint.conditions import set_json_condition
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
-from glimmer.controllers.fingerprint.names import (
-    FINGERPRINTS,
-    NODE_LABEL,
-    RUNS,
-    VERDICT_LABEL,
-    fingerprint_name,
-    node_label_value,
-)
 from glimmer.controllers.fingerprint.observe import observation_from_status, observe
 from glimmer.controllers.fingerprint.reads import Reads
 from glimmer.controllers.fingerprint.verdict import (
@@ -58,6 +50,14 @@ from glimmer.controllers.fingerprint.verdict import (
     parse_optional_time,
     run_probe,
     run_verdict,
+)
+from glimmer.controllers.kit.names import (
+    FINGERPRINTS,
+    NODE_LABEL,
+    RUNS,
+    VERDICT_LABEL,
+    fingerprint_name,
+    node_label_value,
 )
 from glimmer.engine import (
     EVENTS,

@@ -21,7 +21,6 @@ from datetime import datetime
 from typing import Any, Final
 
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
-from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS
 from glimmer.controllers.fingerprint.reconciler import (
     RUNS_BY_NODE,
     FingerprintOptions,
@@ -29,9 +28,9 @@ from glimmer.controllers.fingerprint.reconciler import (
     now_utc,
     runs_by_node,
 )
+from glimmer.controllers.kit.names import CORDON_OWNER, FINGERPRINTS, RUNS
 from glimmer.controllers.reaper import StampReaper
 from glimmer.controllers.run.indexes import node_watch
-from glimmer.controllers.run.labels import CORDON_OWNER
 from glimmer.engine import (
     ControllerOptions,
     ControllerRegistration,

@@ -13,7 +13,8 @@ from types import MappingProxyType
 from typing import Any
 
 from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import kube, labels
+from glimmer.controllers.kit import names
+from glimmer.controllers.run import kube
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.reads import RunReads
 from glimmer.controllers.run.view import RunView
@@ -89,7 +90,7 @@ class RunOptions:
             raise ValueError("served_namespace_selector: give at least one label=value term")
         # Validated (a key or value Kubernetes refuses raises, naming it) and frozen: the
         # selector the Namespace watch uses must be the one every decision reads.
-        labels.equality_selector(terms, field="served_namespace_selector")
+        names.equality_selector(terms, field="served_namespace_selector")
         object.__setattr__(
             self, "served_namespace_selector", MappingProxyType(dict(sorted(terms.items())))
         )
@@ -101,7 +102,7 @@ class RunOptions:
         terms = self.served_namespace_selector
         if terms is None:
             return None
-        return labels.equality_selector(terms, field="served_namespace_selector")
+        return names.equality_selector(terms, field="served_namespace_selector")
 
     def serves(self, namespace: str, *, namespace_labels: Mapping[str, Any] | None = None) -> bool:
         """Whether runs in ``namespace`` are honoured: the one place that decides it.

@@ -16,7 +16,8 @@ import aiohttp
 import structlog
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.run import kube, labels, shards, wire
+from glimmer.controllers.kit import names
+from glimmer.controllers.run import kube, shards, wire
 from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part, RunContext
 from glimmer.controllers.run.cordon import kept_message, owner_of, release_decision
@@ -184,9 +185,9 @@ class Finisher(Part):
         key = view.key
         phase = view.phase_text
         sinks = sinks if sinks is not None else self._sinks(view)
-        if labels.FINALIZER in view.finalizers:
+        if names.FINALIZER in view.finalizers:
             run = await self._unload(run)
-        pending = RunView(run).annotations.get(labels.PENDING_TERMINAL_DELIVERY)
+        pending = RunView(run).annotations.get(names.PENDING_TERMINAL_DELIVERY)
         requeue: float | None = None
         wait = 0.0 if deliver or not pending else self._resend_wait(view.uid)
         if wait > 0:
@@ -201,21 +202,21 @@ class Finisher(Part):
             self._note_terminal_attempt(view.uid, delivered=ok)
             if ok and pending:
                 run = await kube.patch_metadata(
-                    self.client, run, {"annotations": {labels.PENDING_TERMINAL_DELIVERY: None}}
+                    self.client, run, {"annotations": {names.PENDING_TERMINAL_DELIVERY: None}}
                 )
             elif not ok:
                 if not pending:
                     run = await kube.patch_metadata(
                         self.client, run,
-                        {"annotations": {labels.PENDING_TERMINAL_DELIVERY: phase}},
+                        {"annotations": {names.PENDING_TERMINAL_DELIVERY: phase}},
                     )  # fmt: skip
                 requeue = self.options.terminal_delivery_retry_seconds
         finalizers = RunView(run).finalizers
-        if labels.FINALIZER in finalizers:
+        if names.FINALIZER in finalizers:
             run = await kube.patch_metadata(
                 self.client,
                 run,
-                {"finalizers": [f for f in finalizers if f != labels.FINALIZER]},
+                {"finalizers": [f for f in finalizers if f != names.FINALIZER]},
             )
         self.interlock.drop_run(key)
         view = RunView(run)
@@ -227,7 +228,7 @@ class Finisher(Part):
                 if view.uid:  # never a delete that could hit a run re-created by name
                     with contextlib.suppress(ApiError):
                         await self.client.delete(
-                            kube.RUNS, view.name, namespace=view.namespace,
+                            names.RUNS, view.name, namespace=view.namespace,
                             precondition_uid=view.uid,
                         )  # fmt: skip
                 return Result()
@@ -276,7 +277,7 @@ class Finisher(Part):
             # Only this map changes, so no resourceVersion precondition is needed; the
             # answer carries the new resourceVersion the metadata patches below use.
             run = await self.client.patch(
-                kube.RUNS, view.name, {"status": {"sinkStatus": recorded}},
+                names.RUNS, view.name, {"status": {"sinkStatus": recorded}},
                 namespace=view.namespace, subresource="status",
             )  # fmt: skip
         return report.ok, run
@@ -291,13 +292,13 @@ class Finisher(Part):
         """E20: the run is being deleted; unload, release, forget, let it go."""
         view = RunView(run)
         finalizers = view.finalizers
-        if labels.FINALIZER in finalizers:
+        if names.FINALIZER in finalizers:
             await kube.delete_live_pods(self.client, run)
             if _may_hold_services(view):
                 await kube.delete_owned_services(self.client, run)
             await self.release_every_stamp(run)
             await kube.patch_metadata(
-                self.client, run, {"finalizers": [f for f in finalizers if f != labels.FINALIZER]}
+                self.client, run, {"finalizers": [f for f in finalizers if f != names.FINALIZER]}
             )
         self.interlock.drop_run(view.key)
         self._terminal_attempts.pop(view.uid, None)

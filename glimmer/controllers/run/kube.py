@@ -36,8 +36,10 @@ from typing import Any, Final
 
 import aiohttp
 
-from glimmer.api import API_VERSION, GROUP, KINDS_BY_NAME, VERSION
-from glimmer.controllers.run import labels, shards
+from glimmer.api import API_VERSION
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS, SERVICES
+from glimmer.controllers.run import shards
 from glimmer.controllers.run.conditions import clamp
 from glimmer.controllers.run.podstate import live, owned_by
 from glimmer.controllers.run.view import RunView
@@ -54,20 +56,6 @@ from glimmer.plan import label_value
 
 JSON = dict[str, Any]
 
-
-def api_resource(kind: str) -> Resource:
-    """Where ``kind``'s objects live, from ``glimmer.api``'s kind table (every kind of
-    the API is namespaced: ``glimmer.api.crd`` writes ``scope: Namespaced``)."""
-    info = KINDS_BY_NAME[kind]
-    return Resource(GROUP, VERSION, info.plural, True, info.kind)
-
-
-RUNS: Final = api_resource("BurnInRun")
-PROFILES: Final = api_resource("BurnInProfile")
-TESTS: Final = api_resource("BurnInTest")
-FINGERPRINTS: Final = api_resource("NodeFingerprint")
-#: The rendezvous Services of Pair and Group attempts (F1, F4; api §9.4).
-SERVICES: Final = Resource("", "v1", "services", True, "Service")
 
 #: What a failed log fetch can raise; any of them means "logs unavailable" (A13).
 LOG_ERRORS: Final = (ApiError, OSError, TimeoutError, aiohttp.ClientError)
@@ -287,7 +275,7 @@ async def patch_metadata(client: KubeClient, run: Mapping[str, Any], changes: JS
 def run_pod_selector(run: Mapping[str, Any]) -> tuple[str, str]:
     """The run label's value for ``run`` and the selector of its runner pods."""
     value = label_value(str(meta(run)["name"]))
-    return value, labels.equality_selector({labels.RUN_LABEL: value}, field="metadata.name")
+    return value, names.equality_selector({names.RUN_LABEL: value}, field="metadata.name")
 
 
 async def owned_pods(client: KubeClient, run: Mapping[str, Any]) -> list[JSON]:

@@ -49,7 +49,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.run import kube, labels, podstate, soak, wire
+from glimmer.controllers.kit import names
+from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.evidence import SideRead, sim_node
 from glimmer.controllers.run.passes import (
     Execution,
@@ -198,20 +199,20 @@ def lead_alone(pod: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> boo
     is not running a measurement (a Graceful cancel does not wait for it)."""
     meta = pod.get("metadata") or {}
     pod_labels = meta.get("labels") or {}
-    if pod_labels.get(labels.PAIR_ROLE_LABEL) == SERVER:
-        partner = {labels.PAIR_ROLE_LABEL: CLIENT}
-    elif pod_labels.get(labels.RANK_LABEL) == "0":
+    if pod_labels.get(names.PAIR_ROLE_LABEL) == SERVER:
+        partner = {names.PAIR_ROLE_LABEL: CLIENT}
+    elif pod_labels.get(names.RANK_LABEL) == "0":
         partner = {}
     else:
         return False
-    keys = (labels.RUN_LABEL, labels.TEST_LABEL, labels.ATTEMPT_LABEL)
+    keys = (names.RUN_LABEL, names.TEST_LABEL, names.ATTEMPT_LABEL)
     for other in pods:
         other_labels = (other.get("metadata") or {}).get("labels") or {}
         if other is pod or any(other_labels.get(k) != pod_labels.get(k) for k in keys):
             continue
         if partner and all(other_labels.get(k) == v for k, v in partner.items()):
             return False
-        if not partner and other_labels.get(labels.RANK_LABEL) not in (None, "0"):
+        if not partner and other_labels.get(names.RANK_LABEL) not in (None, "0"):
             return False
     return True
 
@@ -267,12 +268,12 @@ class Links:
         settled its attempt): only one this run controls, by UID precondition, so a
         Service someone else put under the name is never touched. Gone is fine."""
         namespace = work.view.namespace
-        found = await self.sweeper.reads.live_get(kube.SERVICES, name, namespace=namespace)
+        found = await self.sweeper.reads.live_get(names.SERVICES, name, namespace=namespace)
         if found is None or not podstate.owned_by(found, work.view.uid):
             return
         with contextlib.suppress(ApiError):
             await self.sweeper.client.delete(
-                kube.SERVICES, name, namespace=namespace,
+                names.SERVICES, name, namespace=namespace,
                 precondition_uid=str(kube.meta(found).get("uid") or "") or None,
             )  # fmt: skip
 
@@ -466,12 +467,12 @@ class Links:
         )  # fmt: skip
         await self.sweeper.confirm(work)
         found = await self.sweeper.reads.live_get(
-            kube.SERVICES, att.service, namespace=work.view.namespace
+            names.SERVICES, att.service, namespace=work.view.namespace
         )
         if found is None:
             try:
                 await self.sweeper.client.create(
-                    kube.SERVICES, expected, namespace=work.view.namespace
+                    names.SERVICES, expected, namespace=work.view.namespace
                 )
                 return None
             except ApiError as err:
@@ -480,7 +481,7 @@ class Links:
                         return f"the apiserver refused it: {kube.api_message(err)}"
                     raise
             found = await self.sweeper.reads.live_get(
-                kube.SERVICES, att.service, namespace=work.view.namespace
+                names.SERVICES, att.service, namespace=work.view.namespace
             )
             if found is None:
                 return "it was deleted while being created"

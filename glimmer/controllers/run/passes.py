@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from glimmer.controllers.run import kube, labels, podstate, soak, wire
+from glimmer.controllers.kit import names
+from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.delivery import Delivery
 from glimmer.controllers.run.view import RunView
 from glimmer.plan import PinnedPlan, PlannedTest, Unit, label_value, pod_name, units_of_test
@@ -277,12 +278,12 @@ class Pass:
         """Every node of the Pair or Group unit ``pod`` is a member of (its role or rank
         label says it is one), found by its test label and node; none for a Node pod."""
         pod_labels = (pod.get("metadata") or {}).get("labels") or {}
-        if labels.PAIR_ROLE_LABEL not in pod_labels and labels.RANK_LABEL not in pod_labels:
+        if names.PAIR_ROLE_LABEL not in pod_labels and names.RANK_LABEL not in pod_labels:
             return set()
         if self._links is None:
             self._links = _link_units(self.plan)
         held: set[str] = set()
-        for unit in self._links.get(str(pod_labels.get(labels.TEST_LABEL, "")), ()):
+        for unit in self._links.get(str(pod_labels.get(names.TEST_LABEL, "")), ()):
             if node in unit.nodes:
                 held.update(unit.nodes)
         return held

@@ -23,7 +23,8 @@ from typing import Any, Final
 
 from glimmer.api import CancelPolicy, parse_time
 from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import kube, labels, podstate, wire
+from glimmer.controllers.kit import names
+from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import RunContext, RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
@@ -100,7 +101,7 @@ class RunReconciler:
         # Cached: every write of the run carries its resourceVersion (a stale view is a
         # 409), the cordon confirms the view first (reads.confirm), and a cached "not
         # found" is confirmed live before the run is taken as gone.
-        run = await self.reads.get(kube.RUNS, name, namespace=namespace)
+        run = await self.reads.get(names.RUNS, name, namespace=namespace)
         if run is not None and self.reads.behind_our_write(run):
             # The cache still shows the run as it was before our last status write: its
             # own watch event requeues the run in a moment (the 1 s is a backstop). A
@@ -126,7 +127,7 @@ class RunReconciler:
     async def _rebuild_interlock(self) -> None:
         # Live, once per process: the interlock must count a stamp written a moment
         # before a restart (E9), and the caches may not hold everything yet.
-        runs = await self.reads.live_list(kube.RUNS)
+        runs = await self.reads.live_list(names.RUNS)
         nodes = await self.reads.live_list(NODES)
         self.interlock.rebuild(runs=runs, nodes=nodes)
 
@@ -304,7 +305,7 @@ class RunReconciler:
             # One-way: the annotation is written first; clearing spec.cancel has no effect.
             reason = view.cancel_reason or NO_REASON
             run = await kube.patch_metadata(
-                self.client, run, {"annotations": {labels.CANCELLING_ANNOTATION: reason}}
+                self.client, run, {"annotations": {names.CANCELLING_ANNOTATION: reason}}
             )
         # E18: live pods, since Graceful waits for what is running and a cache lagging a
         # pod's start would have it killed as never started.

@@ -30,13 +30,13 @@ from datetime import datetime
 from typing import Any, Final
 
 from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
 from glimmer.controllers.run.delivery import Deliverer
 from glimmer.controllers.run.indexes import (
     PODS_BY_RUN,
     pods_by_run,
 )
-from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
 from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler, now_utc
 from glimmer.engine import (
@@ -173,7 +173,7 @@ def run_controller(
             Watch(
                 PODS,
                 namespace=namespace,
-                label_selector=labels.RUN_LABEL,
+                label_selector=names.RUN_LABEL,
                 transform=compact_pod,
                 indexers={PODS_BY_RUN: pods_by_run},
                 to_keys=owner_run_keys,

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from glimmer.api import API_VERSION, GROUP
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
 from glimmer.controllers.run.view import RunView
 from glimmer.engine import CONFIGMAPS, ApiError, KubeClient, is_already_exists
 from glimmer.plan import label_value
@@ -84,7 +84,7 @@ def _shard_body(view: RunView, *, name: str, payload: str, key: str = PAYLOAD_KE
         "metadata": {
             "name": name,
             "namespace": view.namespace,
-            "labels": {labels.RUN_LABEL: label_value(view.name), SHARD_LABEL: "true"},
+            "labels": {names.RUN_LABEL: label_value(view.name), SHARD_LABEL: "true"},
             "ownerReferences": [
                 {
                     "apiVersion": API_VERSION,

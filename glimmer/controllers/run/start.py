@@ -13,7 +13,8 @@ from typing import Any, Final
 import structlog
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.run import kube, labels, shards, wire
+from glimmer.controllers.kit import names
+from glimmer.controllers.run import kube, shards, wire
 from glimmer.controllers.run.admission import find_conflict, holds, precedence_key
 from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part
@@ -79,17 +80,17 @@ class Starter(Part):
     """From a new run to a pinned, Running one; or to a refusal that holds nothing."""
 
     async def _resolve_targets(self, view: RunView) -> list[str]:
-        names = view.node_names
-        if names:
-            return names
+        listed = view.node_names
+        if listed:
+            return listed
         selector = view.node_selector
         if not selector:
             raise ConfigError("spec.target selects no nodes: set nodeNames or nodeSelector")
         try:
             # 19.12: built from validated terms, so a "," or "!=" in a value cannot
             # change what is selected.
-            text = labels.equality_selector(selector, field="spec.target.nodeSelector")
-        except labels.InvalidLabelError as err:
+            text = names.equality_selector(selector, field="spec.target.nodeSelector")
+        except names.InvalidLabelError as err:
             raise InvalidTargetError(str(err)) from err
         try:
             # Cached (E2 resolves once, and no rule needs a consistent target list).
@@ -108,7 +109,7 @@ class Starter(Part):
     async def _resolve(self, view: RunView) -> tuple[JSON, dict[str, JSON], list[str]]:
         namespace = view.namespace
         profile_name = view.profile_ref
-        profile = await self.reads.get(kube.PROFILES, profile_name, namespace=namespace)
+        profile = await self.reads.get(names.PROFILES, profile_name, namespace=namespace)
         if profile is None:
             raise ConfigError(f"BurnInProfile {namespace}/{profile_name} not found")
         profile_spec = dict(profile.get("spec") or {})
@@ -117,7 +118,7 @@ class Starter(Part):
             ref = entry.get("testRef") if isinstance(entry, Mapping) else None
             if not ref or ref in tests:
                 continue
-            test = await self.reads.get(kube.TESTS, str(ref), namespace=namespace)
+            test = await self.reads.get(names.TESTS, str(ref), namespace=namespace)
             if test is None:
                 continue  # build_plan reports it as an unresolved ref (grace applies)
             tests[str(ref)] = dict(test.get("spec") or {})
@@ -159,7 +160,7 @@ class Starter(Part):
         # started a moment ago and missing from the cache would let two take a node).
         ours = precedence_key(run)
         others: list[tuple[JSON, list[str]]] = []
-        for other in await self.reads.live_list(kube.RUNS):
+        for other in await self.reads.live_list(names.RUNS):
             if RunView(other).uid == view.uid:
                 continue
             if holds(other) and precedence_key(other) < ours:
@@ -197,9 +198,9 @@ class Starter(Part):
         run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
         # E5: plan and finalizer in one metadata write.
         finalizers = RunView(run).finalizers
-        if labels.FINALIZER not in finalizers:
-            finalizers.append(labels.FINALIZER)
-        annotations = {labels.PLAN_ANNOTATION: plan.to_annotation()}
+        if names.FINALIZER not in finalizers:
+            finalizers.append(names.FINALIZER)
+        annotations = {names.PLAN_ANNOTATION: plan.to_annotation()}
         run = await kube.patch_metadata(
             self.client, run, {"annotations": annotations, "finalizers": finalizers}
         )

@@ -39,7 +39,8 @@ import structlog
 from glimmer.api import format_time, parse_time
 from glimmer.contract.kinds import drives_sustained_load
 from glimmer.controllers.fingerprint import FingerprintPendingError, vendor_of
-from glimmer.controllers.fingerprint.names import fingerprint_name
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import fingerprint_name
 from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.artifacts import merge_refs
 from glimmer.controllers.run.context import Part, RunContext, run_key
@@ -759,7 +760,7 @@ class Sweeper(Part):
         if not depends_on_vendor(kind=test.kind, runner=runner):
             return resolve_image(kind=test.kind, runner=runner, node_vendor=None)
         fingerprint = await self.reads.get(
-            kube.FINGERPRINTS, fingerprint_name(node), namespace=self.options.operator_namespace
+            names.FINGERPRINTS, fingerprint_name(node), namespace=self.options.operator_namespace
         )
         try:
             vendor = vendor_of(fingerprint, node=node)
@@ -811,7 +812,7 @@ class Sweeper(Part):
         pass's status write (a cordon, a rendezvous Service): never from a stale view (a
         run that already ended would cordon a node nothing then releases)."""
         if not work.confirmed:
-            await self.reads.confirm(kube.RUNS, work.run)
+            await self.reads.confirm(names.RUNS, work.run)
             work.confirmed = True
 
     async def cordon(self, work: Pass, test: PlannedTest, node: str) -> None:

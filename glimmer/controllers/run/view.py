@@ -23,7 +23,7 @@ import attrs
 
 from glimmer.api import BurnInRunSpec, BurnInRunStatus
 from glimmer.api.fields import spec_of
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
 from glimmer.plan import PinnedPlan, PlanDecodeError
 from glimmer.verdict import Phase
 from glimmer.verdict.codec import int_or_default, status_results
@@ -106,7 +106,7 @@ class RunView:
     @property
     def plan_text(self) -> str | None:
         """The pinned plan annotation (E5), if pinned."""
-        return self.annotations.get(labels.PLAN_ANNOTATION) or None
+        return self.annotations.get(names.PLAN_ANNOTATION) or None
 
     def pinned_plan(self) -> PinnedPlan | None:
         """The pinned plan (E5) decoded, None when none is pinned; an unreadable one
@@ -124,7 +124,7 @@ class RunView:
     @property
     def cancelling(self) -> str | None:
         """E18's one-way cancel record (its reason), once written."""
-        return self.annotations.get(labels.CANCELLING_ANNOTATION)
+        return self.annotations.get(names.CANCELLING_ANNOTATION)
 
     # --- spec -------------------------------------------------------------------------
 

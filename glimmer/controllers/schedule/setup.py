@@ -11,8 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from glimmer.controllers.fingerprint.names import RUNS
-from glimmer.controllers.run.kube import api_resource
+from glimmer.controllers.kit.names import RUNS, SCHEDULES
 from glimmer.controllers.schedule.reconciler import ScheduleReconciler, now_utc
 from glimmer.engine import (
     ControllerOptions,
@@ -24,7 +23,6 @@ from glimmer.engine import (
     strip_managed_fields,
 )
 
-SCHEDULES: Final = api_resource("BurnInSchedule")
 SCHEDULE_CONTROLLER: Final = "burninschedule"
 
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glimmer.controllers.kit.names import PROFILES
 from glimmer.controllers.run import kube, shards
-from glimmer.controllers.run.kube import PROFILES
 from glimmer.controllers.run.view import RunView
 from glimmer.engine import CONFIGMAPS, ApiError, FakeClient
 from glimmer.sinks import build

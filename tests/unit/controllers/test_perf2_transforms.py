@@ -8,9 +8,10 @@ import pathlib
 from typing import Any
 
 from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import cordon, labels, podstate
+from glimmer.controllers.kit import names as kit_names
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
+from glimmer.controllers.run import cordon, podstate
 from glimmer.controllers.run.indexes import node_watch, nodes_by_cordon_owner, pods_by_run
-from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
 from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import (
@@ -77,8 +78,8 @@ def _node() -> dict[str, Any]:
             "resourceVersion": "42",
             "labels": {"pool": "gpu"},
             "annotations": {
-                labels.CORDON_OWNER: stamp.render(),
-                labels.PRIOR_UNSCHEDULABLE: "true",
+                kit_names.CORDON_OWNER: stamp.render(),
+                kit_names.PRIOR_UNSCHEDULABLE: "true",
             },
             "managedFields": copy.deepcopy(MANAGED),
         },

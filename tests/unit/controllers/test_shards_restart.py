@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import labels, shards
-from glimmer.controllers.run.kube import PROFILES
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import PROFILES
+from glimmer.controllers.run import shards
 from glimmer.engine import CONFIGMAPS
 from glimmer.sinks import build
 from glimmer.verdict import codec
@@ -36,7 +37,7 @@ async def _launch(cluster: Cluster) -> None:
 async def _settle_live_pods(cluster: Cluster) -> int:
     pods = cluster.live_pods()
     for pod in pods:
-        node = pod["metadata"]["labels"][labels.NODE_LABEL]
+        node = pod["metadata"]["labels"][names.NODE_LABEL]
         await cluster.kubelet(pod["metadata"]["name"], exit_code=0, log=f"bw={len(node)}\n")
     return len(pods)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from glimmer.controllers.kit import names as kit_names
 from glimmer.controllers.run import kube, shards
 from glimmer.engine import CONFIGMAPS, ApiError, FakeClient
 from glimmer.sinks import build
@@ -70,7 +71,7 @@ def open_result(index: int, *, test: str = "gpu-burn") -> dict[str, Any]:
 
 async def new_run(client: FakeClient, name: str = "r1") -> dict[str, Any]:
     return await client.create(
-        kube.RUNS,
+        kit_names.RUNS,
         {"metadata": {"name": name}, "spec": {"profileRef": "prof"}, "status": {}},
         namespace=NS,
     )
@@ -188,11 +189,11 @@ async def test_shards_the_status_is_never_written_before_its_shards_exist(
 ) -> None:
     client = RefusingShards(code)
     run = await new_run(client)
-    before = await client.get(kube.RUNS, "r1", namespace=NS)
+    before = await client.get(kit_names.RUNS, "r1", namespace=NS)
     run["status"]["results"] = [full_result(n) for n in range(900)]
     with pytest.raises(error) as caught:
         await kube.write_status(client, run)
-    after = await client.get(kube.RUNS, "r1", namespace=NS)
+    after = await client.get(kit_names.RUNS, "r1", namespace=NS)
     assert after == before  # no status names a shard that was never made durable
     if isinstance(caught.value, kube.StatusTooLargeError):
         # what the reconciler's terminal Error write starts from: every result whole

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
 from glimmer.controllers.run.passes import Pass
 from glimmer.controllers.run.view import RunView
 from glimmer.engine import NODES, PODS
@@ -36,7 +36,7 @@ def held_everywhere(cluster: Cluster, run: dict[str, Any], nodes: list[str]) -> 
     interlocked = cluster.interlock.nodes_of(f"{NS}/r1")
     for name in nodes:
         node = cluster.node(name)
-        if (node["metadata"].get("annotations") or {}).get(labels.CORDON_OWNER) != stamp:
+        if (node["metadata"].get("annotations") or {}).get(names.CORDON_OWNER) != stamp:
             problems.append(f"{name}: not stamped")
         if not node["spec"].get("unschedulable"):
             problems.append(f"{name}: schedulable")
@@ -137,4 +137,4 @@ async def test_E12_the_group_releases_every_node_once_its_pods_are_gone() -> Non
     assert run["status"]["phase"] == "Passed"
     assert not run["status"].get("cordonedNodes")
     for node in cluster.client.objects(NODES):
-        assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {})
+        assert names.CORDON_OWNER not in (node["metadata"].get("annotations") or {})

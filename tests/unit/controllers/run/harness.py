@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.controllers.run.delivery import NoDelivery
-from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
 from glimmer.engine import NODES, PODS, FakeClient, Result
 
@@ -116,7 +116,7 @@ class Cluster:
                 }
             }
             status = {"phase": "Succeeded" if exit_code == 0 else "Failed", "startTime": stamp}
-        status["containerStatuses"] = [{"name": labels.RUNNER_CONTAINER, "state": state}]
+        status["containerStatuses"] = [{"name": names.RUNNER_CONTAINER, "state": state}]
         await self.client.patch(
             PODS, pod, {"status": status}, namespace=namespace, subresource="status"
         )

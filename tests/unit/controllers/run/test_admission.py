@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
 from glimmer.controllers.run.admission import find_conflict
 
 
@@ -24,7 +24,7 @@ def run(
         "uid": uid,
     }
     if finalizer:
-        meta["finalizers"] = [labels.FINALIZER]
+        meta["finalizers"] = [names.FINALIZER]
     status: dict[str, Any] = {"phase": phase}
     if started:
         status["startedAt"] = "2026-01-01T00:00:00Z"

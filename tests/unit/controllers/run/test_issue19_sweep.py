@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import kube, labels
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
+from glimmer.controllers.run import kube
 from glimmer.controllers.run.pods import PodRequest, RunRef, build_pod, foreign_reason
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
 from glimmer.engine import NODES, PODS, ApiError
@@ -32,7 +33,7 @@ def predicted_name(run: dict[str, Any], *, attempt: int = 1, node: str = "n0") -
 
 
 def our_manifest(run: dict[str, Any], *, attempt: int = 1, node: str = "n0") -> dict[str, Any]:
-    plan = PinnedPlan.from_annotation(run["metadata"]["annotations"][labels.PLAN_ANNOTATION])
+    plan = PinnedPlan.from_annotation(run["metadata"]["annotations"][names.PLAN_ANNOTATION])
     meta = run["metadata"]
     return build_pod(
         run=RunRef(meta["namespace"], meta["name"], meta["uid"]),
@@ -58,7 +59,7 @@ def logs_read(cluster: Cluster, pod: str) -> bool:
 def assert_released(cluster: Cluster, node: str = "n0") -> None:
     current = cluster.node(node)
     assert not current["spec"].get("unschedulable")
-    assert labels.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
+    assert names.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
 
 
 async def pinned_suspended_run(cluster: Cluster, **spec: Any) -> dict[str, Any]:
@@ -82,7 +83,7 @@ async def test_I19_8_a_pod_precreated_on_another_node_under_our_name_is_foreign_
     await cluster.setup(tests={"t": custom_test("echo", thresholds=BW_GATE)})
     run = await pinned_suspended_run(cluster, target={"nodeNames": ["n0"]})
     forged = our_manifest(run)
-    forged["spec"]["nodeSelector"] = {labels.HOSTNAME_LABEL: "n1"}  # not the target
+    forged["spec"]["nodeSelector"] = {names.HOSTNAME_LABEL: "n1"}  # not the target
     name = forged["metadata"]["name"]
     await cluster.client.create(PODS, forged, namespace=NS)
     await cluster.kubelet(name, exit_code=0, log="bw=12\n")  # a passing log
@@ -181,7 +182,7 @@ def _defaulted(manifest: dict[str, Any]) -> dict[str, Any]:
         priority=0,
         preemptionPolicy="PreemptLowerPriority",
         securityContext={},
-        nodeName=spec["nodeSelector"][labels.HOSTNAME_LABEL],
+        nodeName=spec["nodeSelector"][names.HOSTNAME_LABEL],
     )
     spec["tolerations"].append(
         {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}
@@ -207,7 +208,7 @@ def _manifest(**spec: Any) -> dict[str, Any]:
     )
 
 
-HOST = labels.HOSTNAME_LABEL
+HOST = names.HOSTNAME_LABEL
 SIDECAR = {"name": "side", "image": "y"}
 HOST_ROOT = {"name": "h", "hostPath": {"path": "/"}}
 
@@ -226,7 +227,7 @@ HOST_ROOT = {"name": "h", "hostPath": {"path": "/"}}
         (lambda p: p["spec"].update(securityContext={"runAsUser": 0}), "spec.securityContext"),
         (lambda p: p["spec"].update(hostPID=True), "spec.hostPID"),
         (lambda p: p["spec"].update(activeDeadlineSeconds=999999), "spec.activeDeadlineSeconds"),
-        (lambda p: p["metadata"]["labels"].update({labels.ATTEMPT_LABEL: "9"}), "metadata.labels"),
+        (lambda p: p["metadata"]["labels"].update({names.ATTEMPT_LABEL: "9"}), "metadata.labels"),
         (lambda p: p["metadata"].update(ownerReferences=[]), "metadata.ownerReferences"),
     ],
 )  # fmt: skip
@@ -263,7 +264,7 @@ def refuse_pods(cluster: Cluster, *, times: int = 100, node: str | None = None) 
     refused: list[int] = []
 
     def targeted(body: Any) -> bool:
-        return node is None or body["spec"]["nodeSelector"][labels.HOSTNAME_LABEL] == node
+        return node is None or body["spec"]["nodeSelector"][names.HOSTNAME_LABEL] == node
 
     async def create(resource: Any, body: Any, *, namespace: str | None = None) -> Any:
         if resource == PODS and len(refused) < times and targeted(body):
@@ -359,7 +360,7 @@ async def test_I19_10_the_cordon_is_in_status_before_the_pod_is_created() -> Non
     steps = [step for step, _ in written]
     first_pod = steps.index("create pods")
     assert steps[0] == "node"  # stamp and cordon, one atomic write (E10, issue 18)
-    assert labels.CORDON_OWNER in written[0][1]["metadata"]["annotations"]
+    assert names.CORDON_OWNER in written[0][1]["metadata"]["annotations"]
     assert written[0][1]["spec"] == {"unschedulable": True}
     status_writes = [i for i, (step, nodes) in enumerate(written) if step == "status"]
     assert any(i < first_pod and written[i][1] == ["n0"] for i in status_writes), written
@@ -450,7 +451,7 @@ async def test_I19_11_a_status_write_refused_for_size_ends_the_run_error_and_rel
     budget = conditions["StatusSizeBudget"]
     assert (budget["status"], budget["reason"]) == ("False", "StatusTooLarge")
     assert "Split it into smaller runs" in budget["message"]
-    assert labels.FINALIZER not in (run["metadata"].get("finalizers") or [])
+    assert names.FINALIZER not in (run["metadata"].get("finalizers") or [])
     assert_released(cluster)
     await cluster.reconcile()  # terminal: no retry loop, nothing rewritten
     assert (await cluster.run())["status"]["phase"] == "Error"
