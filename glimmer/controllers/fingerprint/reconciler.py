@@ -34,7 +34,6 @@ import structlog
 from glimmer.api import API_VERSION, clamp_message, format_time
 from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.fingerprint import digests as fp_digest
-from glimmer.controllers.fingerprint.conditions import set_json_condition
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
 from glimmer.controllers.fingerprint.observe import observation_from_status, observe
 from glimmer.controllers.fingerprint.reads import Reads
@@ -51,6 +50,7 @@ from glimmer.controllers.fingerprint.verdict import (
     run_probe,
     run_verdict,
 )
+from glimmer.controllers.kit.conditions import set_json_condition
 from glimmer.controllers.kit.names import (
     FINGERPRINTS,
     NODE_LABEL,

@@ -3,7 +3,7 @@
 The reconcilers keep status as JSON (what they read is what they write back); the
 transition-time rule and the message clamp stay in one place, the API package's
 ``set_condition``. This is its one adapter: a condition list in, a condition list out
-(:func:`set_json_condition`), or a status upserted in place (:func:`set_status_condition`).
+(:func:`set_json_condition`), or a status upserted in place (:func:`upsert_condition`).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def set_json_condition(
     return [to_json(c) for c in updated]
 
 
-def set_status_condition(
+def upsert_condition(
     status: JSON,
     *,
     type_: str,

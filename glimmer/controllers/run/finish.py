@@ -17,8 +17,8 @@ import structlog
 
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.run import kube, shards, wire
-from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part, RunContext
 from glimmer.controllers.run.cordon import kept_message, owner_of, release_decision
 from glimmer.controllers.run.delivery import (
@@ -106,7 +106,7 @@ class Finisher(Part):
         # I19.6: every finished run says whether anything was measured (kubectl's
         # Measured column); an all-Skipped Pass reads False and certifies nothing.
         fact = measured_condition(origin)
-        set_condition(status, type_=fact.type, status_=fact.status, reason=fact.reason,
+        upsert_condition(status, type_=fact.type, status_=fact.status, reason=fact.reason,
                       message=fact.message, now=now)  # fmt: skip
         # The terminal status owes no release record: the unload releases every node
         # whose owner stamp names the run, from a live node list (E19(3)), and repeats on

@@ -36,11 +36,10 @@ from typing import Any, Final
 
 import aiohttp
 
-from glimmer.api import API_VERSION
+from glimmer.api import API_VERSION, clamp_message
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS, SERVICES
 from glimmer.controllers.run import shards
-from glimmer.controllers.run.conditions import clamp
 from glimmer.controllers.run.podstate import live, owned_by
 from glimmer.controllers.run.view import RunView
 from glimmer.engine import (
@@ -152,7 +151,7 @@ def _compact_terminal(status: JSON, *, size: int, budget: int) -> int:
             return size
         before = encoded_size(result)
         if "message" in result:
-            result["message"] = clamp(str(result["message"]), TERMINAL_MESSAGE_BYTES)
+            result["message"] = clamp_message(str(result["message"]), limit=TERMINAL_MESSAGE_BYTES)
         for key in ("metrics", "unmeasurable", "notEvaluated", "artifacts"):
             result.pop(key, None)
         size -= before - encoded_size(result)

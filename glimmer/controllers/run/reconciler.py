@@ -24,8 +24,8 @@ from typing import Any, Final
 from glimmer.api import CancelPolicy, parse_time
 from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.run import kube, podstate, wire
-from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import RunContext, RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.finish import Finisher
@@ -231,7 +231,7 @@ class RunReconciler:
         lost the served labels, is unloaded)."""
         namespace = RunView(run).namespace
         message = self._not_served_message(namespace)
-        set_condition(RunView(run).status, type_="Admitted", status_="False",
+        upsert_condition(RunView(run).status, type_="Admitted", status_="False",
                       reason="NamespaceNotServed", message=message, now=self.now())  # fmt: skip
         plan = RunView(run).readable_plan()
         return await self.finisher.finalise(
@@ -258,7 +258,7 @@ class RunReconciler:
             "Error and its nodes released. Split it into smaller runs (fewer target nodes, "
             "tests or repeats each) or have its runners print fewer or shorter lines"
         )
-        set_condition(RunView(run).status, type_="StatusSizeBudget", status_="False",
+        upsert_condition(RunView(run).status, type_="StatusSizeBudget", status_="False",
                       reason="StatusTooLarge", message=message, now=self.now())  # fmt: skip
         await kube.record_event(
             self.client, run, type_="Warning", reason="StatusTooLarge", message=message

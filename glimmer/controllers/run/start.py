@@ -14,9 +14,9 @@ import structlog
 
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.run import kube, shards, wire
 from glimmer.controllers.run.admission import find_conflict, holds, precedence_key
-from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.cordon import prior_for_capture
 from glimmer.controllers.run.delivery import Delivery, Reason
@@ -148,7 +148,7 @@ class Starter(Part):
         try:
             profile, tests, targets = await self._resolve(view)
         except InvalidTargetError as err:
-            set_condition(view.status, type_="Admitted", status_="False",
+            upsert_condition(view.status, type_="Admitted", status_="False",
                           reason="InvalidNodeSelector", message=str(err),
                           now=self.now())  # fmt: skip
             return self._refuse(run, name="resolve", message=str(err))
@@ -169,7 +169,7 @@ class Starter(Part):
         now = self.now()
         status = view.status
         if conflict is not None and not view.force:
-            set_condition(status, type_="Admitted", status_="False", reason="TargetsBusy",
+            upsert_condition(status, type_="Admitted", status_="False", reason="TargetsBusy",
                           message=conflict.message(), now=now)  # fmt: skip
             return self._refuse(
                 run, name="admission", message=conflict.message(), sinks=profile.get("sinks")
@@ -193,7 +193,7 @@ class Starter(Part):
             return self._refuse(
                 run, name="resolve", message=plan.message, sinks=profile.get("sinks")
             )
-        set_condition(status, type_="Admitted", status_="True", reason=reason, message=message,
+        upsert_condition(status, type_="Admitted", status_="True", reason=reason, message=message,
                       now=now)  # fmt: skip
         run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
         # E5: plan and finalizer in one metadata write.
@@ -261,14 +261,14 @@ class Starter(Part):
             status["observedGeneration"] = generation
         findings = unsound_findings(plan)
         if findings:
-            set_condition(status, type_="ThresholdsSound", status_="False",
+            upsert_condition(status, type_="ThresholdsSound", status_="False",
                           reason="UnsoundThresholds", message=describe_findings(findings),
                           now=now)  # fmt: skip
         else:
-            set_condition(status, type_="ThresholdsSound", status_="True", reason="Reviewed",
+            upsert_condition(status, type_="ThresholdsSound", status_="True", reason="Reviewed",
                           message="every planned threshold can be judged", now=now)  # fmt: skip
         if plan.expanded_variants:
-            set_condition(status, type_="PlanExpanded", status_="True",
+            upsert_condition(status, type_="PlanExpanded", status_="True",
                           reason="VariantsExpanded",
                           message=f"{len(plan.tests)} planned executions x "
                           f"{len(plan.targets)} nodes", now=now)  # fmt: skip

@@ -26,8 +26,8 @@ from typing import Any, Final
 import structlog
 
 from glimmer.api import API_VERSION, format_time, parse_time
-from glimmer.controllers.fingerprint.conditions import set_json_condition
 from glimmer.controllers.fingerprint.reads import Reads
+from glimmer.controllers.kit.conditions import set_json_condition
 from glimmer.controllers.kit.names import FINGERPRINTS, RUNS, fingerprint_name
 from glimmer.controllers.schedule.cron import ScheduleError, parse_schedule
 from glimmer.controllers.schedule.history import (
