@@ -55,7 +55,7 @@ from glimmer.controllers.fingerprint import (
     VerdictMetrics,
     fingerprint_controller,
 )
-from glimmer.controllers.interlock import Interlock
+from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.run.context import RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, SinkDeliverer
 from glimmer.controllers.run.metrics import RunMetrics

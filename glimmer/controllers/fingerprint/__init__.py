@@ -16,12 +16,12 @@ from glimmer.controllers.fingerprint.reconciler import (
     FingerprintReconciler,
 )
 from glimmer.controllers.fingerprint.setup import FINGERPRINT_CONTROLLER, fingerprint_controller
-from glimmer.controllers.fingerprint.vendor import FingerprintPendingError, vendor_of
 from glimmer.controllers.fingerprint.verdict import (
     VERDICT_CURRENT,
     VerdictState,
     state_of_fingerprint,
 )
+from glimmer.controllers.kit.fingerprints import FingerprintPendingError, vendor_of
 from glimmer.controllers.kit.names import VERDICT_LABEL, fingerprint_name
 
 __all__ = [

@@ -36,7 +36,6 @@ from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.fingerprint import digests as fp_digest
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
 from glimmer.controllers.fingerprint.observe import observation_from_status, observe
-from glimmer.controllers.fingerprint.reads import Reads
 from glimmer.controllers.fingerprint.verdict import (
     VERDICT_CURRENT,
     Probe,
@@ -59,6 +58,7 @@ from glimmer.controllers.kit.names import (
     fingerprint_name,
     node_label_value,
 )
+from glimmer.controllers.kit.reads import ConfirmingReader
 from glimmer.engine import (
     EVENTS,
     NODES,
@@ -131,7 +131,7 @@ class FingerprintReconciler:
         now: Callable[[], datetime] = now_utc,
     ) -> None:
         self.client = client
-        self.reads = Reads(readers)
+        self.reads = ConfirmingReader(readers)
         self.options = options
         self.reaper = reaper
         self.metrics = metrics
@@ -163,7 +163,7 @@ class FingerprintReconciler:
         namespace = self.options.operator_namespace
         # Issue 18: a cache miss goes straight to the create (a lagging cache gets
         # AlreadyExists, then the live read), not a live GET that 404s for every new node.
-        found = await self.reads.peek(FINGERPRINTS, name, namespace=namespace)
+        found = await self.reads.get_before_create(FINGERPRINTS, name, namespace=namespace)
         if found is None:
             body = {
                 "apiVersion": API_VERSION,

@@ -28,9 +28,9 @@ from glimmer.controllers.fingerprint.reconciler import (
     now_utc,
     runs_by_node,
 )
+from glimmer.controllers.kit.indexes import node_watch
 from glimmer.controllers.kit.names import CORDON_OWNER, FINGERPRINTS, RUNS
-from glimmer.controllers.reaper import StampReaper
-from glimmer.controllers.run.indexes import node_watch
+from glimmer.controllers.kit.reaper import StampReaper
 from glimmer.engine import (
     ControllerOptions,
     ControllerRegistration,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.run.view import RunView
+from glimmer.controllers.kit.view import RunView
 
 JSON = dict[str, Any]
 

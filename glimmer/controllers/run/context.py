@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
-from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.interlock import Interlock
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run import kube
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.reads import RunReads
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import KubeClient
 
 JSON = dict[str, Any]

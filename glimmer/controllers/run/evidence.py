@@ -26,12 +26,12 @@ from glimmer.api import format_time, parse_time
 from glimmer.contract import SIM_GPU_ENV, RunnerReport
 from glimmer.contract.report import MAX_LINE_BYTES, Outcome, ReportReader
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.artifacts import configmap_name, plan_store, store_failed
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.passes import Pass
-from glimmer.controllers.run.ref import RunRef
 from glimmer.engine import CONFIGMAPS, NODES, ApiError, KubeClient
 from glimmer.plan import PlannedTest, Unit, label_value
 from glimmer.plan import spec as specs

@@ -18,18 +18,18 @@ import structlog
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.conditions import upsert_condition
+from glimmer.controllers.kit.cordon import kept_message, owner_of, release_decision
+from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run import kube, shards, wire
 from glimmer.controllers.run.context import Part, RunContext
-from glimmer.controllers.run.cordon import kept_message, owner_of, release_decision
 from glimmer.controllers.run.delivery import (
     Delivery,
     Reason,
     ReportingDeliverer,
     pinned_baseline,
 )
-from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.services import LINK_SCOPES
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import NODES, ApiError, Result, is_not_found
 from glimmer.plan import PinnedPlan
 from glimmer.verdict import Phase, count, measured_condition, run_provenance

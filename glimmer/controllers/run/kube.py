@@ -39,9 +39,9 @@ import aiohttp
 from glimmer.api import API_VERSION, clamp_message
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS, SERVICES
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run import shards
 from glimmer.controllers.run.podstate import live, owned_by
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import (
     EVENTS,
     PODS,

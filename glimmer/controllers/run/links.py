@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.evidence import SideRead, sim_node
 from glimmer.controllers.run.passes import (
@@ -62,7 +63,6 @@ from glimmer.controllers.run.passes import (
     new_result,
 )
 from glimmer.controllers.run.pods import PodRequest, build_pod
-from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.services import (
     LINK_SCOPES,
     build_service,

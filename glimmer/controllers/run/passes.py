@@ -16,9 +16,9 @@ from datetime import datetime
 from typing import Any
 
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.delivery import Delivery
-from glimmer.controllers.run.view import RunView
 from glimmer.plan import PinnedPlan, PlannedTest, Unit, label_value, pod_name, units_of_test
 from glimmer.plan import spec as specs
 from glimmer.verdict import AttemptVerdict, Phase, TestResultState, Trigger, fail_fast_stops

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run.adoption import foreign_reason
-from glimmer.controllers.run.ref import RunRef
 from glimmer.plan import (
     PlannedTest,
     active_deadline_seconds,

@@ -22,18 +22,19 @@ from datetime import datetime
 from typing import Any, Final
 
 from glimmer.api import CancelPolicy, parse_time
-from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.conditions import upsert_condition
+from glimmer.controllers.kit.interlock import Interlock
+from glimmer.controllers.kit.reads import StaleViewError, uncached
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.context import RunContext, RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.finish import Finisher
 from glimmer.controllers.run.links import lead_alone
-from glimmer.controllers.run.reads import RunReads, StaleViewError, uncached
+from glimmer.controllers.run.reads import RunReads
 from glimmer.controllers.run.start import Pinned, Refused, Starter
 from glimmer.controllers.run.sweep import Sweeper
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import (
     NAMESPACES,
     NODES,

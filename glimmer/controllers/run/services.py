@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.plan import label_value
 
 JSON = dict[str, Any]

@@ -2,7 +2,7 @@
 
 Both are keyed so that the workqueue gives one worker per object, which is all the
 concurrency safety the run reconciler needs: it keeps no state between passes except
-the shared :class:`~glimmer.controllers.interlock.Interlock`, rebuilt from the cluster.
+the shared :class:`~glimmer.controllers.kit.interlock.Interlock`, rebuilt from the cluster.
 
 The caches they fill store objects without ``managedFields`` (the ingest transforms):
 that is usually the largest part of an object and no rule reads it. Nodes and runner
@@ -29,14 +29,14 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.kit import names
-from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
-from glimmer.controllers.run.delivery import Deliverer
-from glimmer.controllers.run.indexes import (
+from glimmer.controllers.kit.indexes import (
     PODS_BY_RUN,
     pods_by_run,
 )
+from glimmer.controllers.kit.interlock import Interlock
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
+from glimmer.controllers.run.delivery import Deliverer
 from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler, now_utc
 from glimmer.engine import (

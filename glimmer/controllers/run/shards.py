@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from glimmer.api import API_VERSION, GROUP
 from glimmer.controllers.kit import names
-from glimmer.controllers.run.view import RunView
+from glimmer.controllers.kit.view import RunView
 from glimmer.engine import CONFIGMAPS, ApiError, KubeClient, is_already_exists
 from glimmer.plan import label_value
 from glimmer.sinks import build

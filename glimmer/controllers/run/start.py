@@ -15,12 +15,12 @@ import structlog
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.conditions import upsert_condition
+from glimmer.controllers.kit.cordon import prior_for_capture
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run import kube, shards, wire
 from glimmer.controllers.run.admission import find_conflict, holds, precedence_key
 from glimmer.controllers.run.context import Part
-from glimmer.controllers.run.cordon import prior_for_capture
 from glimmer.controllers.run.delivery import Delivery, Reason
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import NODES, ApiError, Result
 from glimmer.plan import (
     PinnedPlan,

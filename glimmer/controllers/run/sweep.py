@@ -38,13 +38,8 @@ import structlog
 
 from glimmer.api import format_time, parse_time
 from glimmer.contract.kinds import drives_sustained_load
-from glimmer.controllers.fingerprint import FingerprintPendingError, vendor_of
 from glimmer.controllers.kit import names
-from glimmer.controllers.kit.names import fingerprint_name
-from glimmer.controllers.run import kube, podstate, soak, wire
-from glimmer.controllers.run.artifacts import merge_refs
-from glimmer.controllers.run.context import Part, RunContext, run_key
-from glimmer.controllers.run.cordon import (
+from glimmer.controllers.kit.cordon import (
     Release,
     conditioned,
     cordon_patches,
@@ -52,6 +47,13 @@ from glimmer.controllers.run.cordon import (
     kept_message,
     release_decision,
 )
+from glimmer.controllers.kit.fingerprints import FingerprintPendingError, vendor_of
+from glimmer.controllers.kit.names import fingerprint_name
+from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.run import kube, podstate, soak, wire
+from glimmer.controllers.run.artifacts import merge_refs
+from glimmer.controllers.run.context import Part, RunContext, run_key
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.finish import Finisher
@@ -66,9 +68,7 @@ from glimmer.controllers.run.passes import (
     new_result,
 )
 from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
-from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.services import LINK_SCOPES
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import NODES, PODS, ApiError, is_already_exists, is_conflict, is_not_found
 from glimmer.plan import (
     ImageError,

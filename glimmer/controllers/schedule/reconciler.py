@@ -26,9 +26,9 @@ from typing import Any, Final
 import structlog
 
 from glimmer.api import API_VERSION, format_time, parse_time
-from glimmer.controllers.fingerprint.reads import Reads
 from glimmer.controllers.kit.conditions import set_json_condition
 from glimmer.controllers.kit.names import FINGERPRINTS, RUNS, fingerprint_name
+from glimmer.controllers.kit.reads import ConfirmingReader
 from glimmer.controllers.schedule.cron import ScheduleError, parse_schedule
 from glimmer.controllers.schedule.history import (
     SCHEDULE_LABEL,
@@ -75,7 +75,7 @@ class ScheduleReconciler:
         now: Callable[[], datetime] = now_utc,
     ) -> None:
         self.client = client
-        self.reads = Reads(readers)
+        self.reads = ConfirmingReader(readers)
         self.schedules = schedules
         self.operator_namespace = operator_namespace
         self.now = now

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.kit import names as kit_names
+from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.run.pods import PodRequest, RunRef, build_pod
 from glimmer.controllers.run.reconciler import RunOptions

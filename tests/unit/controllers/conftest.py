@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest_asyncio
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run.indexes import node_watch
+from glimmer.controllers.kit.indexes import node_watch
+from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import FakeClock, InformerFactory, Readers

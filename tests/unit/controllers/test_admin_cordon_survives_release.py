@@ -17,17 +17,17 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.kit import names
-from glimmer.controllers.reaper import StampReaper
-from glimmer.controllers.run.cordon import (
+from glimmer.controllers.kit.cordon import (
     compact_cordon_node,
     cordon_patches,
     cordon_writers,
     release_decision,
 )
-from glimmer.controllers.run.indexes import node_watch
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit.indexes import node_watch
+from glimmer.controllers.kit.interlock import Interlock
+from glimmer.controllers.kit.reaper import StampReaper
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import (
     EVENTS,

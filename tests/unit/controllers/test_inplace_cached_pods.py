@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.run.indexes import PODS_BY_RUN
+from glimmer.controllers.kit.indexes import PODS_BY_RUN
 from glimmer.controllers.run.reads import RunReads
 from glimmer.engine import PODS, Informer, InformerFactory
 from glimmer.plan import label_value

@@ -11,7 +11,7 @@ import pytest
 
 from glimmer.controllers.kit import names as kit_names
 from glimmer.controllers.kit.names import RUNS
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run.services import build_service
 from glimmer.engine import NODES, PODS
 from glimmer.plan import PinnedPlan, pod_name, service_name

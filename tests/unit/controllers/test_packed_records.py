@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glimmer.controllers.kit.names import PROFILES
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run import kube, shards
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import CONFIGMAPS, ApiError, FakeClient
 from glimmer.sinks import build
 from glimmer.verdict import codec

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import NODES, CachedReader, InformerFactory, Readers, Resource

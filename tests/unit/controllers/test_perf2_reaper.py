@@ -6,7 +6,7 @@ from typing import Any
 
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS
-from glimmer.controllers.reaper import StampReaper
+from glimmer.controllers.kit.reaper import StampReaper
 from glimmer.engine import NODES, CachedReader, FakeClient, InformerFactory, Readers, Resource
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 from tests.unit.engine.test_reader import settle_watches

@@ -7,12 +7,13 @@ import copy
 import pathlib
 from typing import Any
 
-from glimmer.controllers.interlock import Interlock
+from glimmer.controllers.kit import cordon
 from glimmer.controllers.kit import names as kit_names
+from glimmer.controllers.kit.indexes import node_watch, nodes_by_cordon_owner, pods_by_run
+from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
-from glimmer.controllers.run import cordon, podstate
-from glimmer.controllers.run.indexes import node_watch, nodes_by_cordon_owner, pods_by_run
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.run import podstate
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import (
     NODES,
@@ -123,7 +124,7 @@ def test_perf2_no_reconciler_reads_a_field_the_compact_transforms_drop() -> None
     dropped = ("managedFields", *NODE_STATUS_DROPPED)
     # The node cache keeps of managedFields who owns spec.unschedulable (E12 reads it):
     # cordon.py's own transform, compact_cordon_node, is what keeps it.
-    kept = {("run/cordon.py", "managedFields")}
+    kept = {("kit/cordon.py", "managedFields")}
     readers = [
         f"{path.relative_to(root)}: {field}"
         for path in root.rglob("*.py")

@@ -6,15 +6,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.run.cordon import (
+from glimmer.controllers.kit.cordon import (
     HeatMarker,
     cordon_patches,
     prior_for_capture,
     reap_patch,
     release_patch,
 )
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run.pods import PodRequest, build_pod
-from glimmer.controllers.run.ref import RunRef
 from glimmer.plan import PlannedTest
 
 RUN = RunRef(namespace="burnin", name="acceptance", uid="uid-1")

@@ -7,10 +7,10 @@ from pathlib import Path
 import glimmer.engine
 from glimmer.api import API_VERSION, GROUP, KINDS_BY_NAME
 from glimmer.controllers.kit import names as kit_names
-from glimmer.controllers.run.cordon import owner_of
+from glimmer.controllers.kit.cordon import owner_of
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run.metrics import RUN_PHASES
 from glimmer.controllers.run.pods import PodRequest, build_pod
-from glimmer.controllers.run.ref import RunRef
 from glimmer.plan import PlannedTest
 from glimmer.verdict import Phase
 

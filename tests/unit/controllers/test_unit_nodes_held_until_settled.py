@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run.passes import Pass
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import NODES, PODS
 from tests.unit.controllers.run.harness import NS, Cluster
 from tests.unit.controllers.test_links_sequencing import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.controllers.run.delivery import NoDelivery
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler

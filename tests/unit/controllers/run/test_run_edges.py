@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import RUNS
-from glimmer.controllers.reaper import StampReaper
+from glimmer.controllers.kit.reaper import StampReaper
 from glimmer.controllers.run.delivery import Delivery, NoDelivery, Reason
 from glimmer.engine import NODES, PODS, FakeClient
 from glimmer.engine.fake import Request

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import RUNS
-from glimmer.controllers.reaper import StampReaper
+from glimmer.controllers.kit.reaper import StampReaper
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import (
     NODES,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.run.cordon import compact_cordon_node
+from glimmer.controllers.kit.cordon import compact_cordon_node
 from glimmer.engine import NODES, Watch, annotation_index, label_index
 from glimmer.engine.manager import KeyMapper, own_key
 

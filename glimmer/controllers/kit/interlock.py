@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from glimmer.controllers.run.cordon import owner_of
-from glimmer.controllers.run.view import JSON, RunView
+from glimmer.controllers.kit.cordon import owner_of
+from glimmer.controllers.kit.view import JSON, RunView
 
 
 class Interlock:

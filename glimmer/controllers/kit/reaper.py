@@ -7,7 +7,7 @@ and its run looked up.
 
 Reads: the cache answers the common cases (a node with no stamp, a stamp whose run is
 there with its UID), so a fleet's node heartbeats cost no requests. Those cached reads
-copy only metadata (:meth:`RunReads.get_metadata`): the stamp is an annotation and the
+copy only metadata (:meth:`ConfirmingReader.get_metadata`): the stamp is an annotation and the
 run is judged by its UID, and copying a run with a megabyte of status per node event
 was a third of the manager's CPU at 1,000 nodes. Only a stamp that
 looks orphaned is acted on, and then both reads are live: the run (E22: a stale cache
@@ -24,10 +24,10 @@ from typing import Any, Final
 
 import aiohttp
 
+from glimmer.controllers.kit.cordon import kept_message, owner_of, reap_decision
 from glimmer.controllers.kit.names import RUNS
-from glimmer.controllers.run.cordon import kept_message, owner_of, reap_decision
-from glimmer.controllers.run.reads import RunReads, uncached
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit.reads import ConfirmingReader, uncached
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.engine import EVENTS, NODES, ApiError, KubeClient, Readers, Result
 
 RECHECK_SECONDS: Final = 300.0
@@ -45,7 +45,7 @@ class StampReaper:
     ) -> None:
         self.client = client
         self.recheck_seconds = recheck_seconds
-        self.reads = RunReads(readers if readers is not None else uncached(client))
+        self.reads = ConfirmingReader(readers if readers is not None else uncached(client))
 
     async def reconcile(self, key: str) -> Result:
         meta = await self.reads.get_metadata(NODES, key)  # cached; a miss confirmed live

@@ -3,7 +3,7 @@
 Pure: each function reads a Node (as JSON) and returns the merge patches to write,
 in order; the reconciler sends them with the node's resourceVersion as a
 precondition, reading the node uncached first (E22). A stamp is the owning run's
-:class:`~glimmer.controllers.run.ref.RunRef`, as ``<namespace>/<name>/<uid>``. It is
+:class:`~glimmer.controllers.kit.ref.RunRef`, as ``<namespace>/<name>/<uid>``. It is
 never set without it: the stamp and ``spec.unschedulable=true`` go in one merge patch,
 which the apiserver applies atomically (E10 asks for the stamp first so that a crash
 between two writes leaves a harmless stamp, never an ownerless cordon; one write has no
@@ -31,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.engine import FIELD_MANAGER, compact_node
 
 JSON = dict[str, Any]
