@@ -23,11 +23,11 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from glimmer.api import status_layout
 from glimmer.controllers.kit import names
 from glimmer.controllers.run import kube, shards
 from glimmer.engine import CONFIGMAPS, FakeClient
 from glimmer.sinks import build
-from glimmer.verdict import codec
 
 TESTS = ("gpu-burn", "memory-bw", "nccl-allreduce", "dcgm-diag", "host-health", "clock-probe")
 NS = "bench"
@@ -91,7 +91,7 @@ async def trial(count: int, *, shape: Any, sharded: bool) -> dict[str, Any]:
     peak, written, refused_at = 0, 0, None
     started = time.process_time()
     for start in range(0, count, 100):
-        settled = [dict(r) for r in codec.status_results(run["status"])]  # packed too
+        settled = [dict(r) for r in status_layout.status_results(run["status"])]  # packed too
         settled += copy.deepcopy(expected[start : start + 100])
         run["status"]["results"] = settled + [open_result(n) for n in range(100)]
         try:

@@ -32,6 +32,7 @@ import aiohttp
 import structlog
 
 from glimmer.api import API_VERSION, clamp_message, format_time
+from glimmer.api.status_layout import status_results
 from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.fingerprint import digests as fp_digest
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
@@ -71,7 +72,6 @@ from glimmer.engine import (
     is_already_exists,
     is_not_found,
 )
-from glimmer.verdict.codec import status_results
 from glimmer.verdict.expiry import newest_probe, probe_from_json
 from glimmer.verdict.phases import Phase
 

@@ -23,10 +23,11 @@ import attrs
 
 from glimmer.api import BurnInRunSpec, BurnInRunStatus
 from glimmer.api.fields import spec_of
+from glimmer.api.status_layout import status_results
 from glimmer.controllers.kit import names
 from glimmer.plan import PinnedPlan, PlanDecodeError
 from glimmer.verdict import Phase
-from glimmer.verdict.codec import int_or_default, status_results
+from glimmer.verdict.codec import int_or_default
 
 JSON = dict[str, Any]
 

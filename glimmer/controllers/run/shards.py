@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from glimmer.api import API_VERSION, GROUP
+from glimmer.api import API_VERSION, GROUP, status_layout
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.view import RunView
 from glimmer.engine import CONFIGMAPS, ApiError, KubeClient, is_already_exists
@@ -50,7 +50,7 @@ PACK_AT_BYTES: Final = 64 * 1024
 #: A run-start fingerprint larger than this moves to owned shards (about 500 nodes).
 FINGERPRINT_INLINE_BYTES: Final = 64 * 1024
 #: The ConfigMap key that holds the payload: JSON, evidence digest -> full result.
-PAYLOAD_KEY: Final = codec.SHARD_PAYLOAD_KEY
+PAYLOAD_KEY: Final = status_layout.SHARD_PAYLOAD_KEY
 #: Marks a ConfigMap as a run's evidence shard.
 SHARD_LABEL: Final = f"{GROUP}/evidence-shard"
 
@@ -69,7 +69,7 @@ def shardable(result: Mapping[str, Any]) -> bool:
     """Settled, single-node, not yet compact: only these move. An open result keeps its
     attempts in status (the next attempt's number and trigger come from them), and a
     Pair/Group result stays whole (links read their members' histories)."""
-    if codec.is_compact(result):
+    if status_layout.is_compact(result):
         return False
     if not codec.phase_from_json(result.get("phase")).terminal:
         return False
@@ -111,12 +111,12 @@ async def offload_fingerprint(client: KubeClient, run: JSON) -> None:
     fingerprint = view.status.get("fingerprint")
     if not isinstance(fingerprint, dict):
         return
-    if len(codec.canonical(fingerprint)) <= FINGERPRINT_INLINE_BYTES:
+    if len(status_layout.canonical(fingerprint)) <= FINGERPRINT_INLINE_BYTES:
         return
     chunks: list[dict[str, Any]] = [{}]
     size = 0
     for node, text in sorted(fingerprint.items()):
-        weight = len(codec.canonical({node: text}))
+        weight = len(status_layout.canonical({node: text}))
         if chunks[-1] and size + weight > SHARD_MAX_BYTES:
             chunks.append({})
             size = 0
@@ -124,10 +124,10 @@ async def offload_fingerprint(client: KubeClient, run: JSON) -> None:
         size += weight
     bodies, digests = [], []
     for chunk in chunks:
-        payload = codec.canonical(chunk).decode()
-        digest = codec.shard_digest(payload)
-        name = codec.fingerprint_shard_name(view.name, digest)
-        key = codec.FINGERPRINT_PAYLOAD_KEY
+        payload = status_layout.canonical(chunk).decode()
+        digest = status_layout.shard_digest(payload)
+        name = status_layout.fingerprint_shard_name(view.name, digest)
+        key = status_layout.FINGERPRINT_PAYLOAD_KEY
         bodies.append(_shard_body(view, name=name, payload=payload, key=key))
         digests.append(digest)
     try:
@@ -137,7 +137,7 @@ async def offload_fingerprint(client: KubeClient, run: JSON) -> None:
             raise
         return
     view.status.pop("fingerprint")
-    view.status[codec.FINGERPRINT_SHARD_KEY] = digests
+    view.status[status_layout.FINGERPRINT_SHARD_KEY] = digests
 
 
 def plan_offload(run: JSON) -> list[JSON]:
@@ -162,11 +162,11 @@ def plan_offload(run: JSON) -> list[JSON]:
         size += weight
     bodies: list[JSON] = []
     for chunk in (c for c in chunks if c):
-        payload = codec.canonical([results[i] for i in chunk]).decode()
-        digest = codec.shard_digest(payload)
+        payload = status_layout.canonical([results[i] for i in chunk]).decode()
+        digest = status_layout.shard_digest(payload)
         for position, i in enumerate(chunk):
-            results[i] = codec.compact_result(results[i], shard=digest, index=position)
-        name = codec.shard_name(view.name, digest)
+            results[i] = status_layout.compact_result(results[i], shard=digest, index=position)
+        name = status_layout.shard_name(view.name, digest)
         bodies.append(_shard_body(view, name=name, payload=payload))
     return bodies
 
@@ -201,7 +201,7 @@ async def create_shards(client: KubeClient, bodies: Sequence[JSON]) -> None:
 
 def _weight(result: Mapping[str, Any]) -> int:
     """Bytes a result takes in a shard's payload (with its separator)."""
-    return len(codec.canonical(result)) + 1
+    return len(status_layout.canonical(result)) + 1
 
 
 def _movable_bytes(run: JSON) -> int:
@@ -230,7 +230,7 @@ async def offload(
 
 
 def _pack_weight(records: Sequence[Mapping[str, Any]]) -> int:
-    return sum(len(codec.canonical(r)) + 1 for r in records)
+    return sum(len(status_layout.canonical(r)) + 1 for r in records)
 
 
 def drop_packed_twins(run: JSON) -> None:
@@ -243,28 +243,28 @@ def drop_packed_twins(run: JSON) -> None:
     same evidence, and before the body is copied, so a pass's write-back costs nothing.
     Only assigns new lists: ``run``'s own lists are never edited."""
     status = RunView(run).status
-    existing = status.get(codec.PACKED_KEY)
+    existing = status.get(status_layout.PACKED_KEY)
     raw = status.get("results")
     if not existing or not isinstance(raw, list):
         return
-    members = codec.packed_members(existing)
-    units = codec.packed_units(members)
+    members = status_layout.packed_members(existing)
+    units = status_layout.packed_units(members)
 
     def twin(result: Any) -> bool:
         if not isinstance(result, Mapping):
             return False
-        if codec.is_compact(result):
+        if status_layout.is_compact(result):
             nodes = result.get("nodes")
             node = str(nodes[0]) if isinstance(nodes, list) and len(nodes) == 1 else ""
-            member = members.get((str(result.get(codec.EVIDENCE_KEY)), node))
-            return member is not None and codec.same_record(result, member[2])
+            member = members.get((str(result.get(status_layout.EVIDENCE_KEY)), node))
+            return member is not None and status_layout.same_record(result, member[2])
         if not codec.phase_from_json(result.get("phase")).terminal:
             return False
-        shared = units.get(codec.unit_key(result))
+        shared = units.get(status_layout.unit_key(result))
         # Only the very verdict that was packed: a result that differs stays, supersedes
         # the packed one on read, and is compacted (never packed beside it) later.
         return shared is not None and shared == {
-            k: result[k] for k in codec.PACKED_SHARED if k in result
+            k: result[k] for k in status_layout.PACKED_SHARED if k in result
         }
 
     status["results"] = [r for r in raw if not twin(r)]
@@ -279,10 +279,10 @@ def pack(run: JSON, *, at: int | None = None) -> None:
     (:func:`drop_packed_twins` runs first and removes those it can): each is kept
     once. Pure: packed records reference shards that are already durable."""
     status = RunView(run).status
-    existing = status.get(codec.PACKED_KEY)
+    existing = status.get(status_layout.PACKED_KEY)
     raw = status.get("results")
     results = raw if isinstance(raw, list) else []
-    fresh = [r for r in results if isinstance(r, Mapping) and codec.packable(r)]
+    fresh = [r for r in results if isinstance(r, Mapping) and status_layout.packable(r)]
     limit = PACK_AT_BYTES if at is None else at
     if not fresh or (not existing and _pack_weight(fresh) <= limit):
         return  # nothing new to pack (what was packed is already, once: drop_packed_twins)
@@ -290,20 +290,20 @@ def pack(run: JSON, *, at: int | None = None) -> None:
     # drop_packed_twins would have dropped it) stays in ``results``, where it
     # supersedes the member on read (and expands to Error if it disagrees with its
     # shard): never a second packed result for the unit.
-    held = codec.packed_units(codec.packed_members(existing))
-    fresh = [r for r in fresh if codec.unit_key(r) not in held]
+    held = status_layout.packed_units(status_layout.packed_members(existing))
+    fresh = [r for r in fresh if status_layout.unit_key(r) not in held]
     if not fresh:
         return
-    unpacked = codec.unpack_records(existing)
+    unpacked = status_layout.unpack_records(existing)
     packing = {id(r) for r in fresh}
     rest = [r for r in results if id(r) not in packing]
     # An unreadable member unpacks as an Error record: it stays, counted, in results.
-    unreadable = [r for r in unpacked if not codec.packable(r)]
+    unreadable = [r for r in unpacked if not status_layout.packable(r)]
     if unreadable:
-        kept = {codec.canonical(r) for r in rest if isinstance(r, Mapping)}
-        unreadable = [r for r in unreadable if codec.canonical(r) not in kept]
-    status[codec.PACKED_KEY] = codec.pack_records(
-        [r for r in unpacked if codec.packable(r)] + fresh
+        kept = {status_layout.canonical(r) for r in rest if isinstance(r, Mapping)}
+        unreadable = [r for r in unreadable if status_layout.canonical(r) not in kept]
+    status[status_layout.PACKED_KEY] = status_layout.pack_records(
+        [r for r in unpacked if status_layout.packable(r)] + fresh
     )
     status["results"] = unreadable + rest
 

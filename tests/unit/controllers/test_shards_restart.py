@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from glimmer.api import status_layout
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import PROFILES
 from glimmer.controllers.run import shards
 from glimmer.engine import CONFIGMAPS
 from glimmer.sinks import build
-from glimmer.verdict import codec
 
 from .run.harness import NS, Cluster, custom_test
 
@@ -72,7 +72,9 @@ async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shard
     assert await _settle_live_pods(cluster) == NODES  # test a, everywhere
     await cluster.reconcile()
     mid = await cluster.run()
-    compact = [r for r in codec.status_results(mid["status"]) if codec.is_compact(r)]
+    compact = [
+        r for r in status_layout.status_results(mid["status"]) if status_layout.is_compact(r)
+    ]
     assert compact, "the first settled batch moved to shards"
     assert all(r["phase"] == "Passed" for r in compact)
     # The manager restarts: a new reconciler, nothing in memory, only status + pods.
@@ -95,9 +97,9 @@ async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shard
     # The terminal envelope the manager sends is built from every result in full.
     [terminal] = [d for d in cluster.delivered.sent if d.reason == "RunPhaseChanged"
                   and d.event_key == "Passed"]  # fmt: skip
-    sent = codec.status_results(terminal.run["status"])
+    sent = status_layout.status_results(terminal.run["status"])
     assert len(sent) == 2 * NODES
-    assert not any(codec.is_compact(r) for r in sent)
+    assert not any(status_layout.is_compact(r) for r in sent)
     assert all(r.get("metrics") for r in sent)
 
 
@@ -125,6 +127,6 @@ async def test_shards_a_shard_lost_mid_run_shows_its_results_unjudged(
         shards=evidence,
     )  # fmt: skip
     assert len(envelope.results) == NODES
-    compact = sum(codec.is_compact(r) for r in codec.status_results(run["status"]))
+    compact = sum(status_layout.is_compact(r) for r in status_layout.status_results(run["status"]))
     assert sum(r.phase == "Error" for r in envelope.results) == compact > 0
     assert "Passed" not in {r.phase for r in envelope.results if "unjudged" in r.message}

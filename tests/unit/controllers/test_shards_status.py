@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from glimmer.api import status_layout
 from glimmer.controllers.kit import names as kit_names
 from glimmer.controllers.run import kube, shards
 from glimmer.engine import CONFIGMAPS, ApiError, FakeClient
 from glimmer.sinks import build
-from glimmer.verdict import codec
 
 NS = "team"
 
@@ -110,7 +110,7 @@ async def grow(client: FakeClient, *, nodes: int, batch: int) -> tuple[dict[str,
     expected = [full_result(n, test=t) for t in TESTS for n in range(nodes)]
     sizes: list[int] = []
     for start in range(0, len(expected), batch):
-        results = [dict(r) for r in codec.status_results(run["status"])]
+        results = [dict(r) for r in status_layout.status_results(run["status"])]
         results += copy.deepcopy(expected[start : start + batch])
         following = [open_result(n % nodes) for n in range(start + batch, start + 2 * batch)]
         run["status"]["results"] = results + following
@@ -128,9 +128,9 @@ async def test_shards_a_6000_result_run_fits_every_status_write_and_shows_every_
     client = FakeClient()
     run, sizes = await grow(client, nodes=1000, batch=100)
     assert max(sizes) <= kube.STATUS_BUDGET_BYTES  # every write accepted, none clamped
-    recorded = codec.status_results(run["status"])
+    recorded = status_layout.status_results(run["status"])
     assert len(recorded) == 6000
-    compact = sum(codec.is_compact(r) for r in recorded)
+    compact = sum(status_layout.is_compact(r) for r in recorded)
     assert compact >= 5500  # the newest few settled stay full until 256 KiB can move
     results = await envelope_results(client, run)
     assert len(results) == 6000
@@ -162,8 +162,8 @@ async def test_shards_open_and_pair_results_always_stay_full() -> None:
     pair = full_result(1, test="nccl-pair") | {"scope": "Pair", "nodes": ["a", "b"]}
     run["status"]["results"] = [full_result(n) for n in range(900)] + [open_result(7), pair]
     run = await kube.write_status(client, run)
-    *settled, still_open, kept_pair = codec.status_results(run["status"])
-    assert all(codec.is_compact(r) for r in settled)
+    *settled, still_open, kept_pair = status_layout.status_results(run["status"])
+    assert all(status_layout.is_compact(r) for r in settled)
     assert still_open == open_result(7)
     assert kept_pair == pair
 
@@ -198,7 +198,8 @@ async def test_shards_the_status_is_never_written_before_its_shards_exist(
     if isinstance(caught.value, kube.StatusTooLargeError):
         # what the reconciler's terminal Error write starts from: every result whole
         assert not any(
-            codec.is_compact(r) for r in codec.status_results(caught.value.run["status"])
+            status_layout.is_compact(r)
+            for r in status_layout.status_results(caught.value.run["status"])
         )
 
 
@@ -207,9 +208,9 @@ async def test_shards_a_terminal_write_never_waits_on_a_refused_shard() -> None:
     run = await new_run(client)
     run["status"]["results"] = [full_result(n) for n in range(900)]
     written = await kube.write_status(client, run, terminal=True)
-    results = codec.status_results(written["status"])
+    results = status_layout.status_results(written["status"])
     assert len(results) == 900
-    assert not any(codec.is_compact(r) for r in results)  # no reference to a missing shard
+    assert not any(status_layout.is_compact(r) for r in results)  # no reference to a missing shard
     assert {r["phase"] for r in results} == {"Passed"}
 
 
@@ -219,11 +220,11 @@ async def test_shards_a_result_no_shard_can_hold_stays_whole() -> None:
     huge = full_result(0) | {"message": "x" * (shards.SHARD_MAX_BYTES + 1)}
     run["status"]["results"] = [huge, *(full_result(n) for n in range(1, 900))]
     run = await kube.write_status(client, run)
-    results = codec.status_results(run["status"])
+    results = status_layout.status_results(run["status"])
     whole = [r for r in results if r["nodes"] == ["kwok-node-0000"]]
     assert whole == [huge]
     assert len(results) == 900
-    assert all(codec.is_compact(r) for r in results if r is not whole[0])
+    assert all(status_layout.is_compact(r) for r in results if r is not whole[0])
 
 
 async def test_shards_a_retried_write_reuses_the_same_shard() -> None:
@@ -257,7 +258,9 @@ async def test_shards_a_missing_shard_makes_its_results_error_never_dropped() ->
     lost = [r for r in results if r.phase == "Error"]
     digest = name.rsplit("-", 1)[1]
     recorded = [
-        r for r in codec.status_results(run["status"]) if r["evidence"].startswith(digest + "/")
+        r
+        for r in status_layout.status_results(run["status"])
+        if r["evidence"].startswith(digest + "/")
     ]
     assert len(lost) == len(recorded) > 0
     assert all(digest in r.message and "unjudged" in r.message for r in lost)
@@ -318,16 +321,19 @@ async def test_shards_without_the_shards_a_compact_record_never_reads_passed() -
 
 def test_shards_a_record_that_disagrees_with_its_entry_reads_error() -> None:
     failed = full_result(3, phase="Failed")
-    record = codec.compact_result(failed, shard="d", index=0)
-    assert codec.expand_result(record, {"d": [failed]}) == failed
+    record = status_layout.compact_result(failed, shard="d", index=0)
+    assert status_layout.expand_result(record, {"d": [failed]}) == failed
     lying = record | {"phase": "Passed"}  # a status that says Pass over a recorded Fail
-    forged = codec.expand_result(lying, {"d": [failed]})
+    forged = status_layout.expand_result(lying, {"d": [failed]})
     assert forged["phase"] == "Error"
     assert "phase disagrees" in forged["message"]
-    assert codec.expand_result(record | {"evidence": "d/7"}, {"d": [failed]})["phase"] == "Error"
-    assert codec.expand_result(record | {"evidence": "garbage"}, {"d": [failed]})["phase"] == (
-        "Error"
+    assert (
+        status_layout.expand_result(record | {"evidence": "d/7"}, {"d": [failed]})["phase"]
+        == "Error"
     )
+    assert status_layout.expand_result(record | {"evidence": "garbage"}, {"d": [failed]})[
+        "phase"
+    ] == ("Error")
 
 
 async def test_shards_every_envelope_of_a_sharded_run_carries_its_results_in_full() -> None:
@@ -338,7 +344,7 @@ async def test_shards_every_envelope_of_a_sharded_run_carries_its_results_in_ful
 
     client = FakeClient()
     run = await _sharded(client)
-    assert any("evidence" in r for r in codec.status_results(run["status"]))  # it did shard
+    assert any("evidence" in r for r in status_layout.status_results(run["status"]))  # it did shard
     seen: list[Any] = []
 
     class Capture(SinkFanout):
