@@ -12,10 +12,9 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
-from glimmer.controllers.kit import names
+from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.view import RunView
-from glimmer.controllers.run import kube
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.reads import RunReads
 from glimmer.engine import KubeClient
@@ -71,7 +70,7 @@ class RunOptions:
     #: The most the run object may weigh as JSON when its status is written (1 MiB; see
     #: ``kube``): past it the oldest attempts are compacted, and a status that still
     #: does not fit ends the run Error (issue 19.11). etcd's own limit is 1.5 MiB.
-    status_budget_bytes: int = kube.STATUS_BUDGET_BYTES
+    status_budget_bytes: int = checkpoint.STATUS_BUDGET_BYTES
     #: The ServiceAccount runner pods run as (``glimmer-runner``, created with no
     #: binding by manifests/ and the chart in each served namespace); None or "" leaves
     #: it to the apiserver (the namespace's ``default``). No token is mounted either way.

@@ -16,12 +16,12 @@ import aiohttp
 import structlog
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.kit import names
+from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.kit.cordon import kept_message, owner_of, release_decision
 from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.kit.view import RunView
-from glimmer.controllers.run import kube, shards, wire
+from glimmer.controllers.run import kube, wire
 from glimmer.controllers.run.context import Part, RunContext
 from glimmer.controllers.run.delivery import (
     Delivery,
@@ -30,8 +30,9 @@ from glimmer.controllers.run.delivery import (
     pinned_baseline,
 )
 from glimmer.controllers.run.services import LINK_SCOPES
-from glimmer.engine import NODES, ApiError, Result, is_not_found
+from glimmer.engine import NODES, ApiError, KubeClient, Result, is_not_found
 from glimmer.plan import PinnedPlan
+from glimmer.sinks import build
 from glimmer.verdict import Phase, count, measured_condition, run_provenance
 from glimmer.verdict.codec import clamp_text
 
@@ -123,9 +124,10 @@ class Finisher(Part):
         ``clamp``: the write must fit (terminal compaction, see kube), since no later
         write can repair it. The pass that ends a run writes with ``clamp=False``: a
         verdict whose evidence does not fit the budget is never recorded with that
-        evidence clamped away; it is :class:`~glimmer.controllers.run.kube.StatusTooLargeError`
-        and the run ends Error (19.11), through a clamped write."""
-        run = await kube.write_status(
+        evidence clamped away; it is
+        :class:`~glimmer.controllers.kit.checkpoint.StatusTooLargeError` and the run ends
+        Error (19.11), through a clamped write."""
+        run = await checkpoint.write_status(
             self.client, run, budget=budget or self.options.status_budget_bytes, terminal=clamp
         )
         view = RunView(run)
@@ -151,7 +153,9 @@ class Finisher(Part):
         await self.release_every_stamp(run)
         if view.cordoned_nodes:
             run["status"] = {k: v for k, v in view.status.items() if k != "cordonedNodes"}
-            run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
+            run = await checkpoint.write_status(
+                self.client, run, budget=self.options.status_budget_bytes
+            )
         return run
 
     async def release_every_stamp(self, run: JSON) -> None:
@@ -196,7 +200,7 @@ class Finisher(Part):
             # Issue 18: the terminal envelope carries every result in full, its compact
             # records expanded from the run's evidence shards (an unreadable shard's
             # results travel as Error); a run with no compact record costs no read.
-            evidence = await shards.hydrated(self.client, run) if sinks else run
+            evidence = await _hydrated(self.client, run) if sinks else run
             delivery = Delivery(Reason.RUN_PHASE_CHANGED, phase, evidence, sinks)
             ok, run = await self._deliver_terminal(run, delivery)
             self._note_terminal_attempt(view.uid, delivered=ok)
@@ -315,3 +319,9 @@ def _may_hold_services(view: RunView) -> bool:
         return False
     plan = view.readable_plan()
     return plan is None or any(test.scope in LINK_SCOPES for test in plan.tests)
+
+
+async def _hydrated(client: KubeClient, run: JSON) -> JSON:
+    """``run`` with every result in full, read through its shards (sinks read evidence
+    the way the envelope builder does)."""
+    return build.expand_run(run, await build.read_evidence(client, run))

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.kit import names
+from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.evidence import SideRead, sim_node
@@ -478,7 +478,7 @@ class Links:
             except ApiError as err:
                 if not is_already_exists(err):
                     if kube.refusal(err):
-                        return f"the apiserver refused it: {kube.api_message(err)}"
+                        return f"the apiserver refused it: {checkpoint.api_message(err)}"
                     raise
             found = await self.sweeper.reads.live_get(
                 names.SERVICES, att.service, namespace=work.view.namespace

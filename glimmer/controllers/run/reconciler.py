@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from glimmer.api import CancelPolicy, parse_time
-from glimmer.controllers.kit import names
+from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.reads import StaleViewError, uncached
@@ -247,10 +247,10 @@ class RunReconciler:
         """E7's gate, with the status size budget's terminal failure mode (19.11)."""
         try:
             return await self._gate(run, plan)
-        except kube.StatusTooLargeError as err:
+        except checkpoint.StatusTooLargeError as err:
             return await self._oversize(err, plan)
 
-    async def _oversize(self, err: kube.StatusTooLargeError, plan: PinnedPlan) -> Result:
+    async def _oversize(self, err: checkpoint.StatusTooLargeError, plan: PinnedPlan) -> Result:
         """A status that cannot be written never becomes a retry loop: the run ends Error
         (its terminal write compacted to fit) and its nodes are released."""
         run = err.run

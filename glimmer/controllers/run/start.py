@@ -13,11 +13,11 @@ from typing import Any, Final
 import structlog
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.kit import names
+from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.kit.cordon import prior_for_capture
 from glimmer.controllers.kit.view import RunView
-from glimmer.controllers.run import kube, shards, wire
+from glimmer.controllers.run import kube, wire
 from glimmer.controllers.run.admission import find_conflict, holds, precedence_key
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.delivery import Delivery, Reason
@@ -100,7 +100,7 @@ class Starter(Part):
                 raise
             raise InvalidTargetError(
                 f"spec.target.nodeSelector {text}: the apiserver refused it: "
-                f"{kube.api_message(err)}"
+                f"{checkpoint.api_message(err)}"
             ) from err
         if not nodes:
             raise ConfigError(f"spec.target.nodeSelector {text} matches no nodes")
@@ -195,7 +195,9 @@ class Starter(Part):
             )
         upsert_condition(status, type_="Admitted", status_="True", reason=reason, message=message,
                       now=now)  # fmt: skip
-        run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
+        run = await checkpoint.write_status(
+            self.client, run, budget=self.options.status_budget_bytes
+        )
         # E5: plan and finalizer in one metadata write.
         finalizers = RunView(run).finalizers
         if names.FINALIZER not in finalizers:
@@ -278,8 +280,10 @@ class Starter(Part):
         )
         # Issue 18: a fleet's fingerprint is written once and read only by reports, so a
         # large one lives in an owned shard, created before the status names it.
-        await shards.offload_fingerprint(self.client, run)
-        run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
+        await checkpoint.offload_fingerprint(self.client, run)
+        run = await checkpoint.write_status(
+            self.client, run, budget=self.options.status_budget_bytes
+        )
         await kube.record_event(self.client, run, type_="Normal", reason="Started",
                                 message=f"running {len(plan.tests)} test(s) on "
                                 f"{len(plan.targets)} node(s)")  # fmt: skip

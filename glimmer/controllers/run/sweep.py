@@ -38,7 +38,7 @@ import structlog
 
 from glimmer.api import format_time, parse_time
 from glimmer.contract.kinds import drives_sustained_load
-from glimmer.controllers.kit import names
+from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.cordon import (
     Release,
     conditioned,
@@ -287,7 +287,7 @@ class Sweeper(Part):
         work.status["results"] = work.results
         self._recount(work)
         before = work.run
-        work.run = await kube.write_status(
+        work.run = await checkpoint.write_status(
             self.client, work.run, budget=self.options.status_budget_bytes
         )
         self.reads.wrote(before, work.run)
@@ -375,7 +375,8 @@ class Sweeper(Part):
     def _refused(self, work: Pass, launch: Launch, err: ApiError) -> None:
         ex = launch.execution
         message = (
-            f"the apiserver refused runner pod {ex.pod_name}: {kube.api_message(err)}; no verdict"
+            f"the apiserver refused runner pod {ex.pod_name}: "
+            f"{checkpoint.api_message(err)}; no verdict"
         )
         current = self._current(work, ex)
         started = (current.flight or {}).get("startedAt")

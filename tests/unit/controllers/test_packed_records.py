@@ -1,6 +1,6 @@
 """Packed records and the fingerprint shard (issue 18): a run's status grows by its node
 names, not by ~180 bytes a result, so a 5,000-node run and runs of tens of thousands of
-results fit (docs/status-shards.md). FakeClient and the unit harness."""
+results fit (docs/status-checkpoint.md). FakeClient and the unit harness."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glimmer.api import status_layout
+from glimmer.controllers.kit import checkpoint
 from glimmer.controllers.kit.names import PROFILES
 from glimmer.controllers.kit.view import RunView
-from glimmer.controllers.run import kube, shards
 from glimmer.engine import CONFIGMAPS, ApiError, FakeClient
 from glimmer.sinks import build
 
@@ -99,12 +99,12 @@ async def test_I18_a_pass_writing_back_its_view_never_counts_a_packed_result_twi
     client = FakeClient()
     run = await new_run(client)
     run["status"]["results"] = [full_result(n) for n in range(900)]
-    run = await kube.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
     assert run["status"][status_layout.PACKED_KEY], "900 compact records pack"
     for _ in range(3):  # as a pass does: every result its view read, plus a new one
         view = RunView(run)
         view.status["results"] = [dict(r) for r in view.results] + [open_result(901)]
-        run = await kube.write_status(client, run)
+        run = await checkpoint.write_status(client, run)
         run["status"]["results"] = [r for r in run["status"]["results"] if r["phase"] != "Running"]
     results = status_layout.status_results(run["status"])
     assert len(results) == 900
@@ -126,13 +126,13 @@ async def test_I18_a_record_that_differs_from_its_packed_member_is_never_dropped
     client = FakeClient()
     run = await new_run(client)
     run["status"]["results"] = [full_result(n) for n in range(900)]
-    run = await kube.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
     [member] = [
         r for r in status_layout.status_results(run["status"]) if r["nodes"] == ["kwok-node-0007"]
     ]
     edited = member | {"phase": "Failed"}  # same shard entry, another verdict
     run["status"]["results"] = [edited]
-    run = await kube.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
     [shown] = [
         r for r in status_layout.status_results(run["status"]) if r["nodes"] == ["kwok-node-0007"]
     ]
@@ -145,14 +145,14 @@ async def test_I18_a_full_result_with_another_verdict_than_its_packed_unit_is_ke
     client = FakeClient()
     run = await new_run(client)
     run["status"]["results"] = [full_result(n) for n in range(900)]
-    run = await kube.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
     # The same unit again, in full, with another verdict: it must never be dropped for
     # the packed Passed, and never packed beside it (a unit counted twice).
     run["status"]["results"] = [full_result(7, phase="Failed")] + [
         full_result(n) for n in range(1000, 1900)
     ]  # enough to shard again, so the Failed one is compacted too
-    run = await kube.write_status(client, run)
-    run = await kube.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
     results = status_layout.status_results(run["status"])
     seven = [r for r in results if r["nodes"] == ["kwok-node-0007"]]
     assert [r["phase"] for r in seven] == ["Failed"]
@@ -164,12 +164,12 @@ async def test_I18_a_second_write_of_a_pass_never_shards_packed_results_again() 
     run = await new_run(client)
     settled = [full_result(n) for n in range(900)]
     run["status"]["results"] = copy.deepcopy(settled)
-    written = await kube.write_status(client, run)
+    written = await checkpoint.write_status(client, run)
     made = {c["metadata"]["name"] for c in client.objects(CONFIGMAPS)}
     # The pass writes again from its own results list: the same units, in full (and in
     # another order, so a second shard of them would get another name).
     written["status"]["results"] = [*copy.deepcopy(settled[::-1]), open_result(901)]
-    again = await kube.write_status(client, written)
+    again = await checkpoint.write_status(client, written)
     assert {c["metadata"]["name"] for c in client.objects(CONFIGMAPS)} == made
     results = status_layout.status_results(again["status"])
     assert len(results) == 901
@@ -180,11 +180,11 @@ async def test_I18_once_packed_every_new_compact_record_packs_too() -> None:
     client = FakeClient()
     run = await new_run(client)
     run["status"]["results"] = [full_result(n) for n in range(900)]
-    run = await kube.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
     before = len(status_layout.status_results(run["status"]))
     # A few more settled results: too few to shard on their own (the status is small now).
     run["status"]["results"] = [full_result(n) for n in range(900, 905)]
-    run = await kube.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
     results = status_layout.status_results(run["status"])
     assert len(results) == before + 5
     assert sum(status_layout.is_compact(r) for r in results) == before  # the new five stay full
@@ -199,7 +199,7 @@ async def grow(
     names = [f"kwok-node-{n:04d}" for n in range(nodes)]
     run["status"]["fingerprint"] = {n: REAL_PRINT for n in names}
     run["status"]["priorUnschedulable"] = dict.fromkeys(names, False)
-    await shards.offload_fingerprint(client, run)
+    await checkpoint.offload_fingerprint(client, run)
     expected = [full_result(n, test=f"t{t}") for t in range(tests) for n in range(nodes)]
     sizes: list[int] = []
     for start in range(0, len(expected), batch):
@@ -207,11 +207,11 @@ async def grow(
         results += copy.deepcopy(expected[start : start + batch])
         following = [open_result(n % nodes) for n in range(start + batch, start + batch + 100)]
         RunView(run).status["results"] = results + following
-        run = await kube.write_status(client, run)
-        sizes.append(kube.encoded_size(run))
+        run = await checkpoint.write_status(client, run)
+        sizes.append(checkpoint.encoded_size(run))
         run["status"]["results"] = [r for r in run["status"]["results"] if r["phase"] != "Running"]
-    run = await kube.write_status(client, run, terminal=True)
-    sizes.append(kube.encoded_size(run))
+    run = await checkpoint.write_status(client, run, terminal=True)
+    sizes.append(checkpoint.encoded_size(run))
     return run, sizes
 
 
@@ -220,7 +220,7 @@ async def test_I18_a_5000_node_run_fits_every_status_write_and_shows_every_resul
     client = FakeClient()
     run, sizes = await grow(client, nodes=5000, tests=1, batch=500)
     # Every write fits with room to spare: no clamping, far from etcd's limit.
-    assert max(sizes) <= kube.STATUS_BUDGET_BYTES // 2, max(sizes)
+    assert max(sizes) <= checkpoint.STATUS_BUDGET_BYTES // 2, max(sizes)
     assert (
         status_layout.FINGERPRINT_SHARD_KEY in run["status"] and "fingerprint" not in run["status"]
     )
@@ -241,7 +241,7 @@ async def test_I18_a_5000_node_run_fits_every_status_write_and_shows_every_resul
 async def test_I18_a_30000_result_run_fits_every_status_write() -> None:
     client = FakeClient()
     run, sizes = await grow(client, nodes=5000, tests=6, batch=3000)
-    assert max(sizes) <= kube.STATUS_BUDGET_BYTES
+    assert max(sizes) <= checkpoint.STATUS_BUDGET_BYTES
     assert len(status_layout.status_results(run["status"])) == 30000
 
 
@@ -252,7 +252,7 @@ async def test_I18_a_small_fingerprint_stays_in_the_status() -> None:
     client = FakeClient()
     run = await new_run(client)
     run["status"]["fingerprint"] = {f"n{i}": REAL_PRINT for i in range(10)}
-    await shards.offload_fingerprint(client, run)
+    await checkpoint.offload_fingerprint(client, run)
     assert len(run["status"]["fingerprint"]) == 10
     assert status_layout.FINGERPRINT_SHARD_KEY not in run["status"]
     assert not client.objects(CONFIGMAPS)
@@ -264,8 +264,8 @@ async def test_I18_a_lost_fingerprint_shard_names_itself_against_every_target() 
     names = [f"n{i}" for i in range(1000)]
     run["status"]["fingerprint"] = {n: REAL_PRINT for n in names}
     run["status"]["priorUnschedulable"] = dict.fromkeys(names, False)
-    await shards.offload_fingerprint(client, run)
-    run = await kube.write_status(client, run)
+    await checkpoint.offload_fingerprint(client, run)
+    run = await checkpoint.write_status(client, run)
     [shard] = client.objects(CONFIGMAPS)
     assert shard["immutable"] is True
     assert shard["metadata"]["ownerReferences"][0]["uid"] == run["metadata"]["uid"]
@@ -286,7 +286,7 @@ async def test_I18_a_refused_fingerprint_shard_leaves_the_map_inline() -> None:
     client.inject_error(
         "create", ApiError(status=403, reason="Forbidden", body={"message": "forbidden"})
     )
-    await shards.offload_fingerprint(client, run)
+    await checkpoint.offload_fingerprint(client, run)
     assert len(run["status"]["fingerprint"]) == 1000
     assert status_layout.FINGERPRINT_SHARD_KEY not in run["status"]
 
@@ -299,10 +299,10 @@ NODES = 30
 @pytest.fixture
 def small_packs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Shard, pack and move the fingerprint at a few KiB, so 30 nodes act like 5,000."""
-    monkeypatch.setattr(shards, "SHARD_AT_BYTES", 4 * 1024)
-    monkeypatch.setattr(shards, "SHARD_MIN_BYTES", 2 * 1024)
-    monkeypatch.setattr(shards, "PACK_AT_BYTES", 512)
-    monkeypatch.setattr(shards, "FINGERPRINT_INLINE_BYTES", 256)
+    monkeypatch.setattr(checkpoint, "SHARD_AT_BYTES", 4 * 1024)
+    monkeypatch.setattr(checkpoint, "SHARD_MIN_BYTES", 2 * 1024)
+    monkeypatch.setattr(checkpoint, "PACK_AT_BYTES", 512)
+    monkeypatch.setattr(checkpoint, "FINGERPRINT_INLINE_BYTES", 256)
 
 
 async def test_I18_a_packed_run_restarted_mid_way_finishes_with_every_result_once(

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from glimmer.controllers.kit import checkpoint
 from glimmer.controllers.kit import names as kit_names
-from glimmer.controllers.run import kube
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.sweep import FANOUT, fan_out
 from glimmer.engine import PODS
@@ -151,7 +151,7 @@ async def test_perf2_H_a_pass_killed_at_its_status_write_loses_no_settled_result
         raise Killed
 
     with monkeypatch.context() as patch:
-        patch.setattr(kube, "write_status", killed)
+        patch.setattr(checkpoint, "write_status", killed)
         with pytest.raises(Killed):
             await cluster.reconcile()  # harvested all four, then died before writing
     assert not [r for r in (await cluster.run())["status"].get("results") or []

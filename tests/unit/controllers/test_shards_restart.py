@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from glimmer.api import status_layout
-from glimmer.controllers.kit import names
+from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.names import PROFILES
-from glimmer.controllers.run import shards
 from glimmer.engine import CONFIGMAPS
 from glimmer.sinks import build
 
@@ -23,8 +22,8 @@ NODES = 30
 @pytest.fixture
 def small_shards(monkeypatch: pytest.MonkeyPatch) -> None:
     """Shard at a few KiB, so a 30-node run shards like a 1,000-node one."""
-    monkeypatch.setattr(shards, "SHARD_AT_BYTES", 4 * 1024)
-    monkeypatch.setattr(shards, "SHARD_MIN_BYTES", 2 * 1024)
+    monkeypatch.setattr(checkpoint, "SHARD_AT_BYTES", 4 * 1024)
+    monkeypatch.setattr(checkpoint, "SHARD_MIN_BYTES", 2 * 1024)
 
 
 async def _launch(cluster: Cluster) -> None:
@@ -116,7 +115,7 @@ async def test_shards_a_shard_lost_mid_run_shows_its_results_unjudged(
     lost = [
         c["metadata"]["name"]
         for c in cluster.client.objects(CONFIGMAPS)
-        if (c["metadata"].get("labels") or {}).get(shards.SHARD_LABEL)
+        if (c["metadata"].get("labels") or {}).get(checkpoint.SHARD_LABEL)
     ]
     assert lost
     for name in lost:

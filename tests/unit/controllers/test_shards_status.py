@@ -1,5 +1,5 @@
 """Runs with thousands of results (issue 18): compact records in status, evidence in
-run-owned shards (docs/status-shards.md). FakeClient, so 6,000 results are cheap."""
+run-owned shards (docs/status-checkpoint.md). FakeClient, so 6,000 results are cheap."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from glimmer.api import status_layout
+from glimmer.controllers.kit import checkpoint
 from glimmer.controllers.kit import names as kit_names
-from glimmer.controllers.run import kube, shards
 from glimmer.engine import CONFIGMAPS, ApiError, FakeClient
 from glimmer.sinks import build
 
@@ -95,7 +95,7 @@ def shard_objects(client: FakeClient) -> list[dict[str, Any]]:
     return [
         c
         for c in client.objects(CONFIGMAPS)
-        if (c["metadata"].get("labels") or {}).get(shards.SHARD_LABEL) == "true"
+        if (c["metadata"].get("labels") or {}).get(checkpoint.SHARD_LABEL) == "true"
     ]
 
 
@@ -114,20 +114,20 @@ async def grow(client: FakeClient, *, nodes: int, batch: int) -> tuple[dict[str,
         results += copy.deepcopy(expected[start : start + batch])
         following = [open_result(n % nodes) for n in range(start + batch, start + 2 * batch)]
         run["status"]["results"] = results + following
-        run = await kube.write_status(client, run)
-        sizes.append(kube.encoded_size(run))
+        run = await checkpoint.write_status(client, run)
+        sizes.append(checkpoint.encoded_size(run))
         run["status"]["results"] = [
             r for r in run["status"]["results"] if r.get("phase") != "Running"
         ]
-    run = await kube.write_status(client, run, terminal=True)
-    sizes.append(kube.encoded_size(run))
+    run = await checkpoint.write_status(client, run, terminal=True)
+    sizes.append(checkpoint.encoded_size(run))
     return run, sizes
 
 
 async def test_shards_a_6000_result_run_fits_every_status_write_and_shows_every_result() -> None:
     client = FakeClient()
     run, sizes = await grow(client, nodes=1000, batch=100)
-    assert max(sizes) <= kube.STATUS_BUDGET_BYTES  # every write accepted, none clamped
+    assert max(sizes) <= checkpoint.STATUS_BUDGET_BYTES  # every write accepted, none clamped
     recorded = status_layout.status_results(run["status"])
     assert len(recorded) == 6000
     compact = sum(status_layout.is_compact(r) for r in recorded)
@@ -151,7 +151,7 @@ async def test_shards_a_run_that_fits_is_written_exactly_as_before() -> None:
     run = await new_run(client)
     run["status"]["results"] = [full_result(n) for n in range(50)] + [open_result(51)]
     sent = copy.deepcopy(run["status"])
-    run = await kube.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
     assert run["status"] == sent  # wire compatible: full TestResults, no shard fields
     assert shard_objects(client) == []
 
@@ -161,7 +161,7 @@ async def test_shards_open_and_pair_results_always_stay_full() -> None:
     run = await new_run(client)
     pair = full_result(1, test="nccl-pair") | {"scope": "Pair", "nodes": ["a", "b"]}
     run["status"]["results"] = [full_result(n) for n in range(900)] + [open_result(7), pair]
-    run = await kube.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
     *settled, still_open, kept_pair = status_layout.status_results(run["status"])
     assert all(status_layout.is_compact(r) for r in settled)
     assert still_open == open_result(7)
@@ -182,7 +182,7 @@ class RefusingShards(FakeClient):
 
 
 @pytest.mark.parametrize(
-    ("code", "error"), [(403, kube.StatusTooLargeError), (503, shards.ShardError)]
+    ("code", "error"), [(403, checkpoint.StatusTooLargeError), (503, checkpoint.ShardError)]
 )
 async def test_shards_the_status_is_never_written_before_its_shards_exist(
     code: int, error: type[Exception]
@@ -192,10 +192,10 @@ async def test_shards_the_status_is_never_written_before_its_shards_exist(
     before = await client.get(kit_names.RUNS, "r1", namespace=NS)
     run["status"]["results"] = [full_result(n) for n in range(900)]
     with pytest.raises(error) as caught:
-        await kube.write_status(client, run)
+        await checkpoint.write_status(client, run)
     after = await client.get(kit_names.RUNS, "r1", namespace=NS)
     assert after == before  # no status names a shard that was never made durable
-    if isinstance(caught.value, kube.StatusTooLargeError):
+    if isinstance(caught.value, checkpoint.StatusTooLargeError):
         # what the reconciler's terminal Error write starts from: every result whole
         assert not any(
             status_layout.is_compact(r)
@@ -207,7 +207,7 @@ async def test_shards_a_terminal_write_never_waits_on_a_refused_shard() -> None:
     client = RefusingShards(403)
     run = await new_run(client)
     run["status"]["results"] = [full_result(n) for n in range(900)]
-    written = await kube.write_status(client, run, terminal=True)
+    written = await checkpoint.write_status(client, run, terminal=True)
     results = status_layout.status_results(written["status"])
     assert len(results) == 900
     assert not any(status_layout.is_compact(r) for r in results)  # no reference to a missing shard
@@ -217,9 +217,9 @@ async def test_shards_a_terminal_write_never_waits_on_a_refused_shard() -> None:
 async def test_shards_a_result_no_shard_can_hold_stays_whole() -> None:
     client = FakeClient()
     run = await new_run(client)
-    huge = full_result(0) | {"message": "x" * (shards.SHARD_MAX_BYTES + 1)}
+    huge = full_result(0) | {"message": "x" * (checkpoint.SHARD_MAX_BYTES + 1)}
     run["status"]["results"] = [huge, *(full_result(n) for n in range(1, 900))]
-    run = await kube.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
     results = status_layout.status_results(run["status"])
     whole = [r for r in results if r["nodes"] == ["kwok-node-0000"]]
     assert whole == [huge]
@@ -233,10 +233,10 @@ async def test_shards_a_retried_write_reuses_the_same_shard() -> None:
     run["status"]["results"] = [full_result(n) for n in range(900)]
     first = copy.deepcopy(run)
     stale = copy.deepcopy(run)
-    await kube.write_status(client, first)
+    await checkpoint.write_status(client, first)
     made = sorted(c["metadata"]["name"] for c in shard_objects(client))
     with pytest.raises(ApiError) as conflict:
-        await kube.write_status(client, stale)  # a stale resourceVersion: 409
+        await checkpoint.write_status(client, stale)  # a stale resourceVersion: 409
     assert conflict.value.status == 409  # the shards were fine: theirs, same bytes
     assert sorted(c["metadata"]["name"] for c in shard_objects(client)) == made
 
@@ -244,7 +244,7 @@ async def test_shards_a_retried_write_reuses_the_same_shard() -> None:
 async def _sharded(client: FakeClient, *, count: int = 900) -> dict[str, Any]:
     run = await new_run(client)
     run["status"]["results"] = [full_result(n) for n in range(count)]
-    return await kube.write_status(client, run)
+    return await checkpoint.write_status(client, run)
 
 
 async def test_shards_a_missing_shard_makes_its_results_error_never_dropped() -> None:
@@ -278,7 +278,7 @@ async def _rewrite(client: FakeClient, victim: dict[str, Any]) -> None:
 
 async def _tamper(client: FakeClient, edit: Any) -> None:
     [victim, *_] = shard_objects(client)
-    victim["data"] = {shards.PAYLOAD_KEY: edit(victim["data"][shards.PAYLOAD_KEY])}
+    victim["data"] = {checkpoint.PAYLOAD_KEY: edit(victim["data"][checkpoint.PAYLOAD_KEY])}
     await _rewrite(client, victim)
 
 

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.kit import names
+from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.names import RUNS
-from glimmer.controllers.run import kube
 from glimmer.controllers.run.pods import PodRequest, RunRef, build_pod, foreign_reason
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
 from glimmer.engine import NODES, PODS, ApiError
@@ -399,15 +398,15 @@ def _big_run(*, results: int, attempts: int, text: int) -> dict[str, Any]:
 
 def test_I19_11_over_budget_the_oldest_attempts_lose_text_first_and_no_verdict_is_lost() -> None:
     run = _big_run(results=4, attempts=3, text=10_000)
-    budget = kube.encoded_size(run) - 70_000  # four attempts must go
-    size = kube.fit_status(run, budget=budget)
-    assert size == kube.encoded_size(run) <= budget
+    budget = checkpoint.encoded_size(run) - 70_000  # four attempts must go
+    size = checkpoint.fit_status(run, budget=budget)
+    assert size == checkpoint.encoded_size(run) <= budget
     results = run["status"]["results"]
     assert [r["name"] for r in results] == ["t0", "t1", "t2", "t3"]
     assert all(r["phase"] == "Passed" and r["metrics"] == {"bw": "12"} for r in results)
     assert all(len(r["attempts"]) == 3 for r in results)
     # Attempt 1 of every result finished first (minute 00): those went first.
-    assert all(r["attempts"][0]["message"] == kube.COMPACTED for r in results)
+    assert all(r["attempts"][0]["message"] == checkpoint.COMPACTED for r in results)
     assert all("metrics" not in r["attempts"][0] for r in results)
     assert all(r["attempts"][2]["message"] == "x" * 10_000 for r in results)
 
@@ -417,10 +416,10 @@ def test_I19_11_a_status_that_cannot_fit_is_refused_and_the_terminal_write_still
     for result in run["status"]["results"]:
         result["message"] = "m" * 5_000  # result text is never compacted mid-run
     budget = 100_000
-    with pytest.raises(kube.StatusTooLargeError) as caught:
-        kube.fit_status(copy.deepcopy(run), budget=budget)
+    with pytest.raises(checkpoint.StatusTooLargeError) as caught:
+        checkpoint.fit_status(copy.deepcopy(run), budget=budget)
     assert caught.value.size > budget
-    size = kube.fit_status(run, budget=budget, terminal=True)
+    size = checkpoint.fit_status(run, budget=budget, terminal=True)
     assert size <= budget
     assert [r["phase"] for r in run["status"]["results"]] == ["Passed"] * 40
 
@@ -475,7 +474,7 @@ async def test_I19_11_a_status_over_our_budget_is_never_sent_and_ends_the_run_er
     assert run["status"]["phase"] == "Error"
     assert result_of(run)["phase"] == "Failed"  # the verdict survives the compaction
     assert "StatusSizeBudget" in {c["type"] for c in run["status"]["conditions"]}
-    assert kube.encoded_size(run) <= 3_000
+    assert checkpoint.encoded_size(run) <= 3_000
     assert_released(cluster)
 
 
