@@ -13,7 +13,6 @@ from types import MappingProxyType
 from typing import Any
 
 from glimmer.controllers.kit import checkpoint, names
-from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.reads import RunReads
@@ -129,7 +128,6 @@ def run_key(run: JSON) -> str:
 @dataclass
 class RunContext:
     client: KubeClient
-    interlock: Interlock
     options: RunOptions
     #: Every read the parts make, cached or live (see :mod:`~glimmer.controllers.run.reads`).
     reads: RunReads
@@ -147,7 +145,6 @@ class Part:
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self.client = ctx.client
-        self.interlock = ctx.interlock
         self.options = ctx.options
         self.reads = ctx.reads
         self.deliverer = ctx.deliverer

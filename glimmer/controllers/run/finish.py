@@ -186,7 +186,6 @@ class Finisher(Part):
         self, run: JSON, *, deliver: bool = False, sinks: tuple[str, ...] | None = None
     ) -> Result:
         view = RunView(run)
-        key = view.key
         phase = view.phase_text
         sinks = sinks if sinks is not None else self._sinks(view)
         if names.FINALIZER in view.finalizers:
@@ -222,7 +221,6 @@ class Finisher(Part):
                 run,
                 {"finalizers": [f for f in finalizers if f != names.FINALIZER]},
             )
-        self.interlock.drop_run(key)
         view = RunView(run)
         ttl = view.ttl_seconds_after_finished
         finished = view.finished_at
@@ -304,7 +302,6 @@ class Finisher(Part):
             await kube.patch_metadata(
                 self.client, run, {"finalizers": [f for f in finalizers if f != names.FINALIZER]}
             )
-        self.interlock.drop_run(view.key)
         self._terminal_attempts.pop(view.uid, None)
         if self._forget is not None:
             self._forget(view.namespace, view.name)

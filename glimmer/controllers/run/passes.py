@@ -299,7 +299,7 @@ class Pass:
         unit's result opens only once its lead pod has started, so between the lead's
         creation and its start (and while a settled unit's last pods are going) the
         client's or workers' nodes would otherwise look idle, be released and be
-        counted free by the interlock while the unit is in flight."""
+        counted free by ``maxConcurrentNodes`` (E9) while the unit is in flight."""
         if self._busy is not None:
             return set(self._busy)
         nodes: set[str] = set()

@@ -16,7 +16,6 @@ by ``links`` with the same records, cordons and pod checks.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
@@ -24,7 +23,6 @@ from typing import Any, Final
 from glimmer.api import CancelPolicy, parse_time
 from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.conditions import upsert_condition
-from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.reads import StaleViewError, uncached
 from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run import kube, podstate, wire
@@ -37,7 +35,6 @@ from glimmer.controllers.run.start import Pinned, Refused, Starter
 from glimmer.controllers.run.sweep import Sweeper
 from glimmer.engine import (
     NAMESPACES,
-    NODES,
     ApiError,
     KubeClient,
     NotCachedError,
@@ -63,7 +60,6 @@ class RunReconciler:
         self,
         *,
         client: KubeClient,
-        interlock: Interlock,
         options: RunOptions,
         deliverer: Deliverer | None = None,
         now: Callable[[], datetime] = now_utc,
@@ -75,7 +71,6 @@ class RunReconciler:
         registration); None reads everything live through ``client``."""
         self.ctx = RunContext(
             client=client,
-            interlock=interlock,
             options=options,
             reads=RunReads(readers if readers is not None else uncached(client)),
             deliverer=deliverer if deliverer is not None else NoDelivery(),
@@ -85,20 +80,14 @@ class RunReconciler:
         )
         self.client = client
         self.reads = self.ctx.reads
-        self.interlock = interlock
         self.now = now
         self._forget = forget
-        self._rebuild_lock = asyncio.Lock()
         self.starter = Starter(self.ctx)
         self.finisher = Finisher(self.ctx)
         self.sweeper = Sweeper(self.ctx, finisher=self.finisher)
 
     async def reconcile(self, key: str) -> Result:
         namespace, _, name = key.partition("/")
-        if not self.interlock.rebuilt:
-            async with self._rebuild_lock:  # several workers may start at once
-                if not self.interlock.rebuilt:
-                    await self._rebuild_interlock()
         # Cached: every write of the run carries its resourceVersion (a stale view is a
         # 409), the cordon confirms the view first (reads.confirm), and a cached "not
         # found" is confirmed live before the run is taken as gone.
@@ -110,7 +99,6 @@ class RunReconciler:
             # few such waits the pass goes ahead (its writes are 409s until it catches up).
             return Result(requeue_after=1.0)
         if run is None:
-            self.interlock.drop_run(key)
             if self._forget is not None:
                 self._forget(namespace, name)
             return Result()
@@ -124,13 +112,6 @@ class RunReconciler:
                 return Result(requeue=True)
             raise
         return result
-
-    async def _rebuild_interlock(self) -> None:
-        # Live, once per process: the interlock must count a stamp written a moment
-        # before a restart (E9), and the caches may not hold everything yet.
-        runs = await self.reads.live_list(names.RUNS)
-        nodes = await self.reads.live_list(NODES)
-        self.interlock.rebuild(runs=runs, nodes=nodes)
 
     async def _reconcile(self, run: JSON) -> Result:
         view = RunView(run)

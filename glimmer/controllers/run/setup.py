@@ -1,8 +1,8 @@
 """Registrations the manager wires in: the run controller and the stamp reaper.
 
 Both are keyed so that the workqueue gives one worker per object, which is all the
-concurrency safety the run reconciler needs: it keeps no state between passes except
-the shared :class:`~glimmer.controllers.kit.interlock.Interlock`, rebuilt from the cluster.
+concurrency safety the run reconciler needs: it keeps no state between passes that a
+decision reads (its reads' memory only saves requests; every decision is the cluster's).
 
 The caches they fill store objects without ``managedFields`` (the ingest transforms):
 that is usually the largest part of an object and no rule reads it. Nodes and runner
@@ -34,7 +34,6 @@ from glimmer.controllers.kit.indexes import (
     PODS_BY_RUN,
     pods_by_run,
 )
-from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
 from glimmer.controllers.run.delivery import Deliverer
 from glimmer.controllers.run.metrics import RunMetrics
@@ -114,7 +113,6 @@ def run_controller(
     client: KubeClient,
     namespace: str | None,
     operator_namespace: str,
-    interlock: Interlock,
     deliverer: Deliverer | None = None,
     options: RunOptions | None = None,
     now: Callable[[], datetime] = now_utc,
@@ -139,7 +137,6 @@ def run_controller(
 
     reconciler = RunReconciler(
         client=client,
-        interlock=interlock,
         options=options or RunOptions(operator_namespace=operator_namespace),
         deliverer=deliverer,
         now=now,

@@ -53,7 +53,7 @@ from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.artifacts import merge_refs
-from glimmer.controllers.run.context import Part, RunContext, run_key
+from glimmer.controllers.run.context import Part, RunContext
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.finish import Finisher
@@ -219,13 +219,12 @@ class Sweeper(Part):
             await self.links.delete_service(work, name)
         for type_, reason, message in work.events:
             await kube.record_event(self.client, run, type_=type_, reason=reason, message=message)
-        self.interlock.set_run(run_key(run), work.busy())
         if terminal is None and self._observe is not None:
             self._observe(run)  # (the verdict write observed the terminal run itself)
         # L4/L5: last, and together: each TestCompleted carries the same cumulative
         # status, and each has its own 15 s budget, so a hanging receiver costs a pass
         # one budget, never one per settled unit (which could outlast the reconcile
-        # timeout and cut the pass before the interlock learned what it holds).
+        # timeout and cut the pass before its cordons and events were recorded).
         await asyncio.gather(
             *(
                 self.deliverer.deliver(
@@ -784,7 +783,7 @@ class Sweeper(Part):
         if not can_launch(
             ex.unit.nodes, busy=frozenset(work.busy()), cap=work.view.max_concurrent_nodes
         ):
-            return Step.WAITING  # held back by the interlock (E9)
+            return Step.WAITING  # held back by maxConcurrentNodes (E9)
         image = await self.image_for(work, ex.test, ex.node)
         if image is None:
             return Step.WAITING  # E14: the node's fingerprint is not captured yet

@@ -13,7 +13,6 @@ import pytest
 import pytest_asyncio
 
 from glimmer.controllers.kit import names as kit_names
-from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.run.pods import PodRequest, RunRef, build_pod
 from glimmer.controllers.run.reconciler import RunOptions
@@ -212,7 +211,6 @@ class BigBudgetOperator:
                     client=self.client,
                     namespace=None,
                     operator_namespace="glimmer-system",
-                    interlock=Interlock(),
                     options=RunOptions(
                         operator_namespace="glimmer-system",
                         requeue_unstarted_seconds=2,

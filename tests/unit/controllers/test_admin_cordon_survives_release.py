@@ -25,7 +25,6 @@ from glimmer.controllers.kit.cordon import (
     release_decision,
 )
 from glimmer.controllers.kit.indexes import node_watch
-from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.reaper import StampReaper
 from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run.setup import run_controller
@@ -232,9 +231,7 @@ async def node_cache(
     cluster = Cluster(nodes=2)
     await cluster.setup(tests={"t": custom_test("echo")})
     factory = InformerFactory(cluster.client, clock=FakeClock())
-    registration = run_controller(
-        client=cluster.client, namespace=None, operator_namespace="x", interlock=Interlock()
-    )
+    registration = run_controller(client=cluster.client, namespace=None, operator_namespace="x")
     for watch in (*registration.watches, node_watch()):
         factory.informer(
             watch.resource,

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import NODES, CachedReader, InformerFactory, Readers, Resource
@@ -171,7 +170,6 @@ async def test_perf2_E14_a_launch_reads_its_nodes_fingerprint_from_the_cache() -
     factory = InformerFactory(cluster.client)
     registration = run_controller(
         client=cluster.client, namespace=None, operator_namespace="glimmer-system",
-        interlock=Interlock(),
     )  # fmt: skip
     for watch in registration.watches:
         factory.informer(watch.resource, namespace=watch.namespace,

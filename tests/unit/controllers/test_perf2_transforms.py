@@ -10,7 +10,6 @@ from typing import Any
 from glimmer.controllers.kit import cordon
 from glimmer.controllers.kit import names as kit_names
 from glimmer.controllers.kit.indexes import node_watch, nodes_by_cordon_owner, pods_by_run
-from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
 from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run import podstate
@@ -32,8 +31,7 @@ MANAGED = [{"manager": "kubelet", "operation": "Update", "fieldsV1": {"f:status"
 
 def test_perf2_nodes_and_runner_pods_are_cached_compact_runs_stripped() -> None:
     client = FakeClient()
-    run = run_controller(client=client, namespace=None, operator_namespace="x",
-                         interlock=Interlock())  # fmt: skip
+    run = run_controller(client=client, namespace=None, operator_namespace="x")  # fmt: skip
     by_resource = {w.resource: w.transform for w in (*run.watches, node_watch())}
     assert by_resource == {RUNS: strip_managed_fields, PODS: compact_pod,
                            NODES: cordon.compact_cordon_node, FINGERPRINTS: compact}  # fmt: skip

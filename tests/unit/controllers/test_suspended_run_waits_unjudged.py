@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run.delivery import Reason
 from glimmer.engine import NODES
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
@@ -44,7 +45,7 @@ async def test_E17_a_suspended_run_whose_work_has_all_settled_waits_unjudged() -
     for node in cluster.client.objects(NODES):
         assert not node["spec"].get("unschedulable"), node["metadata"]["name"]
         assert names.CORDON_OWNER not in (node["metadata"].get("annotations") or {})
-    assert cluster.interlock.nodes_of(f"{NS}/r1") == frozenset()
+    assert RunView(run).held_nodes() == set()
 
 
 async def test_E17_clearing_suspend_judges_and_delivers_the_settled_run() -> None:

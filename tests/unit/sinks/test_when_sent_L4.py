@@ -160,7 +160,7 @@ class HangingDelivery(NoDelivery):
 async def test_L5_a_passes_test_completed_envelopes_go_together_not_one_budget_each() -> None:
     """Three units settled in one pass: their envelopes are in flight at once, so a
     hanging receiver costs the pass one delivery budget, never three (a pass longer
-    than the reconcile timeout would be cut before the interlock learned its state)."""
+    than the reconcile timeout would be cut before its cordons and events were recorded)."""
     cluster = Cluster(nodes=3)
     hanging = HangingDelivery(expect=3)
     cluster.delivered = hanging

@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.controllers.run.delivery import NoDelivery
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
@@ -20,14 +19,12 @@ class Cluster:
         self.client = FakeClient()
         self.clock = datetime.now(UTC).replace(microsecond=0)
         self.delivered = NoDelivery()
-        self.interlock = Interlock()
         self.reconciler = self.new_reconciler()
         self.node_names = [f"n{i}" for i in range(nodes)]
 
     def new_reconciler(self) -> RunReconciler:
         return RunReconciler(
             client=self.client,
-            interlock=self.interlock,
             options=RunOptions(operator_namespace="glimmer-system", image_pull_grace_seconds=5),
             deliverer=self.delivered,
             now=lambda: self.clock,

@@ -461,7 +461,6 @@ async def test_I19_11_a_status_over_our_budget_is_never_sent_and_ends_the_run_er
     await cluster.setup(tests={"t": custom_test("echo")})
     cluster.reconciler = RunReconciler(
         client=cluster.client,
-        interlock=cluster.interlock,
         options=RunOptions(operator_namespace="glimmer-system", status_budget_bytes=3_000),
         now=lambda: cluster.clock,
     )
@@ -502,7 +501,6 @@ async def test_I19_12_an_invalid_node_selector_ends_the_run_error_naming_the_fie
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run(target={"nodeSelector": selector})
-    cluster.interlock.rebuilt = True  # only the target resolution may list nodes here
     await cluster.reconcile()  # at once: waiting cannot make it valid
     run = await cluster.run()
     assert run["status"]["phase"] == "Error"
@@ -519,7 +517,6 @@ async def test_I19_12_a_selector_the_apiserver_refuses_ends_the_run_error() -> N
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run(target={"nodeSelector": {"pool": "gpu"}})
-    cluster.interlock.rebuilt = True  # the injected error is for the target list
     cluster.client.inject_error(
         "list",
         ApiError(status=400, reason="BadRequest", body={"message": "unable to parse requirement"}),
@@ -589,7 +586,6 @@ async def test_I19_13_an_overdue_pod_keeps_its_checkpointed_metrics_on_the_error
 def serving(cluster: Cluster, namespaces: frozenset[str] | None) -> None:
     cluster.reconciler = RunReconciler(
         client=cluster.client,
-        interlock=cluster.interlock,
         options=RunOptions(operator_namespace="glimmer-system", served_namespaces=namespaces),
         now=lambda: cluster.clock,
     )

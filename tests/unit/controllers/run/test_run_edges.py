@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.kit.reaper import StampReaper
 from glimmer.controllers.run.delivery import Delivery, NoDelivery, Reason
@@ -246,17 +245,6 @@ async def test_E21_the_reaper_restores_a_node_stamped_by_a_vanished_run_only() -
     assert held.requeue_after == 300
     owner = cluster.node("n0")["metadata"]["annotations"][names.CORDON_OWNER]
     assert owner.endswith(live["metadata"]["uid"])
-
-
-async def test_E9_the_interlock_is_rebuilt_from_run_statuses_and_node_stamps() -> None:
-    cluster = Cluster(nodes=2)
-    await cluster.setup(tests={"t": custom_test("echo")})
-    await cluster.create_run(maxConcurrentNodes=2)
-    await cluster.reconcile()
-    fresh = Interlock()
-    fresh.rebuild(runs=cluster.client.objects(RUNS), nodes=cluster.client.objects(NODES))
-    assert fresh.held() == {"n0": [f"{NS}/r1"], "n1": [f"{NS}/r1"]}
-    assert cluster.interlock.held() == fresh.held()
 
 
 async def test_E10_the_stamp_goes_with_the_cordon_in_one_write_before_the_pod() -> None:

@@ -119,7 +119,6 @@ async def test_E1_E13_a_restarted_reconciler_adopts_its_pods_and_creates_none_tw
     await cluster.reconcile()
     names = sorted(p["metadata"]["name"] for p in cluster.pods())
     cluster.reconciler = cluster.new_reconciler()
-    cluster.interlock.rebuilt = False
     await cluster.reconcile()
     assert sorted(p["metadata"]["name"] for p in cluster.pods()) == names
     await finish_all(cluster, exit_code=0, log="ok=1\n")

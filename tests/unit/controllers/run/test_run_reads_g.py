@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.kit.interlock import Interlock
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.kit.reaper import StampReaper
 from glimmer.controllers.run.setup import run_controller
@@ -135,9 +134,7 @@ async def test_I17_4_a_read_no_cache_covers_falls_back_to_live() -> None:
 
 
 def test_I17_4_a_pod_event_enqueues_the_run_that_controls_it() -> None:
-    registration = run_controller(
-        client=FakeClient(), namespace=None, operator_namespace="x", interlock=Interlock()
-    )
+    registration = run_controller(client=FakeClient(), namespace=None, operator_namespace="x")
     watch = next(w for w in registration.watches if w.resource == PODS)
     assert watch.label_selector == names.RUN_LABEL
     owner = {"kind": "BurnInRun", "name": "r1", "uid": "u", "controller": True}

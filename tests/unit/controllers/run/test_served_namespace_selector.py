@@ -38,7 +38,6 @@ SELECTOR = "burnin.glimmer.ai/served=true"
 def by_label(cluster: Cluster, *, readers: Readers | None = None, **options: Any) -> None:
     cluster.reconciler = RunReconciler(
         client=cluster.client,
-        interlock=cluster.interlock,
         options=RunOptions(
             operator_namespace="glimmer-system", served_namespace_selector=SERVED, **options
         ),
@@ -128,7 +127,6 @@ async def test_a_namespace_every_term_must_match_not_some() -> None:
     await namespace(cluster, **SERVED)
     cluster.reconciler = RunReconciler(
         client=cluster.client,
-        interlock=cluster.interlock,
         options=RunOptions(
             operator_namespace="glimmer-system",
             served_namespace_selector={**SERVED, "team": "gpu"},
