@@ -366,9 +366,14 @@ def _set_drifted(
     existing = next((c for c in conditions if c.get("type") == DRIFTED), None)
     if classification is fp_digest.Classification.DIGEST_CHANGED:
         return set_json_condition(
-            conditions, type_=DRIFTED, status="True", reason=classification.value,
-            message=message, now=now, generation=generation,
-        )  # fmt: skip
+            conditions,
+            type_=DRIFTED,
+            status=ConditionStatus.TRUE,
+            reason=classification.value,
+            message=message,
+            now=now,
+            generation=generation,
+        )
     if existing is not None and existing.get("status") == ConditionStatus.TRUE:
         return conditions
     messages = {
@@ -378,9 +383,14 @@ def _set_drifted(
         "scheme; re-baselined without comparing",
     }
     return set_json_condition(
-        conditions, type_=DRIFTED, status="False", reason=classification.value,
-        message=messages[classification], now=now, generation=generation,
-    )  # fmt: skip
+        conditions,
+        type_=DRIFTED,
+        status=ConditionStatus.FALSE,
+        reason=classification.value,
+        message=messages[classification],
+        now=now,
+        generation=generation,
+    )
 
 
 __all__ = [

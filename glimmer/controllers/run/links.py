@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from glimmer.api import format_time, parse_time
+from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run import kube, podstate, soak, wire
@@ -190,7 +191,7 @@ def ready(pod: Mapping[str, Any]) -> bool:
         return False
     for condition in (pod.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "Ready":
-            return bool(condition.get("status") == "True")
+            return bool(condition.get("status") == ConditionStatus.TRUE)
     return False
 
 

@@ -81,7 +81,10 @@ def waiting(pod: Mapping[str, Any]) -> tuple[str, str]:
 
 def scheduler_message(pod: Mapping[str, Any]) -> str:
     for condition in _status(pod).get("conditions") or []:
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+        if (
+            condition.get("type") == "PodScheduled"
+            and condition.get("status") == ConditionStatus.FALSE
+        ):
             return str(condition.get("message") or condition.get("reason") or "")
     return ""
 

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from glimmer.api import CancelPolicy, parse_time
+from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.kit.reads import StaleViewError, uncached
@@ -213,8 +214,14 @@ class RunReconciler:
         lost the served labels, is unloaded)."""
         namespace = RunView(run).namespace
         message = self._not_served_message(namespace)
-        upsert_condition(RunView(run).status, type_="Admitted", status_="False",
-                      reason="NamespaceNotServed", message=message, now=self.now())  # fmt: skip
+        upsert_condition(
+            RunView(run).status,
+            type_="Admitted",
+            status_=ConditionStatus.FALSE,
+            reason="NamespaceNotServed",
+            message=message,
+            now=self.now(),
+        )
         plan = RunView(run).readable_plan()
         return await self.finisher.finalise(
             run,
@@ -240,8 +247,14 @@ class RunReconciler:
             "Error and its nodes released. Split it into smaller runs (fewer target nodes, "
             "tests or repeats each) or have its runners print fewer or shorter lines"
         )
-        upsert_condition(RunView(run).status, type_="StatusSizeBudget", status_="False",
-                      reason="StatusTooLarge", message=message, now=self.now())  # fmt: skip
+        upsert_condition(
+            RunView(run).status,
+            type_="StatusSizeBudget",
+            status_=ConditionStatus.FALSE,
+            reason="StatusTooLarge",
+            message=message,
+            now=self.now(),
+        )
         await kube.record_event(
             self.client, run, type_="Warning", reason="StatusTooLarge", message=message
         )

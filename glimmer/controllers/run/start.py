@@ -13,6 +13,7 @@ from typing import Any, Final
 import structlog
 
 from glimmer.api import format_time, parse_time
+from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.kit.cordon import prior_for_capture
@@ -148,9 +149,14 @@ class Starter(Part):
         try:
             profile, tests, targets = await self._resolve(view)
         except InvalidTargetError as err:
-            upsert_condition(view.status, type_="Admitted", status_="False",
-                          reason="InvalidNodeSelector", message=str(err),
-                          now=self.now())  # fmt: skip
+            upsert_condition(
+                view.status,
+                type_="Admitted",
+                status_=ConditionStatus.FALSE,
+                reason="InvalidNodeSelector",
+                message=str(err),
+                now=self.now(),
+            )
             return self._refuse(run, name="resolve", message=str(err))
         except ConfigError as err:
             if self._within_grace(view):
@@ -169,8 +175,14 @@ class Starter(Part):
         now = self.now()
         status = view.status
         if conflict is not None and not view.force:
-            upsert_condition(status, type_="Admitted", status_="False", reason="TargetsBusy",
-                          message=conflict.message(), now=now)  # fmt: skip
+            upsert_condition(
+                status,
+                type_="Admitted",
+                status_=ConditionStatus.FALSE,
+                reason="TargetsBusy",
+                message=conflict.message(),
+                now=now,
+            )
             return self._refuse(
                 run, name="admission", message=conflict.message(), sinks=profile.get("sinks")
             )
@@ -193,8 +205,14 @@ class Starter(Part):
             return self._refuse(
                 run, name="resolve", message=plan.message, sinks=profile.get("sinks")
             )
-        upsert_condition(status, type_="Admitted", status_="True", reason=reason, message=message,
-                      now=now)  # fmt: skip
+        upsert_condition(
+            status,
+            type_="Admitted",
+            status_=ConditionStatus.TRUE,
+            reason=reason,
+            message=message,
+            now=now,
+        )
         run = await checkpoint.write_status(
             self.client, run, budget=self.options.status_budget_bytes
         )
@@ -263,17 +281,32 @@ class Starter(Part):
             status["observedGeneration"] = generation
         findings = unsound_findings(plan)
         if findings:
-            upsert_condition(status, type_="ThresholdsSound", status_="False",
-                          reason="UnsoundThresholds", message=describe_findings(findings),
-                          now=now)  # fmt: skip
+            upsert_condition(
+                status,
+                type_="ThresholdsSound",
+                status_=ConditionStatus.FALSE,
+                reason="UnsoundThresholds",
+                message=describe_findings(findings),
+                now=now,
+            )
         else:
-            upsert_condition(status, type_="ThresholdsSound", status_="True", reason="Reviewed",
-                          message="every planned threshold can be judged", now=now)  # fmt: skip
+            upsert_condition(
+                status,
+                type_="ThresholdsSound",
+                status_=ConditionStatus.TRUE,
+                reason="Reviewed",
+                message="every planned threshold can be judged",
+                now=now,
+            )
         if plan.expanded_variants:
-            upsert_condition(status, type_="PlanExpanded", status_="True",
-                          reason="VariantsExpanded",
-                          message=f"{len(plan.tests)} planned executions x "
-                          f"{len(plan.targets)} nodes", now=now)  # fmt: skip
+            upsert_condition(
+                status,
+                type_="PlanExpanded",
+                status_=ConditionStatus.TRUE,
+                reason="VariantsExpanded",
+                message=f"{len(plan.tests)} planned executions x {len(plan.targets)} nodes",
+                now=now,
+            )
         # E6: deliver the Running envelope, then write status.
         await self.deliverer.deliver(
             Delivery(Reason.RUN_PHASE_CHANGED, str(Phase.RUNNING), run, plan.sinks)
