@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Final
 
 from glimmer.controllers.kit.names import RUNS, SCHEDULES
+from glimmer.controllers.kit.watches import Wiring
 from glimmer.controllers.schedule.reconciler import ScheduleReconciler, now_utc
 from glimmer.engine import (
     ControllerOptions,
@@ -19,8 +20,6 @@ from glimmer.engine import (
     InformerEvent,
     KubeClient,
     Readers,
-    Watch,
-    strip_managed_fields,
 )
 
 SCHEDULE_CONTROLLER: Final = "burninschedule"
@@ -59,15 +58,9 @@ def schedule_controller(
             operator_namespace=operator_namespace,
             now=now,
         ),
-        watches=(
-            Watch(SCHEDULES, namespace=namespace, transform=strip_managed_fields),
-            Watch(
-                RUNS,
-                namespace=namespace,
-                transform=strip_managed_fields,
-                to_keys=owner_schedule_keys,
-            ),
-        ),
+        watches=Wiring.for_(SCHEDULES, namespace=namespace)
+        .owns(RUNS, namespace=namespace, via=owner_schedule_keys)
+        .build(),
         options=ControllerOptions(max_concurrent_reconciles=workers),
         log_context=schedule_log_context,
     )
