@@ -18,9 +18,8 @@ from (E12).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 import aiohttp
 
@@ -28,6 +27,7 @@ from glimmer.controllers.kit.cordon import kept_message, owner_of, reap_decision
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.kit.reads import ConfirmingReader, uncached
 from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.kit.view import JSON, ObjectView
 from glimmer.engine import EVENTS, NODES, ApiError, KubeClient, Readers, Result
 
 RECHECK_SECONDS: Final = 300.0
@@ -66,7 +66,7 @@ class StampReaper:
         if stamp != seen or run_meta is not None:
             # E22: another stamp by now, or a UID mismatch a stale cache may have shown.
             run = await self.reads.live_get(RUNS, stamp.name, namespace=stamp.namespace)
-        alive = run is not None and _uid(run) == stamp.uid
+        alive = run is not None and ObjectView(run).uid == stamp.uid
         decision = reap_decision(node, owner_alive=alive)
         if decision is not None:
             await self.client.patch(NODES, key, decision.patch)
@@ -75,15 +75,15 @@ class StampReaper:
             return Result()
         return Result(requeue_after=self.recheck_seconds)
 
-    async def _kept_event(self, node: Mapping[str, Any], stamp: RunRef, kept: str) -> None:
+    async def _kept_event(self, node: JSON, stamp: RunRef, kept: str) -> None:
         """An Event on the Node (its run is gone): why the reaped cordon stays."""
-        meta = node.get("metadata") or {}
-        name = str(meta.get("name", ""))
+        view = ObjectView(node)
+        name = view.name
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         body = {
             "metadata": {"generateName": f"{name}.", "namespace": "default"},
             "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": name,
-                               "uid": meta.get("uid")},
+                               "uid": view.uid or None},
             "reason": "CordonKept",
             "message": kept_message(name, kept)[:900]
             + f" (the stamp of run {stamp.key}, which no longer exists, was removed)",
@@ -95,7 +95,3 @@ class StampReaper:
         }  # fmt: skip
         with contextlib.suppress(ApiError, OSError, TimeoutError, aiohttp.ClientError):
             await self.client.create(EVENTS, body, namespace="default")
-
-
-def _uid(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("uid", ""))

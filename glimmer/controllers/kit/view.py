@@ -54,15 +54,14 @@ def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
-class RunView:
-    """Typed reads of one BurnInRun object (``obj`` is the dict itself, not a copy)."""
+class ObjectView:
+    """Typed reads of any object's metadata (``obj`` is the dict itself, not a copy):
+    what every kind's view is built on, so no reconciler walks ``metadata`` itself."""
 
     __slots__ = ("obj",)
 
     def __init__(self, obj: JSON) -> None:
         self.obj = obj
-
-    # --- metadata ---------------------------------------------------------------------
 
     @property
     def meta(self) -> Mapping[str, Any]:
@@ -82,6 +81,7 @@ class RunView:
 
     @property
     def key(self) -> str:
+        """``namespace/name`` (a workqueue key; ``/name`` for a cluster-scoped object)."""
         return f"{self.namespace}/{self.name}"
 
     @property
@@ -97,12 +97,41 @@ class RunView:
         return bool(self.meta.get("deletionTimestamp"))
 
     @property
+    def labels(self) -> Mapping[str, str]:
+        return _map(self.meta.get("labels"))
+
+    @property
     def annotations(self) -> Mapping[str, str]:
         return _map(self.meta.get("annotations"))
 
     @property
     def finalizers(self) -> list[str]:
         return [str(f) for f in _list(self.meta.get("finalizers"))]
+
+    @property
+    def owner_references(self) -> list[Mapping[str, Any]]:
+        """The readable entries of ``metadata.ownerReferences`` (others are skipped)."""
+        return [o for o in _list(self.meta.get("ownerReferences")) if isinstance(o, Mapping)]
+
+    def controlled_by(self, uid: str) -> bool:
+        """Whether the object's controller reference names ``uid``."""
+        return any(o.get("controller") and o.get("uid") == uid for o in self.owner_references)
+
+    def owned_by(self, uid: str) -> bool:
+        """Whether any owner reference names ``uid``."""
+        return any(o.get("uid") == uid for o in self.owner_references)
+
+    @property
+    def conditions(self) -> list[Mapping[str, Any]]:
+        """The readable entries of ``status.conditions``."""
+        status = _map(self.obj.get("status"))
+        return [c for c in _list(status.get("conditions")) if isinstance(c, Mapping)]
+
+
+class RunView(ObjectView):
+    """Typed reads of one BurnInRun object (``obj`` is the dict itself, not a copy)."""
+
+    __slots__ = ()
 
     @property
     def plan_text(self) -> str | None:
