@@ -31,8 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from glimmer.controllers.run.indexes import nodes_by_cordon_owner, pods_by_run
-from glimmer.controllers.run.labels import RUN_LABEL, TEST_LABEL
+from glimmer.controllers.kit.indexes import nodes_by_cordon_owner, pods_by_run
+from glimmer.controllers.kit.names import RUN_LABEL, TEST_LABEL
 from glimmer.engine import (
     NAMESPACES,
     NODES,

@@ -59,8 +59,8 @@ from trial import (  # noqa: E402 - as above
 from watch import FingerprintWatch  # noqa: E402 - this directory, as a script
 
 from glimmer.api import format_time  # noqa: E402 - as above
-from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS  # noqa: E402
 from glimmer.controllers.fingerprint.verdict import PLAN_ANNOTATION  # noqa: E402
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS  # noqa: E402
 from glimmer.engine import NODES, ApiServerClient, ClientOptions  # noqa: E402
 from glimmer.plan import PinnedPlan, PlannedTest  # noqa: E402
 from glimmer.testing import _process  # noqa: E402

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from glimmer.controllers.fingerprint import DRIFTED, VERDICT_CURRENT
-from glimmer.controllers.fingerprint.names import FINGERPRINTS
+from glimmer.controllers.kit.names import FINGERPRINTS
 from glimmer.engine import ApiServerClient
 
 

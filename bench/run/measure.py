@@ -25,11 +25,10 @@ from typing import Any
 
 import attrs
 
-from glimmer.controllers.run.kube import RUNS
-from glimmer.controllers.run.labels import NODE_LABEL, TEST_LABEL
+from glimmer.api import status_layout
+from glimmer.controllers.kit.names import NODE_LABEL, RUNS, TEST_LABEL
 from glimmer.engine import NODES, PODS, ApiServerClient
 from glimmer.plan import label_value
-from glimmer.verdict import codec
 
 TERMINAL = ("Passed", "Failed", "Error", "Cancelled")
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -146,7 +145,7 @@ class RunWatch:
         self.events += 1
         self.last = run
         status = run.get("status") or {}
-        for result in codec.status_results(status):  # packed records too
+        for result in status_layout.status_results(status):  # packed records too
             key = (result.get("name", ""), ",".join(result.get("nodes") or []))
             if result.get("phase") not in (None, "", "Pending", "Running") and (
                 key not in self.settled_at

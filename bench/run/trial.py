@@ -38,12 +38,12 @@ from measure import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from glimmer.controllers.run.kube import RUNS
+from glimmer.api import status_layout
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import NODES, ApiServerClient, ClientOptions, Resource
 from glimmer.testing import _process
 from glimmer.testing.control_plane import ControlPlane
 from glimmer.testing.kwok import Kwok
-from glimmer.verdict import codec
 
 HERE = Path(__file__).resolve().parent
 NAMESPACE = "bench"
@@ -372,7 +372,7 @@ class Trial:
                 _process.stop(process, grace=35)
             await client.close()
         status = watch.last.get("status") or {}
-        results = codec.status_results(status)  # packed records too
+        results = status_layout.status_results(status)  # packed records too
         figures.phase = str(status.get("phase", ""))
         figures.passed = int(status.get("passed") or 0)
         figures.node_tests = sum(len(r.get("nodes") or []) or 1 for r in results)

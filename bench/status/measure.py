@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/status/measure.py [--counts 100,900,1000,3000,6000]
 
-A run of N settled single-node results is written through ``kube.write_status`` on a
+A run of N settled single-node results is written through ``checkpoint.write_status`` on a
 FakeClient, in batches of 100 as a mid-run pass settles them, with a batch of 100 open
 results riding along (what maxConcurrentNodes 100 leaves in flight). "before" writes
 with sharding off (the status as it was before this change: every result in full);
@@ -23,10 +23,10 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from glimmer.controllers.run import kube, shards
+from glimmer.api import status_layout
+from glimmer.controllers.kit import checkpoint, names
 from glimmer.engine import CONFIGMAPS, FakeClient
 from glimmer.sinks import build
-from glimmer.verdict import codec
 
 TESTS = ("gpu-burn", "memory-bw", "nccl-allreduce", "dcgm-diag", "host-health", "clock-probe")
 NS = "bench"
@@ -82,7 +82,7 @@ def open_result(index: int) -> dict[str, Any]:
 async def trial(count: int, *, shape: Any, sharded: bool) -> dict[str, Any]:
     client = FakeClient()
     run = await client.create(
-        kube.RUNS, {"metadata": {"name": "r"}, "spec": {"profileRef": "p"}, "status": {}},
+        names.RUNS, {"metadata": {"name": "r"}, "spec": {"profileRef": "p"}, "status": {}},
         namespace=NS,
     )  # fmt: skip
     expected = [shape(TESTS[i % len(TESTS)], i // len(TESTS)) for i in range(count)]
@@ -90,23 +90,24 @@ async def trial(count: int, *, shape: Any, sharded: bool) -> dict[str, Any]:
     peak, written, refused_at = 0, 0, None
     started = time.process_time()
     for start in range(0, count, 100):
-        settled = [dict(r) for r in codec.status_results(run["status"])]  # packed too
+        settled = [dict(r) for r in status_layout.status_results(run["status"])]  # packed too
         settled += copy.deepcopy(expected[start : start + 100])
         run["status"]["results"] = settled + [open_result(n) for n in range(100)]
         try:
-            run = await kube.write_status(client, run, shard_at=None if sharded else off)
-        except kube.StatusTooLargeError:
+            run = await checkpoint.write_status(client, run, shard_at=None if sharded else off)
+        except checkpoint.StatusTooLargeError:
             refused_at = len(settled)
             break
-        peak = max(peak, kube.encoded_size(run))
+        peak = max(peak, checkpoint.encoded_size(run))
         written = len(settled)
         run["status"]["results"] = [
             r for r in run["status"]["results"] if r.get("phase") != "Running"
         ]
     cpu = time.process_time() - started
-    final = kube.encoded_size(run)
+    final = checkpoint.encoded_size(run)
+    label = checkpoint.SHARD_LABEL
     shard_objects = [c for c in client.objects(CONFIGMAPS)
-                     if (c["metadata"].get("labels") or {}).get(shards.SHARD_LABEL)]  # fmt: skip
+                     if (c["metadata"].get("labels") or {}).get(label)]  # fmt: skip
     readable = 0
     if refused_at is None:
         envelope = build.build_envelope(
@@ -117,7 +118,7 @@ async def trial(count: int, *, shape: Any, sharded: bool) -> dict[str, Any]:
     return {
         "written": written, "refused_at": refused_at, "peak": peak,
         "per_result": final / max(written, 1), "shards": len(shard_objects),
-        "shard_bytes": sum(kube.encoded_size(c) for c in shard_objects),
+        "shard_bytes": sum(checkpoint.encoded_size(c) for c in shard_objects),
         "readable": readable, "cpu": cpu,
     }  # fmt: skip
 
@@ -127,7 +128,9 @@ async def main() -> None:
     parser.add_argument("--counts", default="100,900,1000,3000,6000,30000")
     args = parser.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
-    print(f"status budget {kube.STATUS_BUDGET_BYTES} B; shard at {shards.SHARD_AT_BYTES} B")
+    print(
+        f"status budget {checkpoint.STATUS_BUDGET_BYTES} B; shard at {checkpoint.SHARD_AT_BYTES} B"
+    )
     print(
         "| shape | results | mode | written | refused at | peak status B | status B/result "
         "| shards | shard B | readable Passed | write CPU s |"

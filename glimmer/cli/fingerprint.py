@@ -22,8 +22,8 @@ import click
 from glimmer.cli._common import OUTPUT_FORMAT, fail, no_traceback
 from glimmer.controllers.fingerprint import digest, digest_inputs, fingerprint_name, observe
 from glimmer.controllers.fingerprint.digests import classify
-from glimmer.controllers.fingerprint.names import FINGERPRINTS
 from glimmer.controllers.fingerprint.observe import is_operator_label, is_salient
+from glimmer.controllers.kit.names import FINGERPRINTS
 from glimmer.engine import NODES, ApiError, KubeClient, is_not_found
 
 JSON = dict[str, Any]

@@ -25,9 +25,9 @@ from pathlib import Path
 import click
 import structlog
 
+from glimmer.controllers.kit.names import label_key_problem, label_value_problem
 from glimmer.controllers.operator import operator_registrations
 from glimmer.controllers.run.context import RunOptions
-from glimmer.controllers.run.labels import label_key_problem, label_value_problem
 from glimmer.controllers.run.pods import RUNNER_SERVICE_ACCOUNT
 from glimmer.engine import (
     ApiServerClient,

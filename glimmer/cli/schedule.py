@@ -29,7 +29,7 @@ import click
 
 from glimmer.api import format_time
 from glimmer.cli._common import OUTPUT_FORMAT, fail, no_traceback
-from glimmer.controllers.fingerprint.names import RUNS
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.schedule import (
     SCHEDULE_VALID,
     SCHEDULES,

@@ -55,7 +55,6 @@ from glimmer.controllers.fingerprint import (
     VerdictMetrics,
     fingerprint_controller,
 )
-from glimmer.controllers.interlock import Interlock
 from glimmer.controllers.run.context import RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, SinkDeliverer
 from glimmer.controllers.run.metrics import RunMetrics
@@ -80,7 +79,8 @@ def operator_registrations(
     """The BurnInRun, NodeFingerprint (with the orphan-stamp reaper inside, E21) and
     BurnInSchedule controllers, for ``manager``.
 
-    They share one interlock (which nodes each run holds), rebuilt from the cluster.
+    They share no memory: each decides from the cluster (admission reads every run
+    live, E3/E22; ``maxConcurrentNodes`` counts the run's own status and pods, E9).
     ``served_namespaces`` are the namespaces whose runs are honoured (None: all); it
     becomes ``options.served_namespaces``. To serve by label instead, pass None here and
     set ``options.served_namespace_selector``: the run controller then also watches the
@@ -116,7 +116,6 @@ def operator_registrations(
             client=client,
             namespace=manager.options.namespace,
             operator_namespace=options.operator_namespace,
-            interlock=Interlock(),
             options=dataclasses.replace(options, served_namespaces=served_namespaces),
             deliverer=deliverer,
             workers=workers,

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import aiohttp
 
+from glimmer.api import status_layout
 from glimmer.contract.envelope import (
     REASON_CHECKPOINT,
     REASON_RUN_PHASE_CHANGED,
@@ -35,7 +36,7 @@ from glimmer.contract.envelope import (
     parse_time,
 )
 from glimmer.engine import CONFIGMAPS, ApiError, KubeClient
-from glimmer.verdict import Phase, codec
+from glimmer.verdict import Phase
 from glimmer.verdict.nodes import NodeState, PlannedUnit, node_verdict
 
 CANCELLED: Final = "Cancelled"
@@ -185,24 +186,24 @@ async def read_evidence(client: KubeClient, run: JSON) -> dict[str, Any]:
     meta, status = _mapping(run.get("metadata")), _mapping(run.get("status"))
     namespace, uid = _text(meta.get("namespace")), _text(meta.get("uid"))
     found: dict[str, Any] = {}
-    for digest in codec.shard_digests(codec.status_results(status)):
-        name = codec.shard_name(_text(meta.get("name")), digest)
+    for digest in status_layout.shard_digests(status_layout.status_results(status)):
+        name = status_layout.shard_name(_text(meta.get("name")), digest)
         try:
             config_map = await client.get(CONFIGMAPS, name, namespace=namespace)
         except _READ_ERRORS:
             config_map = None
-        found[digest] = codec.decode_shard_payload(config_map, uid=uid, digest=digest)
+        found[digest] = status_layout.decode_shard_payload(config_map, uid=uid, digest=digest)
     prints: dict[str, str] | None = {}
-    for digest in _texts(status.get(codec.FINGERPRINT_SHARD_KEY)):
-        name = codec.fingerprint_shard_name(_text(meta.get("name")), digest)
+    for digest in _texts(status.get(status_layout.FINGERPRINT_SHARD_KEY)):
+        name = status_layout.fingerprint_shard_name(_text(meta.get("name")), digest)
         try:
             config_map = await client.get(CONFIGMAPS, name, namespace=namespace)
         except _READ_ERRORS:
             config_map = None
-        chunk = codec.decode_fingerprint_payload(config_map, uid=uid, digest=digest)
+        chunk = status_layout.decode_fingerprint_payload(config_map, uid=uid, digest=digest)
         prints = None if chunk is None or prints is None else prints | chunk
-    if codec.FINGERPRINT_SHARD_KEY in status:
-        found[codec.FINGERPRINT_SHARD_KEY] = prints
+    if status_layout.FINGERPRINT_SHARD_KEY in status:
+        found[status_layout.FINGERPRINT_SHARD_KEY] = prints
     return found
 
 
@@ -216,14 +217,16 @@ def fingerprint_of(run: JSON, shards: Mapping[str, Any] | None) -> dict[str, str
     against every target instead of vanishing."""
     meta, status = _mapping(run.get("metadata")), _mapping(run.get("status"))
     inline = _string_map(status.get("fingerprint"))
-    digests = _texts(status.get(codec.FINGERPRINT_SHARD_KEY))
+    digests = _texts(status.get(status_layout.FINGERPRINT_SHARD_KEY))
     if not digests:
         return inline
-    stored = (shards or {}).get(codec.FINGERPRINT_SHARD_KEY)
+    stored = (shards or {}).get(status_layout.FINGERPRINT_SHARD_KEY)
     if isinstance(stored, Mapping):
         return {**_string_map(stored), **inline}
-    names = ", ".join(codec.fingerprint_shard_name(_text(meta.get("name")), d) for d in digests)
-    note = codec.FINGERPRINT_UNREADABLE.format(name=names)
+    names = ", ".join(
+        status_layout.fingerprint_shard_name(_text(meta.get("name")), d) for d in digests
+    )
+    note = status_layout.FINGERPRINT_UNREADABLE.format(name=names)
     targets = _mapping(status.get("priorUnschedulable"))
     noted = {str(node): note for node in targets} | inline
     return noted or {"*": note}
@@ -235,12 +238,14 @@ def expand_run(run: JSON, shards: Mapping[str, Any]) -> dict[str, Any]:
     Error; and whose ``status.fingerprint`` is whole (:func:`fingerprint_of`)."""
     out = dict(run)
     status = dict(_mapping(out.get("status")))
-    if isinstance(status.get("results"), list) or codec.PACKED_KEY in status:
-        status["results"] = [codec.expand_result(r, shards) for r in codec.status_results(status)]
-        status.pop(codec.PACKED_KEY, None)
-    if codec.FINGERPRINT_SHARD_KEY in status:
+    if isinstance(status.get("results"), list) or status_layout.PACKED_KEY in status:
+        status["results"] = [
+            status_layout.expand_result(r, shards) for r in status_layout.status_results(status)
+        ]
+        status.pop(status_layout.PACKED_KEY, None)
+    if status_layout.FINGERPRINT_SHARD_KEY in status:
         status["fingerprint"] = fingerprint_of(run, shards)
-        status.pop(codec.FINGERPRINT_SHARD_KEY)
+        status.pop(status_layout.FINGERPRINT_SHARD_KEY)
     out["status"] = status
     return out
 
@@ -265,7 +270,9 @@ def build_envelope(
     status = _mapping(run.get("status"))
     uid = _text(meta.get("uid"))
     phase = _text(status.get("phase"))
-    expanded = [codec.expand_result(r, shards or {}) for r in codec.status_results(status)]
+    expanded = [
+        status_layout.expand_result(r, shards or {}) for r in status_layout.status_results(status)
+    ]
     results = tuple(result_of(r) for r in expanded)
     return Envelope(
         baseline=baseline,

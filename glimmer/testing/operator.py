@@ -28,9 +28,9 @@ import os
 from types import TracebackType
 from typing import Any, Self
 
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.operator import operator_registrations
 from glimmer.controllers.run.context import RunOptions
-from glimmer.controllers.run.kube import RUNS
 from glimmer.engine import (
     ApiServerClient,
     ClientOptions,

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest_asyncio
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit import names as labels
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import NODES, PODS, ApiServerClient
 from glimmer.plan.names import label_value
 from glimmer.testing import ManagerProcess

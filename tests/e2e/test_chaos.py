@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import ApiServerClient
 from glimmer.testing import ManagerProcess
 from tests.e2e import conftest as harness

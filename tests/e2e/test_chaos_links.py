@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.controllers.run import kube as kube_
-from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
 from glimmer.engine import ApiServerClient
 from glimmer.testing import ManagerProcess
 from tests.e2e import conftest as harness

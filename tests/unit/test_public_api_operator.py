@@ -13,12 +13,11 @@ from click.testing import CliRunner
 
 from glimmer.cli import manager as cli_manager
 from glimmer.controllers.fingerprint import FINGERPRINT_CONTROLLER
-from glimmer.controllers.fingerprint.names import FINGERPRINTS
+from glimmer.controllers.kit.cordon import compact_cordon_node
+from glimmer.controllers.kit.indexes import NODES_BY_CORDON_OWNER, PODS_BY_RUN
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
 from glimmer.controllers.operator import operator_registrations
 from glimmer.controllers.run.context import RunOptions
-from glimmer.controllers.run.cordon import compact_cordon_node
-from glimmer.controllers.run.indexes import NODES_BY_CORDON_OWNER, PODS_BY_RUN
-from glimmer.controllers.run.kube import RUNS
 from glimmer.controllers.run.reconciler import RunReconciler
 from glimmer.controllers.run.setup import RUN_CONTROLLER
 from glimmer.controllers.schedule import SCHEDULE_CONTROLLER, SCHEDULES

@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 import yaml
 
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import ApiServerClient, ClientOptions
 from glimmer.testing import _process
 from glimmer.testing.control_plane import ControlPlane

@@ -8,7 +8,6 @@ controllers use: :func:`vendor_of` (E14 image resolution) and
 
 from glimmer.controllers.fingerprint.digests import SCHEME, Classification, digest, digest_inputs
 from glimmer.controllers.fingerprint.metrics import VERDICT_METRIC, VerdictMetrics
-from glimmer.controllers.fingerprint.names import VERDICT_LABEL, fingerprint_name
 from glimmer.controllers.fingerprint.observe import Observation, observe
 from glimmer.controllers.fingerprint.reconciler import (
     DRIFTED,
@@ -17,12 +16,13 @@ from glimmer.controllers.fingerprint.reconciler import (
     FingerprintReconciler,
 )
 from glimmer.controllers.fingerprint.setup import FINGERPRINT_CONTROLLER, fingerprint_controller
-from glimmer.controllers.fingerprint.vendor import FingerprintPendingError, vendor_of
 from glimmer.controllers.fingerprint.verdict import (
     VERDICT_CURRENT,
     VerdictState,
     state_of_fingerprint,
 )
+from glimmer.controllers.kit.fingerprints import FingerprintPendingError, vendor_of
+from glimmer.controllers.kit.names import VERDICT_LABEL, fingerprint_name
 
 __all__ = [
     "DRIFTED",

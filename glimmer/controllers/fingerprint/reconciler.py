@@ -32,20 +32,11 @@ import aiohttp
 import structlog
 
 from glimmer.api import API_VERSION, clamp_message, format_time
+from glimmer.api.status_layout import status_results
 from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.fingerprint import digests as fp_digest
-from glimmer.controllers.fingerprint.conditions import set_json_condition
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
-from glimmer.controllers.fingerprint.names import (
-    FINGERPRINTS,
-    NODE_LABEL,
-    RUNS,
-    VERDICT_LABEL,
-    fingerprint_name,
-    node_label_value,
-)
 from glimmer.controllers.fingerprint.observe import observation_from_status, observe
-from glimmer.controllers.fingerprint.reads import Reads
 from glimmer.controllers.fingerprint.verdict import (
     VERDICT_CURRENT,
     Probe,
@@ -59,6 +50,16 @@ from glimmer.controllers.fingerprint.verdict import (
     run_probe,
     run_verdict,
 )
+from glimmer.controllers.kit.conditions import set_json_condition
+from glimmer.controllers.kit.names import (
+    FINGERPRINTS,
+    NODE_LABEL,
+    RUNS,
+    VERDICT_LABEL,
+    fingerprint_name,
+    node_label_value,
+)
+from glimmer.controllers.kit.reads import ConfirmingReader
 from glimmer.engine import (
     EVENTS,
     NODES,
@@ -71,7 +72,6 @@ from glimmer.engine import (
     is_already_exists,
     is_not_found,
 )
-from glimmer.verdict.codec import status_results
 from glimmer.verdict.expiry import newest_probe, probe_from_json
 from glimmer.verdict.phases import Phase
 
@@ -131,7 +131,7 @@ class FingerprintReconciler:
         now: Callable[[], datetime] = now_utc,
     ) -> None:
         self.client = client
-        self.reads = Reads(readers)
+        self.reads = ConfirmingReader(readers)
         self.options = options
         self.reaper = reaper
         self.metrics = metrics
@@ -163,7 +163,7 @@ class FingerprintReconciler:
         namespace = self.options.operator_namespace
         # Issue 18: a cache miss goes straight to the create (a lagging cache gets
         # AlreadyExists, then the live read), not a live GET that 404s for every new node.
-        found = await self.reads.peek(FINGERPRINTS, name, namespace=namespace)
+        found = await self.reads.get_before_create(FINGERPRINTS, name, namespace=namespace)
         if found is None:
             body = {
                 "apiVersion": API_VERSION,
@@ -366,9 +366,14 @@ def _set_drifted(
     existing = next((c for c in conditions if c.get("type") == DRIFTED), None)
     if classification is fp_digest.Classification.DIGEST_CHANGED:
         return set_json_condition(
-            conditions, type_=DRIFTED, status="True", reason=classification.value,
-            message=message, now=now, generation=generation,
-        )  # fmt: skip
+            conditions,
+            type_=DRIFTED,
+            status=ConditionStatus.TRUE,
+            reason=classification.value,
+            message=message,
+            now=now,
+            generation=generation,
+        )
     if existing is not None and existing.get("status") == ConditionStatus.TRUE:
         return conditions
     messages = {
@@ -378,9 +383,14 @@ def _set_drifted(
         "scheme; re-baselined without comparing",
     }
     return set_json_condition(
-        conditions, type_=DRIFTED, status="False", reason=classification.value,
-        message=messages[classification], now=now, generation=generation,
-    )  # fmt: skip
+        conditions,
+        type_=DRIFTED,
+        status=ConditionStatus.FALSE,
+        reason=classification.value,
+        message=messages[classification],
+        now=now,
+        generation=generation,
+    )
 
 
 __all__ = [

@@ -21,7 +21,6 @@ from datetime import datetime
 from typing import Any, Final
 
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
-from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS
 from glimmer.controllers.fingerprint.reconciler import (
     RUNS_BY_NODE,
     FingerprintOptions,
@@ -29,18 +28,16 @@ from glimmer.controllers.fingerprint.reconciler import (
     now_utc,
     runs_by_node,
 )
-from glimmer.controllers.reaper import StampReaper
-from glimmer.controllers.run.indexes import node_watch
-from glimmer.controllers.run.labels import CORDON_OWNER
+from glimmer.controllers.kit.indexes import node_watch
+from glimmer.controllers.kit.names import CORDON_OWNER, FINGERPRINTS, RUNS
+from glimmer.controllers.kit.reaper import StampReaper
+from glimmer.controllers.kit.watches import Wiring
 from glimmer.engine import (
     ControllerOptions,
     ControllerRegistration,
     InformerEvent,
     KubeClient,
     Readers,
-    Watch,
-    compact,
-    strip_managed_fields,
 )
 
 FINGERPRINT_CONTROLLER: Final = "nodefingerprint"
@@ -106,27 +103,21 @@ def fingerprint_controller(
         metrics=metrics,
         now=now,
     )
+    # One shared informer per kind: the transforms are the kit's (the run controller's
+    # watches of these kinds get the same), and Nodes carry the cordon-owner index the
+    # reaper reads.
+    watches = (
+        node_watch(to_keys=node_keys),
+        *Wiring()
+        .watches(FINGERPRINTS, namespace=options.operator_namespace, to_keys=fingerprint_keys)
+        .watches(RUNS, namespace=runs_namespace, to_keys=run_keys,
+                 index={RUNS_BY_NODE: runs_by_node})
+        .build(),
+    )  # fmt: skip
     return ControllerRegistration(
         name=FINGERPRINT_CONTROLLER,
         reconciler=reconciler,
-        watches=(
-            # The same transforms as the run controller's watches of these kinds: one
-            # shared informer per kind, so they must agree (the factory refuses two).
-            node_watch(to_keys=node_keys),
-            Watch(
-                FINGERPRINTS,
-                namespace=options.operator_namespace,
-                transform=compact,
-                to_keys=fingerprint_keys,
-            ),
-            Watch(
-                RUNS,
-                namespace=runs_namespace,
-                transform=strip_managed_fields,
-                indexers={RUNS_BY_NODE: runs_by_node},
-                to_keys=run_keys,
-            ),
-        ),
+        watches=watches,
         options=ControllerOptions(max_concurrent_reconciles=workers),
         log_context=node_log_context,
     )

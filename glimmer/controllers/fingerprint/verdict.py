@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from glimmer.api.status_layout import status_results
 from glimmer.plan import PinnedPlan, PlanDecodeError
 from glimmer.plan.units import verdict_units
-from glimmer.verdict.codec import status_results
 from glimmer.verdict.expiry import (
     VERDICT_CURRENT,
     Probe,

@@ -4,7 +4,7 @@ How a controller sees objects (issue 17.5), for this controller and the ones bui
 after it: **raw JSON behind accessor functions**. The run stays the apiserver's JSON
 dict from read to write, so a status write sends back every field it was given
 (unknown and newer fields included) with no converter in between; every read of its
-metadata, spec or status goes through :class:`~glimmer.controllers.run.view.RunView`,
+metadata, spec or status goes through :class:`~glimmer.controllers.kit.view.RunView`,
 where each field's coercion and default live once, the defaults taken from the
 ``glimmer.api`` models the CRDs are generated from. Results are decoded once per pass
 by the one result codec (``glimmer.verdict.codec``) into typed state, and encoded

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.view import RunView
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.view import RunView
 
 JSON = dict[str, Any]
 
@@ -33,7 +33,7 @@ class Conflict:
 def holds(run: JSON) -> bool:
     """A run holds nodes while it carries the cordon finalizer or is not terminal."""
     view = RunView(run)
-    return labels.FINALIZER in view.finalizers or not view.terminal
+    return names.FINALIZER in view.finalizers or not view.terminal
 
 
 def precedence_key(run: JSON) -> tuple[int, str, str]:

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
 
 __all__ = ["foreign_reason", "stored_form"]
 
@@ -273,7 +273,7 @@ def _top_level(
 
 
 def _pod_spec_problem(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> str | None:
-    node = ours["nodeSelector"][labels.HOSTNAME_LABEL]
+    node = ours["nodeSelector"][names.HOSTNAME_LABEL]
     if theirs.get("nodeName") not in (None, node):
         return "spec.nodeName"
     # Ours names no ServiceAccount: the apiserver's default is the namespace's "default".

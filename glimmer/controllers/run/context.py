@@ -12,11 +12,10 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import kube, labels
+from glimmer.controllers.kit import checkpoint, names
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.reads import RunReads
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import KubeClient
 
 JSON = dict[str, Any]
@@ -70,7 +69,7 @@ class RunOptions:
     #: The most the run object may weigh as JSON when its status is written (1 MiB; see
     #: ``kube``): past it the oldest attempts are compacted, and a status that still
     #: does not fit ends the run Error (issue 19.11). etcd's own limit is 1.5 MiB.
-    status_budget_bytes: int = kube.STATUS_BUDGET_BYTES
+    status_budget_bytes: int = checkpoint.STATUS_BUDGET_BYTES
     #: The ServiceAccount runner pods run as (``glimmer-runner``, created with no
     #: binding by manifests/ and the chart in each served namespace); None or "" leaves
     #: it to the apiserver (the namespace's ``default``). No token is mounted either way.
@@ -89,7 +88,7 @@ class RunOptions:
             raise ValueError("served_namespace_selector: give at least one label=value term")
         # Validated (a key or value Kubernetes refuses raises, naming it) and frozen: the
         # selector the Namespace watch uses must be the one every decision reads.
-        labels.equality_selector(terms, field="served_namespace_selector")
+        names.equality_selector(terms, field="served_namespace_selector")
         object.__setattr__(
             self, "served_namespace_selector", MappingProxyType(dict(sorted(terms.items())))
         )
@@ -101,7 +100,7 @@ class RunOptions:
         terms = self.served_namespace_selector
         if terms is None:
             return None
-        return labels.equality_selector(terms, field="served_namespace_selector")
+        return names.equality_selector(terms, field="served_namespace_selector")
 
     def serves(self, namespace: str, *, namespace_labels: Mapping[str, Any] | None = None) -> bool:
         """Whether runs in ``namespace`` are honoured: the one place that decides it.
@@ -129,7 +128,6 @@ def run_key(run: JSON) -> str:
 @dataclass
 class RunContext:
     client: KubeClient
-    interlock: Interlock
     options: RunOptions
     #: Every read the parts make, cached or live (see :mod:`~glimmer.controllers.run.reads`).
     reads: RunReads
@@ -147,7 +145,6 @@ class Part:
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self.client = ctx.client
-        self.interlock = ctx.interlock
         self.options = ctx.options
         self.reads = ctx.reads
         self.deliverer = ctx.deliverer

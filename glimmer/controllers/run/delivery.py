@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import aiohttp
 
 from glimmer.contract.envelope import ClusterRef
-from glimmer.controllers.run.view import RunView
+from glimmer.controllers.kit.view import RunView
 from glimmer.engine import NAMESPACES, ApiError
 from glimmer.plan import PinnedPlan
 from glimmer.plan.units import verdict_units

@@ -25,12 +25,13 @@ from typing import Any, Final
 from glimmer.api import format_time, parse_time
 from glimmer.contract import SIM_GPU_ENV, RunnerReport
 from glimmer.contract.report import MAX_LINE_BYTES, Outcome, ReportReader
-from glimmer.controllers.run import kube, labels, podstate, soak, wire
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.artifacts import configmap_name, plan_store, store_failed
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.passes import Pass
-from glimmer.controllers.run.ref import RunRef
 from glimmer.engine import CONFIGMAPS, NODES, ApiError, KubeClient
 from glimmer.plan import PlannedTest, Unit, label_value
 from glimmer.plan import spec as specs
@@ -100,7 +101,7 @@ async def read_runner_log(
     stream = client.stream_pod_log(
         pod,
         namespace=namespace,
-        container=labels.RUNNER_CONTAINER,
+        container=names.RUNNER_CONTAINER,
         limit_bytes=max_bytes + 1,
         chunk_size=LOG_CHUNK_BYTES,
         timeout=timeout,
@@ -163,7 +164,7 @@ def cut_log_verdict(
 def sim_gpu_in_spec(pod: Mapping[str, Any]) -> bool:
     """The runner container was pointed at the simulated GPU (any ``GLIMMER_SIM_GPU``)."""
     for container in (pod.get("spec") or {}).get("containers") or []:
-        if container.get("name") != labels.RUNNER_CONTAINER:
+        if container.get("name") != names.RUNNER_CONTAINER:
             continue
         if any(env.get("name") == SIM_GPU_ENV for env in container.get("env") or []):
             return True
@@ -348,7 +349,7 @@ class Evidence(Part):
                 body: JSON = {
                     "metadata": {
                         "name": cm_name,
-                        "labels": {labels.RUN_LABEL: label_value(str(kube.meta(run)["name"]))},
+                        "labels": {names.RUN_LABEL: label_value(str(kube.meta(run)["name"]))},
                         "ownerReferences": [ref.owner_reference()],
                     },
                     "data": stored.data,

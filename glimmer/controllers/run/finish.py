@@ -16,21 +16,23 @@ import aiohttp
 import structlog
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.run import kube, labels, shards, wire
-from glimmer.controllers.run.conditions import set_condition
+from glimmer.controllers.kit import checkpoint, names
+from glimmer.controllers.kit.conditions import upsert_condition
+from glimmer.controllers.kit.cordon import kept_message, owner_of, release_decision
+from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.run import kube, wire
 from glimmer.controllers.run.context import Part, RunContext
-from glimmer.controllers.run.cordon import kept_message, owner_of, release_decision
 from glimmer.controllers.run.delivery import (
     Delivery,
     Reason,
     ReportingDeliverer,
     pinned_baseline,
 )
-from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.services import LINK_SCOPES
-from glimmer.controllers.run.view import RunView
-from glimmer.engine import NODES, ApiError, Result, is_not_found
+from glimmer.engine import NODES, ApiError, KubeClient, Result, is_not_found
 from glimmer.plan import PinnedPlan
+from glimmer.sinks import build
 from glimmer.verdict import Phase, count, measured_condition, run_provenance
 from glimmer.verdict.codec import clamp_text
 
@@ -105,7 +107,7 @@ class Finisher(Part):
         # I19.6: every finished run says whether anything was measured (kubectl's
         # Measured column); an all-Skipped Pass reads False and certifies nothing.
         fact = measured_condition(origin)
-        set_condition(status, type_=fact.type, status_=fact.status, reason=fact.reason,
+        upsert_condition(status, type_=fact.type, status_=fact.status, reason=fact.reason,
                       message=fact.message, now=now)  # fmt: skip
         # The terminal status owes no release record: the unload releases every node
         # whose owner stamp names the run, from a live node list (E19(3)), and repeats on
@@ -122,9 +124,10 @@ class Finisher(Part):
         ``clamp``: the write must fit (terminal compaction, see kube), since no later
         write can repair it. The pass that ends a run writes with ``clamp=False``: a
         verdict whose evidence does not fit the budget is never recorded with that
-        evidence clamped away; it is :class:`~glimmer.controllers.run.kube.StatusTooLargeError`
-        and the run ends Error (19.11), through a clamped write."""
-        run = await kube.write_status(
+        evidence clamped away; it is
+        :class:`~glimmer.controllers.kit.checkpoint.StatusTooLargeError` and the run ends
+        Error (19.11), through a clamped write."""
+        run = await checkpoint.write_status(
             self.client, run, budget=budget or self.options.status_budget_bytes, terminal=clamp
         )
         view = RunView(run)
@@ -150,7 +153,9 @@ class Finisher(Part):
         await self.release_every_stamp(run)
         if view.cordoned_nodes:
             run["status"] = {k: v for k, v in view.status.items() if k != "cordonedNodes"}
-            run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
+            run = await checkpoint.write_status(
+                self.client, run, budget=self.options.status_budget_bytes
+            )
         return run
 
     async def release_every_stamp(self, run: JSON) -> None:
@@ -181,12 +186,11 @@ class Finisher(Part):
         self, run: JSON, *, deliver: bool = False, sinks: tuple[str, ...] | None = None
     ) -> Result:
         view = RunView(run)
-        key = view.key
         phase = view.phase_text
         sinks = sinks if sinks is not None else self._sinks(view)
-        if labels.FINALIZER in view.finalizers:
+        if names.FINALIZER in view.finalizers:
             run = await self._unload(run)
-        pending = RunView(run).annotations.get(labels.PENDING_TERMINAL_DELIVERY)
+        pending = RunView(run).annotations.get(names.PENDING_TERMINAL_DELIVERY)
         requeue: float | None = None
         wait = 0.0 if deliver or not pending else self._resend_wait(view.uid)
         if wait > 0:
@@ -195,29 +199,28 @@ class Finisher(Part):
             # Issue 18: the terminal envelope carries every result in full, its compact
             # records expanded from the run's evidence shards (an unreadable shard's
             # results travel as Error); a run with no compact record costs no read.
-            evidence = await shards.hydrated(self.client, run) if sinks else run
+            evidence = await _hydrated(self.client, run) if sinks else run
             delivery = Delivery(Reason.RUN_PHASE_CHANGED, phase, evidence, sinks)
             ok, run = await self._deliver_terminal(run, delivery)
             self._note_terminal_attempt(view.uid, delivered=ok)
             if ok and pending:
                 run = await kube.patch_metadata(
-                    self.client, run, {"annotations": {labels.PENDING_TERMINAL_DELIVERY: None}}
+                    self.client, run, {"annotations": {names.PENDING_TERMINAL_DELIVERY: None}}
                 )
             elif not ok:
                 if not pending:
                     run = await kube.patch_metadata(
                         self.client, run,
-                        {"annotations": {labels.PENDING_TERMINAL_DELIVERY: phase}},
+                        {"annotations": {names.PENDING_TERMINAL_DELIVERY: phase}},
                     )  # fmt: skip
                 requeue = self.options.terminal_delivery_retry_seconds
         finalizers = RunView(run).finalizers
-        if labels.FINALIZER in finalizers:
+        if names.FINALIZER in finalizers:
             run = await kube.patch_metadata(
                 self.client,
                 run,
-                {"finalizers": [f for f in finalizers if f != labels.FINALIZER]},
+                {"finalizers": [f for f in finalizers if f != names.FINALIZER]},
             )
-        self.interlock.drop_run(key)
         view = RunView(run)
         ttl = view.ttl_seconds_after_finished
         finished = view.finished_at
@@ -227,7 +230,7 @@ class Finisher(Part):
                 if view.uid:  # never a delete that could hit a run re-created by name
                     with contextlib.suppress(ApiError):
                         await self.client.delete(
-                            kube.RUNS, view.name, namespace=view.namespace,
+                            names.RUNS, view.name, namespace=view.namespace,
                             precondition_uid=view.uid,
                         )  # fmt: skip
                 return Result()
@@ -276,7 +279,7 @@ class Finisher(Part):
             # Only this map changes, so no resourceVersion precondition is needed; the
             # answer carries the new resourceVersion the metadata patches below use.
             run = await self.client.patch(
-                kube.RUNS, view.name, {"status": {"sinkStatus": recorded}},
+                names.RUNS, view.name, {"status": {"sinkStatus": recorded}},
                 namespace=view.namespace, subresource="status",
             )  # fmt: skip
         return report.ok, run
@@ -291,15 +294,14 @@ class Finisher(Part):
         """E20: the run is being deleted; unload, release, forget, let it go."""
         view = RunView(run)
         finalizers = view.finalizers
-        if labels.FINALIZER in finalizers:
+        if names.FINALIZER in finalizers:
             await kube.delete_live_pods(self.client, run)
             if _may_hold_services(view):
                 await kube.delete_owned_services(self.client, run)
             await self.release_every_stamp(run)
             await kube.patch_metadata(
-                self.client, run, {"finalizers": [f for f in finalizers if f != labels.FINALIZER]}
+                self.client, run, {"finalizers": [f for f in finalizers if f != names.FINALIZER]}
             )
-        self.interlock.drop_run(view.key)
         self._terminal_attempts.pop(view.uid, None)
         if self._forget is not None:
             self._forget(view.namespace, view.name)
@@ -314,3 +316,9 @@ def _may_hold_services(view: RunView) -> bool:
         return False
     plan = view.readable_plan()
     return plan is None or any(test.scope in LINK_SCOPES for test in plan.tests)
+
+
+async def _hydrated(client: KubeClient, run: JSON) -> JSON:
+    """``run`` with every result in full, read through its shards (sinks read evidence
+    the way the envelope builder does)."""
+    return build.expand_run(run, await build.read_evidence(client, run))

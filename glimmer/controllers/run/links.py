@@ -46,11 +46,15 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.run import kube, labels, podstate, soak, wire
-from glimmer.controllers.run.evidence import SideRead, sim_node
+from glimmer.api.vocabulary import ConditionStatus
+from glimmer.controllers.kit import checkpoint, names
+from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.run import kube, podstate, soak, wire
+from glimmer.controllers.run.context import RunOptions
+from glimmer.controllers.run.evidence import Evidence, SideRead, sim_node
 from glimmer.controllers.run.passes import (
     Execution,
     Launch,
@@ -61,15 +65,16 @@ from glimmer.controllers.run.passes import (
     new_result,
 )
 from glimmer.controllers.run.pods import PodRequest, build_pod
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.run.reads import RunReads
 from glimmer.controllers.run.services import (
     LINK_SCOPES,
     build_service,
     foreign_service_reason,
 )
-from glimmer.engine import NODES, ApiError, is_already_exists
+from glimmer.engine import NODES, ApiError, KubeClient, is_already_exists
 from glimmer.plan import (
     ImageError,
+    PlannedTest,
     can_launch,
     group_rendezvous,
     overdue_after_seconds,
@@ -90,9 +95,6 @@ from glimmer.verdict.links import (
     combine_pair,
 )
 from glimmer.verdict.messages import bracket, join_clauses
-
-if TYPE_CHECKING:
-    from glimmer.controllers.run.sweep import Sweeper
 
 JSON = dict[str, Any]
 
@@ -189,7 +191,7 @@ def ready(pod: Mapping[str, Any]) -> bool:
         return False
     for condition in (pod.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "Ready":
-            return bool(condition.get("status") == "True")
+            return bool(condition.get("status") == ConditionStatus.TRUE)
     return False
 
 
@@ -198,30 +200,79 @@ def lead_alone(pod: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> boo
     is not running a measurement (a Graceful cancel does not wait for it)."""
     meta = pod.get("metadata") or {}
     pod_labels = meta.get("labels") or {}
-    if pod_labels.get(labels.PAIR_ROLE_LABEL) == SERVER:
-        partner = {labels.PAIR_ROLE_LABEL: CLIENT}
-    elif pod_labels.get(labels.RANK_LABEL) == "0":
+    if pod_labels.get(names.PAIR_ROLE_LABEL) == SERVER:
+        partner = {names.PAIR_ROLE_LABEL: CLIENT}
+    elif pod_labels.get(names.RANK_LABEL) == "0":
         partner = {}
     else:
         return False
-    keys = (labels.RUN_LABEL, labels.TEST_LABEL, labels.ATTEMPT_LABEL)
+    keys = (names.RUN_LABEL, names.TEST_LABEL, names.ATTEMPT_LABEL)
     for other in pods:
         other_labels = (other.get("metadata") or {}).get("labels") or {}
         if other is pod or any(other_labels.get(k) != pod_labels.get(k) for k in keys):
             continue
         if partner and all(other_labels.get(k) == v for k, v in partner.items()):
             return False
-        if not partner and other_labels.get(labels.RANK_LABEL) not in (None, "0"):
+        if not partner and other_labels.get(names.RANK_LABEL) not in (None, "0"):
             return False
     return True
 
 
-class Links:
-    """Steps Pair and Group units with the sweeper's records, cordons and pod checks."""
+class UnitOps(Protocol):
+    """The unit operations a link unit is stepped with: the pass's own records,
+    cordons, pod checks and image choice (the sweeper provides them, and Node units use
+    the same ones), and the reads, client and evidence it shares."""
 
-    def __init__(self, sweeper: Sweeper) -> None:
-        self.sweeper = sweeper
-        self.options = sweeper.options
+    options: RunOptions
+    reads: RunReads
+    client: KubeClient
+    evidence: Evidence
+
+    async def get_pod(self, work: Pass, name: str) -> JSON | None: ...
+
+    def foreign_pod(
+        self,
+        work: Pass,
+        pod: JSON,
+        *,
+        test: PlannedTest,
+        recorded_uid: str | None,
+        build: Callable[[str], JSON],
+    ) -> str | None: ...
+
+    def record(
+        self,
+        work: Pass,
+        ex: Execution,
+        verdict: AttemptVerdict,
+        *,
+        pod: str | None,
+        started: str | None,
+        finished: str | None = None,
+        artifacts: Sequence[Mapping[str, Any]] = (),
+        base: JSON | None = None,
+        pod_uid: str = "",
+    ) -> Step: ...
+
+    def record_foreign(
+        self, work: Pass, ex: Execution, pod: JSON, *, problem: str, record_as: str | None = None
+    ) -> Step: ...
+
+    async def confirm(self, work: Pass) -> None: ...
+
+    async def cordon(self, work: Pass, test: PlannedTest, node: str) -> None: ...
+
+    async def image_for(
+        self, work: Pass, test: PlannedTest, node: str
+    ) -> str | ImageError | None: ...
+
+
+class Links:
+    """Steps Pair and Group units with the unit operations (:class:`UnitOps`)."""
+
+    def __init__(self, ops: UnitOps) -> None:
+        self.ops = ops
+        self.options = ops.options
 
     # --- names and manifests -----------------------------------------------------------
 
@@ -267,12 +318,12 @@ class Links:
         settled its attempt): only one this run controls, by UID precondition, so a
         Service someone else put under the name is never touched. Gone is fine."""
         namespace = work.view.namespace
-        found = await self.sweeper.reads.live_get(kube.SERVICES, name, namespace=namespace)
+        found = await self.ops.reads.live_get(names.SERVICES, name, namespace=namespace)
         if found is None or not podstate.owned_by(found, work.view.uid):
             return
         with contextlib.suppress(ApiError):
-            await self.sweeper.client.delete(
-                kube.SERVICES, name, namespace=namespace,
+            await self.ops.client.delete(
+                names.SERVICES, name, namespace=namespace,
                 precondition_uid=str(kube.meta(found).get("uid") or "") or None,
             )  # fmt: skip
 
@@ -358,7 +409,7 @@ class Links:
             await self._launch_followers(work, att, missing)
         watched = pods.get(att.members[1]) if att.pair else lead
         if watched is not None and podstate.live(watched) and podstate.started_at(watched):
-            await self.sweeper.evidence.checkpoint(work, ex.test, ex.unit, watched)
+            await self.ops.evidence.checkpoint(work, ex.test, ex.unit, watched)
         return Step.WAITING
 
     @staticmethod
@@ -376,9 +427,9 @@ class Links:
         """I19.4 over a planned member, whatever became of it: its pod's spec points at
         the simulated GPU or its pod's node is simulated, or (pod or no pod) the node the
         unit planned for it carries the simulated kubelet's labels."""
-        if pod is not None and await self.sweeper.evidence.simulated(pod):
+        if pod is not None and await self.ops.evidence.simulated(pod):
             return True
-        return sim_node(await self.sweeper.reads.get(NODES, member.node))
+        return sim_node(await self.ops.reads.get(NODES, member.node))
 
     async def _find(self, work: Pass, member: Member, *, confirm: bool) -> JSON | None:
         """The member's pod from the pass; a miss read live when ``confirm`` (H: the
@@ -387,13 +438,13 @@ class Links:
             return None
         pod = work.pods.get(member.pod)
         if pod is None and confirm:
-            pod = await self.sweeper.get_pod(work, member.pod)
+            pod = await self.ops.get_pod(work, member.pod)
         return pod
 
     def _foreign(self, work: Pass, att: LinkAttempt, member: Member, pod: JSON) -> str | None:
         """19.8 for a link pod: the lead's UID once pinned, else the builder's manifest."""
         recorded = (att.ex.flight or {}).get("podUID") if member.position == 0 else None
-        return self.sweeper.foreign_pod(
+        return self.ops.foreign_pod(
             work, pod, test=att.ex.test, recorded_uid=recorded,
             build=lambda image: self.manifest(work, att, member, image=image),
         )  # fmt: skip
@@ -448,7 +499,7 @@ class Links:
         started = (ex.flight or {}).get("startedAt")
         if not started and lead is not None:
             started = podstate.started_at(lead)
-        step = self.sweeper.record(
+        step = self.ops.record(
             work, ex, verdict, pod=att.lead.pod, started=started, finished=finished,
             artifacts=artifacts,
             pod_uid=str(kube.meta(lead).get("uid") or "") if lead is not None else "",
@@ -464,23 +515,23 @@ class Links:
             run=RunRef.of(work.run), name=att.service, test=att.ex.test.name,
             attempt=att.ex.attempt,
         )  # fmt: skip
-        await self.sweeper.confirm(work)
-        found = await self.sweeper.reads.live_get(
-            kube.SERVICES, att.service, namespace=work.view.namespace
+        await self.ops.confirm(work)
+        found = await self.ops.reads.live_get(
+            names.SERVICES, att.service, namespace=work.view.namespace
         )
         if found is None:
             try:
-                await self.sweeper.client.create(
-                    kube.SERVICES, expected, namespace=work.view.namespace
+                await self.ops.client.create(
+                    names.SERVICES, expected, namespace=work.view.namespace
                 )
                 return None
             except ApiError as err:
                 if not is_already_exists(err):
                     if kube.refusal(err):
-                        return f"the apiserver refused it: {kube.api_message(err)}"
+                        return f"the apiserver refused it: {checkpoint.api_message(err)}"
                     raise
-            found = await self.sweeper.reads.live_get(
-                kube.SERVICES, att.service, namespace=work.view.namespace
+            found = await self.ops.reads.live_get(
+                names.SERVICES, att.service, namespace=work.view.namespace
             )
             if found is None:
                 return "it was deleted while being created"
@@ -521,7 +572,7 @@ class Links:
         if problem is not None:
             return self._service_problem(work, att, problem)
         for node in ex.unit.nodes:
-            await self.sweeper.cordon(work, ex.test, node)
+            await self.ops.cordon(work, ex.test, node)
         if ex.attempt > 1:
             # A crash between an attempt's status write and its Service's delete.
             work.services_after_write.append(
@@ -546,7 +597,7 @@ class Links:
 
     async def _image(self, work: Pass, member: Member, ex: Execution) -> str | ImageError | None:
         """E14 through the sweeper's one rule; None = the node's fingerprint is pending."""
-        return await self.sweeper.image_for(work, ex.test, member.node)
+        return await self.ops.image_for(work, ex.test, member.node)
 
     async def _launch_followers(
         self, work: Pass, att: LinkAttempt, missing: Sequence[Member]
@@ -613,9 +664,7 @@ class Links:
             if found is not None and self._foreign(work, att, other, found) is None:
                 ours.append(found)
         work.services_after_write.append(att.service)
-        step = self.sweeper.record_foreign(
-            work, att.ex, pod, problem=problem, record_as=att.lead.pod
-        )
+        step = self.ops.record_foreign(work, att.ex, pod, problem=problem, record_as=att.lead.pod)
         killed = False
         for found in ours:
             name = str(kube.meta(found)["name"])
@@ -701,7 +750,7 @@ class Links:
         reads: dict[Member, SideRead] = {}
         for member, pod in pods.items():
             if podstate.terminated(pod):
-                reads[member] = await self.sweeper.evidence.read_side(work, test, pod)
+                reads[member] = await self.ops.evidence.read_side(work, test, pod)
         # Every member, terminated or not, pod or no pod (an early server's client was
         # planned but never made): provenance is the weakest of them all.
         sides = [
@@ -731,9 +780,7 @@ class Links:
         # client existed; never a Group whose rank 0 ended before its workers existed.
         if att.pair or not early:
             for member, side in reads.items():
-                refs += await self.sweeper.evidence.store_side_artifacts(
-                    work, test, member.pod, side
-                )
+                refs += await self.ops.evidence.store_side_artifacts(work, test, member.pod, side)
         ends = [podstate.finished_at(p) for p in pods.values() if podstate.terminated(p)]
         finished = max((e for e in ends if e), default=None) or format_time(work.now)
         return self._record(

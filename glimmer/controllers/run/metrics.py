@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from prometheus_client import CollectorRegistry, Gauge
 
-from glimmer.controllers.run.view import RunView
+from glimmer.controllers.kit.view import RunView
 from glimmer.verdict import Phase
 
 RUN_PHASES: Final = tuple(str(p) for p in Phase)

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from glimmer.controllers.run import kube, labels, podstate, soak, wire
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.delivery import Delivery
-from glimmer.controllers.run.view import RunView
 from glimmer.plan import PinnedPlan, PlannedTest, Unit, label_value, pod_name, units_of_test
 from glimmer.plan import spec as specs
 from glimmer.verdict import AttemptVerdict, Phase, TestResultState, Trigger, fail_fast_stops
@@ -277,12 +278,12 @@ class Pass:
         """Every node of the Pair or Group unit ``pod`` is a member of (its role or rank
         label says it is one), found by its test label and node; none for a Node pod."""
         pod_labels = (pod.get("metadata") or {}).get("labels") or {}
-        if labels.PAIR_ROLE_LABEL not in pod_labels and labels.RANK_LABEL not in pod_labels:
+        if names.PAIR_ROLE_LABEL not in pod_labels and names.RANK_LABEL not in pod_labels:
             return set()
         if self._links is None:
             self._links = _link_units(self.plan)
         held: set[str] = set()
-        for unit in self._links.get(str(pod_labels.get(labels.TEST_LABEL, "")), ()):
+        for unit in self._links.get(str(pod_labels.get(names.TEST_LABEL, "")), ()):
             if node in unit.nodes:
                 held.update(unit.nodes)
         return held
@@ -298,7 +299,7 @@ class Pass:
         unit's result opens only once its lead pod has started, so between the lead's
         creation and its start (and while a settled unit's last pods are going) the
         client's or workers' nodes would otherwise look idle, be released and be
-        counted free by the interlock while the unit is in flight."""
+        counted free by ``maxConcurrentNodes`` (E9) while the unit is in flight."""
         if self._busy is not None:
             return set(self._busy)
         nodes: set[str] = set()

@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run.adoption import foreign_reason
-from glimmer.controllers.run.ref import RunRef
 from glimmer.plan import (
     PlannedTest,
     active_deadline_seconds,
@@ -74,15 +74,15 @@ class PodRequest:
 
 def pod_labels(run: RunRef, request: PodRequest) -> dict[str, str]:
     values = {
-        labels.RUN_LABEL: label_value(run.name),
-        labels.TEST_LABEL: label_value(request.test.name),
-        labels.NODE_LABEL: label_value(request.node),
-        labels.ATTEMPT_LABEL: str(request.attempt),
+        names.RUN_LABEL: label_value(run.name),
+        names.TEST_LABEL: label_value(request.test.name),
+        names.NODE_LABEL: label_value(request.node),
+        names.ATTEMPT_LABEL: str(request.attempt),
     }
     if isinstance(request.rendezvous, PairRendezvous):
-        values[labels.PAIR_ROLE_LABEL] = request.rendezvous.role
+        values[names.PAIR_ROLE_LABEL] = request.rendezvous.role
     if request.rank is not None:
-        values[labels.RANK_LABEL] = str(request.rank)
+        values[names.RANK_LABEL] = str(request.rank)
     return values
 
 
@@ -132,7 +132,7 @@ def build_pod(
     runner = specs.runner(spec)
     volumes, mounts = _volumes(specs.host_paths(spec))
     container: JSON = {
-        "name": labels.RUNNER_CONTAINER,
+        "name": names.RUNNER_CONTAINER,
         "image": request.image,
         "env": runner_env(
             spec=spec,
@@ -156,10 +156,10 @@ def build_pod(
     pod_spec: JSON = {
         "containers": [container],
         "restartPolicy": "Never",
-        "nodeSelector": {labels.HOSTNAME_LABEL: request.node},
+        "nodeSelector": {names.HOSTNAME_LABEL: request.node},
         "tolerations": [
             *(copy.deepcopy(dict(t)) for t in tolerations),
-            {"key": labels.UNSCHEDULABLE_TAINT, "operator": "Exists", "effect": "NoSchedule"},
+            {"key": names.UNSCHEDULABLE_TAINT, "operator": "Exists", "effect": "NoSchedule"},
         ],
         "activeDeadlineSeconds": active_deadline_seconds(spec, request.test.scope),
         "automountServiceAccountToken": False,
@@ -191,7 +191,7 @@ def build_pod(
             ),
             "namespace": run.namespace,
             "labels": pod_labels(run, request),
-            "annotations": {labels.SAFE_TO_EVICT: "false"},
+            "annotations": {names.SAFE_TO_EVICT: "false"},
             "ownerReferences": [run.owner_reference()],
         },
         "spec": pod_spec,

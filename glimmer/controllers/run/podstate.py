@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from glimmer.api import parse_time
 from glimmer.api.vocabulary import ConditionStatus
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
 from glimmer.verdict import Termination
 
 #: Waiting reasons that mean the image will not arrive by waiting longer.
@@ -35,7 +35,7 @@ def _status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
 def pinned_node(pod: Mapping[str, Any]) -> str:
     """The node the builder pinned the pod to (its hostname selector), "" if none."""
     selector = (pod.get("spec") or {}).get("nodeSelector") or {}
-    return str(selector.get(labels.HOSTNAME_LABEL) or "")
+    return str(selector.get(names.HOSTNAME_LABEL) or "")
 
 
 def node_of(pod: Mapping[str, Any]) -> str:
@@ -45,7 +45,7 @@ def node_of(pod: Mapping[str, Any]) -> str:
 
 def runner_status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
     for entry in _status(pod).get("containerStatuses") or []:
-        if entry.get("name") == labels.RUNNER_CONTAINER:
+        if entry.get("name") == names.RUNNER_CONTAINER:
             return dict(entry)
     return {}
 
@@ -81,7 +81,10 @@ def waiting(pod: Mapping[str, Any]) -> tuple[str, str]:
 
 def scheduler_message(pod: Mapping[str, Any]) -> str:
     for condition in _status(pod).get("conditions") or []:
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+        if (
+            condition.get("type") == "PodScheduled"
+            and condition.get("status") == ConditionStatus.FALSE
+        ):
             return str(condition.get("message") or condition.get("reason") or "")
     return ""
 

@@ -1,21 +1,15 @@
-"""How the run controller reads the cluster: cached where the rules allow, live where
-they require it (docs/development.md §7; the table is in ``glimmer.controllers.operator``).
-
-Every read goes through :class:`RunReads`, and each call site says which kind it makes:
-
-- :meth:`RunReads.get` / :meth:`RunReads.list` read the informer cache. A read the
-  cache cannot answer (:class:`~glimmer.engine.NotCachedError`: no informer, another
-  namespace, not synced) is made live instead, and so is a cached *miss*: "not found"
-  is the answer a stale cache gets harmfully wrong (a run taken as gone, a node taken
-  as absent), and a miss is rare, so it is always confirmed.
-- :meth:`RunReads.live_get` / :meth:`RunReads.live_list` ask the apiserver; the caller
-  names the rule that demands it (E6, E10-E12, E3, E22, H).
+"""How the run controller reads the cluster: the kit's confirming reader
+(:class:`~glimmer.controllers.kit.reads.ConfirmingReader`, one meaning per method) plus
+the memory that is the run controller's own.
 
 A cached run may lag our own last write. Every write of a run carries its
 resourceVersion, so a stale view is a 409 there; the one side effect that precedes
 the pass's status write, a cordon (E10), is placed only after :meth:`confirm` has
 checked the view against a live read (a stale view after the run ended could otherwise
-cordon a node for a finished run, which nothing would ever release).
+cordon a node for a finished run, which nothing would ever release). A run whose cache
+still shows a version our own writes replaced waits for it (:meth:`RunReads.behind_our_write`),
+and a pod cache is trusted for a release only once it shows every pod this process
+created (:meth:`RunReads.pods_for_release`).
 """
 
 from __future__ import annotations
@@ -23,38 +17,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from glimmer.controllers.kit.indexes import PODS_BY_RUN
+from glimmer.controllers.kit.reads import ConfirmingReader, Objects
 from glimmer.controllers.run import kube
-from glimmer.controllers.run.indexes import PODS_BY_RUN
 from glimmer.controllers.run.podstate import owned_by
-from glimmer.engine import (
-    PODS,
-    ApiError,
-    CachedReader,
-    InformerFactory,
-    KubeClient,
-    NotCachedError,
-    Readers,
-    Resource,
-    is_not_found,
-)
-
-JSON = dict[str, Any]
-Objects = list[JSON]
-"""What a list read returns (named so that a method called ``list`` can return it)."""
+from glimmer.engine import PODS, ApiError, NotCachedError, Readers, is_not_found
 
 
-class StaleViewError(Exception):
-    """The run as read is older than the apiserver's: the pass stops and requeues."""
-
-
-def uncached(client: KubeClient) -> Readers:
-    """Readers whose cache holds nothing, so every read is live (unit tests, and a
-    registration used without a manager's informers)."""
-    return Readers.over(client, InformerFactory(client))
-
-
-class RunReads:
-    """The cached and live reads of the run reconciler, with the fallbacks in one place.
+class RunReads(ConfirmingReader):
+    """The kit's confirming reader, with the run reconciler's own memory.
 
     It remembers, per run UID, which runner pods this process created that the pod cache
     has not shown yet (:meth:`created`), so :meth:`pods_for_release` can tell a cache
@@ -62,8 +33,7 @@ class RunReads:
     """
 
     def __init__(self, readers: Readers) -> None:
-        self.cached: CachedReader = readers.cached
-        self.readers = readers
+        super().__init__(readers)
         #: run UID -> names of pods created by this process, not yet seen in the cache.
         self._unseen: dict[str, set[str]] = {}
         #: run UID -> (every resourceVersion our latest chain of status writes moved the
@@ -72,70 +42,6 @@ class RunReads:
         #: writes up to twice (what settled, then the next wave's cordons), so a cache
         #: showing either replaced version is behind.
         self._wrote: dict[str, tuple[frozenset[str], str, int]] = {}
-
-    # --- cached (falls back to live) ---------------------------------------------------
-
-    async def get(
-        self, resource: Resource, name: str, *, namespace: str | None = None
-    ) -> JSON | None:
-        """The object, or None when it does not exist; cached, a miss confirmed live."""
-        try:
-            return await self.cached.get(resource, name, namespace=namespace)
-        except NotCachedError:
-            pass
-        except ApiError as err:
-            if not is_not_found(err):
-                raise
-        return await self.live_get(resource, name, namespace=namespace)
-
-    async def get_metadata(
-        self, resource: Resource, name: str, *, namespace: str | None = None
-    ) -> JSON | None:
-        """Only the object's ``metadata``, or None when it does not exist; cached (a copy
-        of the metadata alone, not of a megabyte of run status), a miss confirmed live."""
-        try:
-            return await self.cached.get_metadata(resource, name, namespace=namespace)
-        except NotCachedError:
-            pass
-        except ApiError as err:
-            if not is_not_found(err):
-                raise
-        live = await self.live_get(resource, name, namespace=namespace)
-        return None if live is None else dict(live.get("metadata") or {})
-
-    async def peek(
-        self, resource: Resource, name: str, *, namespace: str | None = None
-    ) -> JSON | None:
-        """The cached object alone, never a request: None when no cache holds it.
-
-        Only for a write preconditioned on the object's resourceVersion, so that the
-        apiserver refuses it (409) when the cache lagged; what the cache says needs no
-        write is no decision at all, and is read live by the caller (E22)."""
-        try:
-            return await self.cached.get(resource, name, namespace=namespace)
-        except NotCachedError:
-            return None
-        except ApiError as err:
-            if is_not_found(err):
-                return None
-            raise
-
-    async def list(
-        self,
-        resource: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-    ) -> Objects:
-        """Matching objects from the cache, or live where no cache covers the read."""
-        try:
-            return await self.cached.list(
-                resource, namespace=namespace, label_selector=label_selector
-            )
-        except NotCachedError:
-            return await self.live_list(
-                resource, namespace=namespace, label_selector=label_selector
-            )
 
     async def pods_of(self, run: Mapping[str, Any]) -> tuple[Objects, bool]:
         """The run's runner pods (controlled by its UID) and whether they came from the
@@ -241,46 +147,5 @@ class RunReads:
         self.pods_for_release_settled(run)
         return pods
 
-    # --- live ------------------------------------------------------------------------
-
-    async def live_get(
-        self, resource: Resource, name: str, *, namespace: str | None = None
-    ) -> JSON | None:
-        """Uncached; None when the object does not exist."""
-        try:
-            return await self.readers.live.get(resource, name, namespace=namespace)
-        except ApiError as err:
-            if is_not_found(err):
-                return None
-            raise
-
-    async def live_list(
-        self,
-        resource: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-    ) -> Objects:
-        return await self.readers.live.list(
-            resource, namespace=namespace, label_selector=label_selector
-        )
-
     async def live_pods_of(self, run: Mapping[str, Any]) -> Objects:
         return await kube.owned_pods(self.readers.live.client, run)
-
-    async def confirm(self, resource: Resource, obj: Mapping[str, Any]) -> None:
-        """Raise :class:`StaleViewError` unless ``obj`` is what the apiserver holds now
-        (same UID and resourceVersion), by a live read."""
-        meta = obj.get("metadata") or {}
-        current = await self.live_get(
-            resource, str(meta["name"]), namespace=meta.get("namespace") or None
-        )
-        now = (current or {}).get("metadata") or {}
-        if (now.get("uid"), now.get("resourceVersion")) != (
-            meta.get("uid"),
-            meta.get("resourceVersion"),
-        ):
-            raise StaleViewError(
-                f"{resource} {meta.get('name')} moved on from resourceVersion "
-                f"{meta.get('resourceVersion')}"
-            )

@@ -16,26 +16,26 @@ by ``links`` with the same records, cordons and pod checks.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
 from glimmer.api import CancelPolicy, parse_time
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import kube, labels, podstate, wire
-from glimmer.controllers.run.conditions import set_condition
+from glimmer.api.vocabulary import ConditionStatus
+from glimmer.controllers.kit import checkpoint, names
+from glimmer.controllers.kit.conditions import upsert_condition
+from glimmer.controllers.kit.reads import StaleViewError, uncached
+from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.context import RunContext, RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.finish import Finisher
 from glimmer.controllers.run.links import lead_alone
-from glimmer.controllers.run.reads import RunReads, StaleViewError, uncached
+from glimmer.controllers.run.reads import RunReads
 from glimmer.controllers.run.start import Pinned, Refused, Starter
 from glimmer.controllers.run.sweep import Sweeper
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import (
     NAMESPACES,
-    NODES,
     ApiError,
     KubeClient,
     NotCachedError,
@@ -61,7 +61,6 @@ class RunReconciler:
         self,
         *,
         client: KubeClient,
-        interlock: Interlock,
         options: RunOptions,
         deliverer: Deliverer | None = None,
         now: Callable[[], datetime] = now_utc,
@@ -73,7 +72,6 @@ class RunReconciler:
         registration); None reads everything live through ``client``."""
         self.ctx = RunContext(
             client=client,
-            interlock=interlock,
             options=options,
             reads=RunReads(readers if readers is not None else uncached(client)),
             deliverer=deliverer if deliverer is not None else NoDelivery(),
@@ -83,24 +81,18 @@ class RunReconciler:
         )
         self.client = client
         self.reads = self.ctx.reads
-        self.interlock = interlock
         self.now = now
         self._forget = forget
-        self._rebuild_lock = asyncio.Lock()
         self.starter = Starter(self.ctx)
         self.finisher = Finisher(self.ctx)
         self.sweeper = Sweeper(self.ctx, finisher=self.finisher)
 
     async def reconcile(self, key: str) -> Result:
         namespace, _, name = key.partition("/")
-        if not self.interlock.rebuilt:
-            async with self._rebuild_lock:  # several workers may start at once
-                if not self.interlock.rebuilt:
-                    await self._rebuild_interlock()
         # Cached: every write of the run carries its resourceVersion (a stale view is a
         # 409), the cordon confirms the view first (reads.confirm), and a cached "not
         # found" is confirmed live before the run is taken as gone.
-        run = await self.reads.get(kube.RUNS, name, namespace=namespace)
+        run = await self.reads.get(names.RUNS, name, namespace=namespace)
         if run is not None and self.reads.behind_our_write(run):
             # The cache still shows the run as it was before our last status write: its
             # own watch event requeues the run in a moment (the 1 s is a backstop). A
@@ -108,7 +100,6 @@ class RunReconciler:
             # few such waits the pass goes ahead (its writes are 409s until it catches up).
             return Result(requeue_after=1.0)
         if run is None:
-            self.interlock.drop_run(key)
             if self._forget is not None:
                 self._forget(namespace, name)
             return Result()
@@ -122,13 +113,6 @@ class RunReconciler:
                 return Result(requeue=True)
             raise
         return result
-
-    async def _rebuild_interlock(self) -> None:
-        # Live, once per process: the interlock must count a stamp written a moment
-        # before a restart (E9), and the caches may not hold everything yet.
-        runs = await self.reads.live_list(kube.RUNS)
-        nodes = await self.reads.live_list(NODES)
-        self.interlock.rebuild(runs=runs, nodes=nodes)
 
     async def _reconcile(self, run: JSON) -> Result:
         view = RunView(run)
@@ -230,8 +214,14 @@ class RunReconciler:
         lost the served labels, is unloaded)."""
         namespace = RunView(run).namespace
         message = self._not_served_message(namespace)
-        set_condition(RunView(run).status, type_="Admitted", status_="False",
-                      reason="NamespaceNotServed", message=message, now=self.now())  # fmt: skip
+        upsert_condition(
+            RunView(run).status,
+            type_="Admitted",
+            status_=ConditionStatus.FALSE,
+            reason="NamespaceNotServed",
+            message=message,
+            now=self.now(),
+        )
         plan = RunView(run).readable_plan()
         return await self.finisher.finalise(
             run,
@@ -245,10 +235,10 @@ class RunReconciler:
         """E7's gate, with the status size budget's terminal failure mode (19.11)."""
         try:
             return await self._gate(run, plan)
-        except kube.StatusTooLargeError as err:
+        except checkpoint.StatusTooLargeError as err:
             return await self._oversize(err, plan)
 
-    async def _oversize(self, err: kube.StatusTooLargeError, plan: PinnedPlan) -> Result:
+    async def _oversize(self, err: checkpoint.StatusTooLargeError, plan: PinnedPlan) -> Result:
         """A status that cannot be written never becomes a retry loop: the run ends Error
         (its terminal write compacted to fit) and its nodes are released."""
         run = err.run
@@ -257,8 +247,14 @@ class RunReconciler:
             "Error and its nodes released. Split it into smaller runs (fewer target nodes, "
             "tests or repeats each) or have its runners print fewer or shorter lines"
         )
-        set_condition(RunView(run).status, type_="StatusSizeBudget", status_="False",
-                      reason="StatusTooLarge", message=message, now=self.now())  # fmt: skip
+        upsert_condition(
+            RunView(run).status,
+            type_="StatusSizeBudget",
+            status_=ConditionStatus.FALSE,
+            reason="StatusTooLarge",
+            message=message,
+            now=self.now(),
+        )
         await kube.record_event(
             self.client, run, type_="Warning", reason="StatusTooLarge", message=message
         )
@@ -304,7 +300,7 @@ class RunReconciler:
             # One-way: the annotation is written first; clearing spec.cancel has no effect.
             reason = view.cancel_reason or NO_REASON
             run = await kube.patch_metadata(
-                self.client, run, {"annotations": {labels.CANCELLING_ANNOTATION: reason}}
+                self.client, run, {"annotations": {names.CANCELLING_ANNOTATION: reason}}
             )
         # E18: live pods, since Graceful waits for what is running and a cache lagging a
         # pod's start would have it killed as never started.

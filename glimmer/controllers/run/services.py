@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.plan import label_value
 
 JSON = dict[str, Any]
@@ -32,9 +32,9 @@ LINK_SCOPES: Final = frozenset({"Pair", "Group"})
 def service_selector(run: RunRef, *, test: str, attempt: int) -> dict[str, str]:
     """The run/test/attempt labels every pod of the attempt carries (and nothing else does)."""
     return {
-        labels.RUN_LABEL: label_value(run.name),
-        labels.TEST_LABEL: label_value(test),
-        labels.ATTEMPT_LABEL: str(attempt),
+        names.RUN_LABEL: label_value(run.name),
+        names.TEST_LABEL: label_value(test),
+        names.ATTEMPT_LABEL: str(attempt),
     }
 
 

@@ -1,8 +1,8 @@
 """Registrations the manager wires in: the run controller and the stamp reaper.
 
 Both are keyed so that the workqueue gives one worker per object, which is all the
-concurrency safety the run reconciler needs: it keeps no state between passes except
-the shared :class:`~glimmer.controllers.interlock.Interlock`, rebuilt from the cluster.
+concurrency safety the run reconciler needs: it keeps no state between passes that a
+decision reads (its reads' memory only saves requests; every decision is the cluster's).
 
 The caches they fill store objects without ``managedFields`` (the ingest transforms):
 that is usually the largest part of an object and no rule reads it. Nodes and runner
@@ -29,14 +29,14 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.delivery import Deliverer
-from glimmer.controllers.run.indexes import (
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.indexes import (
     PODS_BY_RUN,
     pods_by_run,
 )
-from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
+from glimmer.controllers.kit.watches import Wiring, no_keys
+from glimmer.controllers.run.delivery import Deliverer
 from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler, now_utc
 from glimmer.engine import (
@@ -49,11 +49,7 @@ from glimmer.engine import (
     KubeClient,
     NotCachedError,
     Readers,
-    Watch,
-    compact,
-    compact_pod,
     object_key,
-    strip_managed_fields,
 )
 from glimmer.engine.manager import KeyMapper
 from glimmer.sinks import RunExporter
@@ -85,12 +81,6 @@ def owner_run_keys(event: InformerEvent) -> list[str]:
     ]
 
 
-def no_keys(event: InformerEvent) -> list[str]:
-    """A NodeFingerprint event enqueues nothing: the cache only answers E14's vendor read
-    at launch (a run waits on its pods, never on a fingerprint)."""
-    return []
-
-
 def namespace_run_keys(cached: CachedReader | None) -> KeyMapper:
     """A served Namespace's event concerns every run in it (from the run cache; none
     while that cache cannot answer: its own sync then enqueues every run anyway)."""
@@ -114,7 +104,6 @@ def run_controller(
     client: KubeClient,
     namespace: str | None,
     operator_namespace: str,
-    interlock: Interlock,
     deliverer: Deliverer | None = None,
     options: RunOptions | None = None,
     now: Callable[[], datetime] = now_utc,
@@ -139,7 +128,6 @@ def run_controller(
 
     reconciler = RunReconciler(
         client=client,
-        interlock=interlock,
         options=options or RunOptions(operator_namespace=operator_namespace),
         deliverer=deliverer,
         now=now,
@@ -148,45 +136,21 @@ def run_controller(
         readers=readers,
     )
     selector = reconciler.ctx.options.namespace_selector
-    served_by_label = (
-        ()
-        if selector is None
-        else (
-            Watch(
-                NAMESPACES,
-                label_selector=selector,
-                transform=compact,
-                to_keys=namespace_run_keys(readers.cached if readers is not None else None),
-            ),
-        )
-    )
+    wiring = (
+        Wiring.for_(RUNS, namespace=namespace, index={RUNS_BY_NAMESPACE: runs_by_namespace})
+        .owns(PODS, namespace=namespace, label_selector=names.RUN_LABEL, via=owner_run_keys,
+              index={PODS_BY_RUN: pods_by_run})
+        # E14: each launch reads its node's GPU vendor; cached, a miss confirmed live.
+        .watches(FINGERPRINTS, namespace=operator_namespace, to_keys=no_keys)
+    )  # fmt: skip
+    if selector is not None:
+        # Served by label: a Namespace gaining or losing the labels requeues its runs.
+        cached = readers.cached if readers is not None else None
+        wiring.watches(NAMESPACES, label_selector=selector, to_keys=namespace_run_keys(cached))
     return ControllerRegistration(
         name=RUN_CONTROLLER,
         reconciler=reconciler,
-        watches=(
-            Watch(
-                RUNS,
-                namespace=namespace,
-                transform=strip_managed_fields,
-                indexers={RUNS_BY_NAMESPACE: runs_by_namespace},
-            ),
-            Watch(
-                PODS,
-                namespace=namespace,
-                label_selector=labels.RUN_LABEL,
-                transform=compact_pod,
-                indexers={PODS_BY_RUN: pods_by_run},
-                to_keys=owner_run_keys,
-            ),
-            # E14: each launch reads its node's GPU vendor; cached, a miss confirmed live.
-            Watch(
-                FINGERPRINTS,
-                namespace=operator_namespace,
-                transform=compact,
-                to_keys=no_keys,
-            ),
-            *served_by_label,
-        ),
+        watches=wiring.build(),
         options=ControllerOptions(max_concurrent_reconciles=workers),
         log_context=run_log_context,
     )

@@ -13,13 +13,15 @@ from typing import Any, Final
 import structlog
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.run import kube, labels, shards, wire
+from glimmer.api.vocabulary import ConditionStatus
+from glimmer.controllers.kit import checkpoint, names
+from glimmer.controllers.kit.conditions import upsert_condition
+from glimmer.controllers.kit.cordon import prior_for_capture
+from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.run import kube, wire
 from glimmer.controllers.run.admission import find_conflict, holds, precedence_key
-from glimmer.controllers.run.conditions import set_condition
 from glimmer.controllers.run.context import Part
-from glimmer.controllers.run.cordon import prior_for_capture
 from glimmer.controllers.run.delivery import Delivery, Reason
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import NODES, ApiError, Result
 from glimmer.plan import (
     PinnedPlan,
@@ -79,17 +81,17 @@ class Starter(Part):
     """From a new run to a pinned, Running one; or to a refusal that holds nothing."""
 
     async def _resolve_targets(self, view: RunView) -> list[str]:
-        names = view.node_names
-        if names:
-            return names
+        listed = view.node_names
+        if listed:
+            return listed
         selector = view.node_selector
         if not selector:
             raise ConfigError("spec.target selects no nodes: set nodeNames or nodeSelector")
         try:
             # 19.12: built from validated terms, so a "," or "!=" in a value cannot
             # change what is selected.
-            text = labels.equality_selector(selector, field="spec.target.nodeSelector")
-        except labels.InvalidLabelError as err:
+            text = names.equality_selector(selector, field="spec.target.nodeSelector")
+        except names.InvalidLabelError as err:
             raise InvalidTargetError(str(err)) from err
         try:
             # Cached (E2 resolves once, and no rule needs a consistent target list).
@@ -99,7 +101,7 @@ class Starter(Part):
                 raise
             raise InvalidTargetError(
                 f"spec.target.nodeSelector {text}: the apiserver refused it: "
-                f"{kube.api_message(err)}"
+                f"{checkpoint.api_message(err)}"
             ) from err
         if not nodes:
             raise ConfigError(f"spec.target.nodeSelector {text} matches no nodes")
@@ -108,7 +110,7 @@ class Starter(Part):
     async def _resolve(self, view: RunView) -> tuple[JSON, dict[str, JSON], list[str]]:
         namespace = view.namespace
         profile_name = view.profile_ref
-        profile = await self.reads.get(kube.PROFILES, profile_name, namespace=namespace)
+        profile = await self.reads.get(names.PROFILES, profile_name, namespace=namespace)
         if profile is None:
             raise ConfigError(f"BurnInProfile {namespace}/{profile_name} not found")
         profile_spec = dict(profile.get("spec") or {})
@@ -117,7 +119,7 @@ class Starter(Part):
             ref = entry.get("testRef") if isinstance(entry, Mapping) else None
             if not ref or ref in tests:
                 continue
-            test = await self.reads.get(kube.TESTS, str(ref), namespace=namespace)
+            test = await self.reads.get(names.TESTS, str(ref), namespace=namespace)
             if test is None:
                 continue  # build_plan reports it as an unresolved ref (grace applies)
             tests[str(ref)] = dict(test.get("spec") or {})
@@ -147,9 +149,14 @@ class Starter(Part):
         try:
             profile, tests, targets = await self._resolve(view)
         except InvalidTargetError as err:
-            set_condition(view.status, type_="Admitted", status_="False",
-                          reason="InvalidNodeSelector", message=str(err),
-                          now=self.now())  # fmt: skip
+            upsert_condition(
+                view.status,
+                type_="Admitted",
+                status_=ConditionStatus.FALSE,
+                reason="InvalidNodeSelector",
+                message=str(err),
+                now=self.now(),
+            )
             return self._refuse(run, name="resolve", message=str(err))
         except ConfigError as err:
             if self._within_grace(view):
@@ -159,7 +166,7 @@ class Starter(Part):
         # started a moment ago and missing from the cache would let two take a node).
         ours = precedence_key(run)
         others: list[tuple[JSON, list[str]]] = []
-        for other in await self.reads.live_list(kube.RUNS):
+        for other in await self.reads.live_list(names.RUNS):
             if RunView(other).uid == view.uid:
                 continue
             if holds(other) and precedence_key(other) < ours:
@@ -168,8 +175,14 @@ class Starter(Part):
         now = self.now()
         status = view.status
         if conflict is not None and not view.force:
-            set_condition(status, type_="Admitted", status_="False", reason="TargetsBusy",
-                          message=conflict.message(), now=now)  # fmt: skip
+            upsert_condition(
+                status,
+                type_="Admitted",
+                status_=ConditionStatus.FALSE,
+                reason="TargetsBusy",
+                message=conflict.message(),
+                now=now,
+            )
             return self._refuse(
                 run, name="admission", message=conflict.message(), sinks=profile.get("sinks")
             )
@@ -192,14 +205,22 @@ class Starter(Part):
             return self._refuse(
                 run, name="resolve", message=plan.message, sinks=profile.get("sinks")
             )
-        set_condition(status, type_="Admitted", status_="True", reason=reason, message=message,
-                      now=now)  # fmt: skip
-        run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
+        upsert_condition(
+            status,
+            type_="Admitted",
+            status_=ConditionStatus.TRUE,
+            reason=reason,
+            message=message,
+            now=now,
+        )
+        run = await checkpoint.write_status(
+            self.client, run, budget=self.options.status_budget_bytes
+        )
         # E5: plan and finalizer in one metadata write.
         finalizers = RunView(run).finalizers
-        if labels.FINALIZER not in finalizers:
-            finalizers.append(labels.FINALIZER)
-        annotations = {labels.PLAN_ANNOTATION: plan.to_annotation()}
+        if names.FINALIZER not in finalizers:
+            finalizers.append(names.FINALIZER)
+        annotations = {names.PLAN_ANNOTATION: plan.to_annotation()}
         run = await kube.patch_metadata(
             self.client, run, {"annotations": annotations, "finalizers": finalizers}
         )
@@ -260,25 +281,42 @@ class Starter(Part):
             status["observedGeneration"] = generation
         findings = unsound_findings(plan)
         if findings:
-            set_condition(status, type_="ThresholdsSound", status_="False",
-                          reason="UnsoundThresholds", message=describe_findings(findings),
-                          now=now)  # fmt: skip
+            upsert_condition(
+                status,
+                type_="ThresholdsSound",
+                status_=ConditionStatus.FALSE,
+                reason="UnsoundThresholds",
+                message=describe_findings(findings),
+                now=now,
+            )
         else:
-            set_condition(status, type_="ThresholdsSound", status_="True", reason="Reviewed",
-                          message="every planned threshold can be judged", now=now)  # fmt: skip
+            upsert_condition(
+                status,
+                type_="ThresholdsSound",
+                status_=ConditionStatus.TRUE,
+                reason="Reviewed",
+                message="every planned threshold can be judged",
+                now=now,
+            )
         if plan.expanded_variants:
-            set_condition(status, type_="PlanExpanded", status_="True",
-                          reason="VariantsExpanded",
-                          message=f"{len(plan.tests)} planned executions x "
-                          f"{len(plan.targets)} nodes", now=now)  # fmt: skip
+            upsert_condition(
+                status,
+                type_="PlanExpanded",
+                status_=ConditionStatus.TRUE,
+                reason="VariantsExpanded",
+                message=f"{len(plan.tests)} planned executions x {len(plan.targets)} nodes",
+                now=now,
+            )
         # E6: deliver the Running envelope, then write status.
         await self.deliverer.deliver(
             Delivery(Reason.RUN_PHASE_CHANGED, str(Phase.RUNNING), run, plan.sinks)
         )
         # Issue 18: a fleet's fingerprint is written once and read only by reports, so a
         # large one lives in an owned shard, created before the status names it.
-        await shards.offload_fingerprint(self.client, run)
-        run = await kube.write_status(self.client, run, budget=self.options.status_budget_bytes)
+        await checkpoint.offload_fingerprint(self.client, run)
+        run = await checkpoint.write_status(
+            self.client, run, budget=self.options.status_budget_bytes
+        )
         await kube.record_event(self.client, run, type_="Normal", reason="Started",
                                 message=f"running {len(plan.tests)} test(s) on "
                                 f"{len(plan.targets)} node(s)")  # fmt: skip

@@ -38,12 +38,8 @@ import structlog
 
 from glimmer.api import format_time, parse_time
 from glimmer.contract.kinds import drives_sustained_load
-from glimmer.controllers.fingerprint import FingerprintPendingError, vendor_of
-from glimmer.controllers.fingerprint.names import fingerprint_name
-from glimmer.controllers.run import kube, podstate, soak, wire
-from glimmer.controllers.run.artifacts import merge_refs
-from glimmer.controllers.run.context import Part, RunContext, run_key
-from glimmer.controllers.run.cordon import (
+from glimmer.controllers.kit import checkpoint, names
+from glimmer.controllers.kit.cordon import (
     Release,
     conditioned,
     cordon_patches,
@@ -51,6 +47,13 @@ from glimmer.controllers.run.cordon import (
     kept_message,
     release_decision,
 )
+from glimmer.controllers.kit.fingerprints import FingerprintPendingError, vendor_of
+from glimmer.controllers.kit.names import fingerprint_name
+from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.run import kube, podstate, soak, wire
+from glimmer.controllers.run.artifacts import merge_refs
+from glimmer.controllers.run.context import Part, RunContext
 from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.finish import Finisher
@@ -65,9 +68,7 @@ from glimmer.controllers.run.passes import (
     new_result,
 )
 from glimmer.controllers.run.pods import PodRequest, allowed_images, build_pod, foreign_reason
-from glimmer.controllers.run.ref import RunRef
 from glimmer.controllers.run.services import LINK_SCOPES
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import NODES, PODS, ApiError, is_already_exists, is_conflict, is_not_found
 from glimmer.plan import (
     ImageError,
@@ -218,13 +219,12 @@ class Sweeper(Part):
             await self.links.delete_service(work, name)
         for type_, reason, message in work.events:
             await kube.record_event(self.client, run, type_=type_, reason=reason, message=message)
-        self.interlock.set_run(run_key(run), work.busy())
         if terminal is None and self._observe is not None:
             self._observe(run)  # (the verdict write observed the terminal run itself)
         # L4/L5: last, and together: each TestCompleted carries the same cumulative
         # status, and each has its own 15 s budget, so a hanging receiver costs a pass
         # one budget, never one per settled unit (which could outlast the reconcile
-        # timeout and cut the pass before the interlock learned what it holds).
+        # timeout and cut the pass before its cordons and events were recorded).
         await asyncio.gather(
             *(
                 self.deliverer.deliver(
@@ -286,7 +286,7 @@ class Sweeper(Part):
         work.status["results"] = work.results
         self._recount(work)
         before = work.run
-        work.run = await kube.write_status(
+        work.run = await checkpoint.write_status(
             self.client, work.run, budget=self.options.status_budget_bytes
         )
         self.reads.wrote(before, work.run)
@@ -374,7 +374,8 @@ class Sweeper(Part):
     def _refused(self, work: Pass, launch: Launch, err: ApiError) -> None:
         ex = launch.execution
         message = (
-            f"the apiserver refused runner pod {ex.pod_name}: {kube.api_message(err)}; no verdict"
+            f"the apiserver refused runner pod {ex.pod_name}: "
+            f"{checkpoint.api_message(err)}; no verdict"
         )
         current = self._current(work, ex)
         started = (current.flight or {}).get("startedAt")
@@ -759,7 +760,7 @@ class Sweeper(Part):
         if not depends_on_vendor(kind=test.kind, runner=runner):
             return resolve_image(kind=test.kind, runner=runner, node_vendor=None)
         fingerprint = await self.reads.get(
-            kube.FINGERPRINTS, fingerprint_name(node), namespace=self.options.operator_namespace
+            names.FINGERPRINTS, fingerprint_name(node), namespace=self.options.operator_namespace
         )
         try:
             vendor = vendor_of(fingerprint, node=node)
@@ -782,7 +783,7 @@ class Sweeper(Part):
         if not can_launch(
             ex.unit.nodes, busy=frozenset(work.busy()), cap=work.view.max_concurrent_nodes
         ):
-            return Step.WAITING  # held back by the interlock (E9)
+            return Step.WAITING  # held back by maxConcurrentNodes (E9)
         image = await self.image_for(work, ex.test, ex.node)
         if image is None:
             return Step.WAITING  # E14: the node's fingerprint is not captured yet
@@ -811,7 +812,7 @@ class Sweeper(Part):
         pass's status write (a cordon, a rendezvous Service): never from a stale view (a
         run that already ended would cordon a node nothing then releases)."""
         if not work.confirmed:
-            await self.reads.confirm(kube.RUNS, work.run)
+            await self.reads.confirm(names.RUNS, work.run)
             work.confirmed = True
 
     async def cordon(self, work: Pass, test: PlannedTest, node: str) -> None:

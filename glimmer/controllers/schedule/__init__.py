@@ -3,6 +3,7 @@
 Public: the registration, the reconciler (time injectable) and the expression parser.
 """
 
+from glimmer.controllers.kit.names import SCHEDULES
 from glimmer.controllers.schedule.cron import Schedule, ScheduleError, parse_schedule
 from glimmer.controllers.schedule.reconciler import (
     SCHEDULE_VALID,
@@ -11,7 +12,7 @@ from glimmer.controllers.schedule.reconciler import (
     schedule_cursor,
     starting_deadline,
 )
-from glimmer.controllers.schedule.setup import SCHEDULE_CONTROLLER, SCHEDULES, schedule_controller
+from glimmer.controllers.schedule.setup import SCHEDULE_CONTROLLER, schedule_controller
 from glimmer.controllers.schedule.ticks import (
     MAX_TICKS,
     TickPlan,

@@ -26,9 +26,10 @@ from typing import Any, Final
 import structlog
 
 from glimmer.api import API_VERSION, format_time, parse_time
-from glimmer.controllers.fingerprint.conditions import set_json_condition
-from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS, fingerprint_name
-from glimmer.controllers.fingerprint.reads import Reads
+from glimmer.api.vocabulary import ConditionStatus
+from glimmer.controllers.kit.conditions import set_json_condition
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS, fingerprint_name
+from glimmer.controllers.kit.reads import ConfirmingReader
 from glimmer.controllers.schedule.cron import ScheduleError, parse_schedule
 from glimmer.controllers.schedule.history import (
     SCHEDULE_LABEL,
@@ -75,7 +76,7 @@ class ScheduleReconciler:
         now: Callable[[], datetime] = now_utc,
     ) -> None:
         self.client = client
-        self.reads = Reads(readers)
+        self.reads = ConfirmingReader(readers)
         self.schedules = schedules
         self.operator_namespace = operator_namespace
         self.now = now
@@ -113,16 +114,26 @@ class ScheduleReconciler:
             parsed = parse_schedule(spec.get("schedule"), spec.get("timeZone"))
         except ScheduleError as err:
             status["conditions"] = set_json_condition(
-                status.get("conditions"), type_=SCHEDULE_VALID, status="False",
-                reason="InvalidSchedule", message=str(err), now=now, generation=generation,
-            )  # fmt: skip
+                status.get("conditions"),
+                type_=SCHEDULE_VALID,
+                status=ConditionStatus.FALSE,
+                reason="InvalidSchedule",
+                message=str(err),
+                now=now,
+                generation=generation,
+            )
             status.pop("nextScheduleTime", None)
             await self._write(schedule, stored, status)
             return Result(requeue_after=IDLE_RECHECK_SECONDS)
         status["conditions"] = set_json_condition(
-            status.get("conditions"), type_=SCHEDULE_VALID, status="True", reason="Parsed",
-            message="the schedule parses", now=now, generation=generation,
-        )  # fmt: skip
+            status.get("conditions"),
+            type_=SCHEDULE_VALID,
+            status=ConditionStatus.TRUE,
+            reason="Parsed",
+            message="the schedule parses",
+            now=now,
+            generation=generation,
+        )
 
         if spec.get("suspend") is True:
             status.pop("nextScheduleTime", None)

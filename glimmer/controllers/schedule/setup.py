@@ -11,8 +11,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from glimmer.controllers.fingerprint.names import RUNS
-from glimmer.controllers.run.kube import api_resource
+from glimmer.controllers.kit.names import RUNS, SCHEDULES
+from glimmer.controllers.kit.watches import Wiring
 from glimmer.controllers.schedule.reconciler import ScheduleReconciler, now_utc
 from glimmer.engine import (
     ControllerOptions,
@@ -20,11 +20,8 @@ from glimmer.engine import (
     InformerEvent,
     KubeClient,
     Readers,
-    Watch,
-    strip_managed_fields,
 )
 
-SCHEDULES: Final = api_resource("BurnInSchedule")
 SCHEDULE_CONTROLLER: Final = "burninschedule"
 
 
@@ -61,15 +58,9 @@ def schedule_controller(
             operator_namespace=operator_namespace,
             now=now,
         ),
-        watches=(
-            Watch(SCHEDULES, namespace=namespace, transform=strip_managed_fields),
-            Watch(
-                RUNS,
-                namespace=namespace,
-                transform=strip_managed_fields,
-                to_keys=owner_schedule_keys,
-            ),
-        ),
+        watches=Wiring.for_(SCHEDULES, namespace=namespace)
+        .owns(RUNS, namespace=namespace, via=owner_schedule_keys)
+        .build(),
         options=ControllerOptions(max_concurrent_reconciles=workers),
         log_context=schedule_log_context,
     )

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import LEASES, NODES, ApiError, ManagerOptions, NotCachedError
 from glimmer.testing import EmbeddedOperator, ManagerProcess, OperatorFailedError
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from glimmer.cli.fingerprint import fingerprint
-from glimmer.controllers.fingerprint.names import FINGERPRINTS
+from glimmer.controllers.kit.names import FINGERPRINTS
 from glimmer.engine import (
     NAMESPACES,
     NODES,

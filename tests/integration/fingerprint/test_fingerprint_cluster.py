@@ -14,8 +14,8 @@ import pytest_asyncio
 
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.fingerprint import VERDICT_LABEL, VERDICT_METRIC, vendor_of
-from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS
 from glimmer.controllers.fingerprint.verdict import PLAN_ANNOTATION
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
 from glimmer.engine import EVENTS, NAMESPACES, NODES, ApiError, ApiServerClient, is_already_exists
 from glimmer.plan import PinnedPlan, PlannedTest
 from glimmer.plan.images import resolve_image

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.controllers.run.context import RunOptions
-from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
 from glimmer.engine import ApiServerClient
 from glimmer.testing import EmbeddedOperator, wait_for_verdict
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import EVENTS, RUNS
-from glimmer.engine import NODES, ApiServerClient
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
+from glimmer.engine import EVENTS, NODES, ApiServerClient
 from tests.integration.run.conftest import (
     Operator,
     apply_profile,
@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]
 
 async def stamped_by(kube: ApiServerClient, node: str, run: str) -> bool:
     current = await kube.get(NODES, node)
-    owner = (current["metadata"].get("annotations") or {}).get(labels.CORDON_OWNER, "")
+    owner = (current["metadata"].get("annotations") or {}).get(names.CORDON_OWNER, "")
     return bool(owner.split("/")[1:2] == [run] and current["spec"].get("unschedulable"))
 
 
@@ -70,7 +70,7 @@ async def test_E12_E19_a_cordon_an_admin_rewrote_mid_run_survives_the_release(
     assert run["status"]["phase"] == "Passed", run["status"]
     current = await kube.get(NODES, node)
     assert current["spec"].get("unschedulable") is True, "the admin's cordon was undone"
-    assert labels.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
+    assert names.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
     [message] = await kept_events(kube, namespace, "r")
     assert f"node {node} stays cordoned" in message and "kubectl" in message, message
 
@@ -87,7 +87,7 @@ async def test_E12_an_annotated_node_stays_cordoned_when_a_pass_releases_it_mid_
     await create_run(kube, namespace, "r", [first, second], maxConcurrentNodes=1)
     await wait_for(lambda: stamped_by(kube, first, "r"), what="the run's cordon")
     control_plane.kubectl(
-        "annotate", "node", first, f"{labels.PRIOR_UNSCHEDULABLE}=true", "--overwrite"
+        "annotate", "node", first, f"{names.PRIOR_UNSCHEDULABLE}=true", "--overwrite"
     )
 
     async def released_mid_run() -> bool:
@@ -95,7 +95,7 @@ async def test_E12_an_annotated_node_stays_cordoned_when_a_pass_releases_it_mid_
         current = await kube.get(NODES, first)
         return bool(
             (run.get("status") or {}).get("phase") == "Running"
-            and labels.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
+            and names.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
         )
 
     await wait_for(released_mid_run, timeout=90, what=f"{first} released while the run runs")
@@ -109,7 +109,7 @@ async def test_E12_an_annotated_node_stays_cordoned_when_a_pass_releases_it_mid_
             break
         await asyncio.sleep(0.2)
     [message] = await kept_events(kube, namespace, "r")
-    assert labels.PRIOR_UNSCHEDULABLE in message, message
+    assert names.PRIOR_UNSCHEDULABLE in message, message
 
 
 async def test_E12_a_cordon_an_admin_rewrote_survives_a_release_mid_run(
@@ -134,7 +134,7 @@ async def test_E12_a_cordon_an_admin_rewrote_survives_a_release_mid_run(
         current = await kube.get(NODES, first)
         return bool(
             (run.get("status") or {}).get("phase") == "Running"
-            and labels.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
+            and names.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
         )
 
     await wait_for(released_mid_run, timeout=90, what=f"{first} released while the run runs")

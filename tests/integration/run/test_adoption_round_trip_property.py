@@ -19,10 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import PODS
+from glimmer.controllers.kit import names
 from glimmer.controllers.run.pods import PodRequest, RunRef, build_pod, foreign_reason
-from glimmer.engine import ApiServerClient
+from glimmer.engine import PODS, ApiServerClient
 from glimmer.plan import PlannedTest
 from glimmer.plan.env import PairRendezvous
 from glimmer.testing import ControlPlane
@@ -164,7 +163,7 @@ def _other_args(pod: JSON) -> None:
 
 
 def _other_node_selector(pod: JSON) -> None:
-    pod["spec"]["nodeSelector"][labels.HOSTNAME_LABEL] = "n9"
+    pod["spec"]["nodeSelector"][names.HOSTNAME_LABEL] = "n9"
 
 
 def _bound_to_another_node(pod: JSON) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from glimmer.controllers.fingerprint import vendor_of
-from glimmer.controllers.fingerprint.names import FINGERPRINTS, fingerprint_name
+from glimmer.controllers.kit.names import FINGERPRINTS, fingerprint_name
 from glimmer.engine import ApiServerClient
 from glimmer.plan.images import RUNNER_REPOSITORY, runner_image
 from tests.integration.run.conftest import (

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import PODS, ApiServerClient
 from tests.integration.run.conftest import (
     Operator,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
 from glimmer.engine import CONFIGMAPS, NODES, PODS, ApiServerClient
 from glimmer.sim.config import EVICT_ANNOTATION
 from tests.integration.run.conftest import (
@@ -46,7 +46,7 @@ def only_result(run: dict[str, Any]) -> dict[str, Any]:
 async def assert_released(kube: ApiServerClient, node: str) -> None:
     current = await kube.get(NODES, node)
     assert not current["spec"].get("unschedulable")
-    assert labels.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
+    assert names.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
 
 
 async def test_I19_1_the_decisive_metric_after_a_mib_of_chatter_decides(

@@ -17,9 +17,8 @@ import pytest
 import yaml
 
 from glimmer.contract.envelope import decode, delivery_id
-from glimmer.controllers.run import kube as kube_
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.controllers.run.links import Links
 from glimmer.engine import CONFIGMAPS, NODES, PODS, ApiServerClient
 from glimmer.sinks.fanout import SINKS
@@ -119,9 +118,9 @@ async def assert_nothing_left(kube: ApiServerClient, namespace: str, nodes: list
     for name in nodes:
         node = await kube.get(NODES, name)
         assert not node["spec"].get("unschedulable"), name
-        assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {}), name
+        assert names.CORDON_OWNER not in (node["metadata"].get("annotations") or {}), name
     for _ in range(50):  # the Service delete follows the verdict write
-        if not (await kube.list(kube_.SERVICES, namespace=namespace))["items"]:
+        if not (await kube.list(names.SERVICES, namespace=namespace))["items"]:
             return
         await asyncio.sleep(0.2)
     raise AssertionError("a rendezvous Service was left behind")

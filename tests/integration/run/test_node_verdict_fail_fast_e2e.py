@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from glimmer.controllers.fingerprint import VERDICT_LABEL
-from glimmer.controllers.fingerprint.names import FINGERPRINTS
+from glimmer.controllers.kit.names import FINGERPRINTS
 from glimmer.engine import NAMESPACES, NODES, ApiError, ApiServerClient, is_already_exists
 from tests.integration.run.conftest import (
     Operator,

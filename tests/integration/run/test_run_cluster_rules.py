@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
+from glimmer.controllers.kit import names as kit_names
+from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.engine import NODES, PODS, ApiServerClient
 from tests.integration.run.conftest import (
     Operator,
@@ -161,7 +161,7 @@ async def test_E12_E21_an_admin_cordon_survives_the_run_and_an_orphan_stamp_is_r
     assert run["status"]["priorUnschedulable"] == {admin: True}
     node = await kube.get(NODES, admin)
     assert node["spec"].get("unschedulable") is True
-    assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {})
+    assert kit_names.CORDON_OWNER not in (node["metadata"].get("annotations") or {})
     # A stamp naming a run that no longer exists is removed and the node restored.
     await kube.patch(
         NODES,
@@ -169,8 +169,8 @@ async def test_E12_E21_an_admin_cordon_survives_the_run_and_an_orphan_stamp_is_r
         {
             "metadata": {
                 "annotations": {
-                    labels.CORDON_OWNER: f"{namespace}/gone/0000-uid",
-                    labels.PRIOR_UNSCHEDULABLE: "false",
+                    kit_names.CORDON_OWNER: f"{namespace}/gone/0000-uid",
+                    kit_names.PRIOR_UNSCHEDULABLE: "false",
                 }
             },
             "spec": {"unschedulable": True},
@@ -180,7 +180,7 @@ async def test_E12_E21_an_admin_cordon_survives_the_run_and_an_orphan_stamp_is_r
     async def reaped() -> bool:
         node = await kube.get(NODES, spare)
         notes = node["metadata"].get("annotations") or {}
-        return labels.CORDON_OWNER not in notes and not node["spec"].get("unschedulable")
+        return kit_names.CORDON_OWNER not in notes and not node["spec"].get("unschedulable")
 
     await wait_for(reaped, what="orphan stamp reaped")
 
@@ -227,4 +227,4 @@ async def test_H_a_manager_restarted_mid_run_reaches_the_verdict_recreating_no_p
     for name in nodes.names:
         node = await kube.get(NODES, name)
         assert not node["spec"].get("unschedulable")
-        assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {})
+        assert kit_names.CORDON_OWNER not in (node["metadata"].get("annotations") or {})

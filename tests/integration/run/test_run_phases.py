@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
 from glimmer.engine import NODES, PODS, ApiServerClient
 from tests.integration.run.conftest import (
     Operator,
@@ -70,7 +70,7 @@ async def test_D1_A14_every_attempt_outcome_maps_to_its_phase(
     )
     node = await kube.get(NODES, nodes.names[0])
     assert not node["spec"].get("unschedulable")
-    assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {})
+    assert names.CORDON_OWNER not in (node["metadata"].get("annotations") or {})
 
 
 async def test_D3_an_error_retried_then_passed_records_the_retry_trigger(

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import NAMESPACES, NODES, PODS, ApiError, ApiServerClient, is_not_found
 from glimmer.testing import EmbeddedOperator, ManagerProcess
 from tests.integration.run.conftest import (
@@ -149,7 +149,7 @@ async def test_a_namespace_losing_its_label_unloads_its_running_run_at_once(
     for name in nodes:
         node = await kube.get(NODES, name)
         assert not node["spec"].get("unschedulable"), name
-        assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {}), name
+        assert names.CORDON_OWNER not in (node["metadata"].get("annotations") or {}), name
     pods = (await kube.list(PODS, namespace=namespace))["items"]
     assert not [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
     assert (await kube.get(RUNS, "r", namespace=namespace))["status"]["phase"] == "Error"

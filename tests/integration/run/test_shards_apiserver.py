@@ -1,6 +1,6 @@
 """Issue 18 against a real apiserver: a run with thousands of results, written through
-``kube.write_status`` (compact records + evidence shards), every write accepted, every
-result readable back through the read sinks use (docs/status-shards.md)."""
+``checkpoint.write_status`` (compact records + evidence shards), every write accepted, every
+result readable back through the read sinks use (docs/status-checkpoint.md)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import kube as run_kube
-from glimmer.controllers.run import shards
+from glimmer.api import status_layout
+from glimmer.controllers.kit import checkpoint
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import CONFIGMAPS, ApiError, ApiServerClient
 from glimmer.sinks import build
-from glimmer.verdict import codec
 
 from .conftest import create_run
 
@@ -55,16 +55,18 @@ async def test_shards_6000_results_every_write_accepted_by_the_apiserver_and_rea
     run = await create_run(kube, namespace, "big", ["kwok-node-0000"], suspend=True)
     expected = [synthetic(t, n) for t in TESTS for n in range(nodes)]
     for start in range(0, len(expected), 500):
-        results = [dict(r) for r in codec.status_results(run.get("status", {}))]
+        results = [dict(r) for r in status_layout.status_results(run.get("status", {}))]
         run.setdefault("status", {})["results"] = results + copy.deepcopy(
             expected[start : start + 500]
         )
-        run = await run_kube.write_status(kube, run)  # raises on any refusal
-    stored = await kube.get(run_kube.RUNS, "big", namespace=namespace)
-    recorded = codec.status_results(stored["status"])
+        run = await checkpoint.write_status(kube, run)  # raises on any refusal
+    stored = await kube.get(RUNS, "big", namespace=namespace)
+    recorded = status_layout.status_results(stored["status"])
     assert len(recorded) == 6000
-    assert sum(codec.is_compact(r) for r in recorded) >= 5500  # the apiserver kept `evidence`
-    assert len(codec.canonical(stored)) <= run_kube.STATUS_BUDGET_BYTES
+    assert (
+        sum(status_layout.is_compact(r) for r in recorded) >= 5500
+    )  # the apiserver kept `evidence`
+    assert len(status_layout.canonical(stored)) <= checkpoint.STATUS_BUDGET_BYTES
     evidence = await build.read_evidence(kube, stored)
     assert evidence and all(isinstance(p, list) for p in evidence.values())
     envelope = build.build_envelope(
@@ -85,12 +87,12 @@ async def test_shards_a_shard_is_immutable_and_its_loss_reads_error(
 ) -> None:
     run = await create_run(kube, namespace, "mid", ["kwok-node-0000"], suspend=True)
     run.setdefault("status", {})["results"] = [synthetic("t", n) for n in range(900)]
-    run = await run_kube.write_status(kube, run)
-    digests = codec.shard_digests(codec.status_results(run["status"]))
+    run = await checkpoint.write_status(kube, run)
+    digests = status_layout.shard_digests(status_layout.status_results(run["status"]))
     assert digests
-    name = codec.shard_name("mid", digests[0])
+    name = status_layout.shard_name("mid", digests[0])
     shard = await kube.get(CONFIGMAPS, name, namespace=namespace)
-    shard["data"][shards.PAYLOAD_KEY] = "[]"
+    shard["data"][checkpoint.PAYLOAD_KEY] = "[]"
     with pytest.raises(ApiError):  # immutable: nothing rewrites evidence a status names
         await kube.replace(CONFIGMAPS, shard, namespace=namespace)
     await kube.delete(CONFIGMAPS, name, namespace=namespace)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
+from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.engine import PODS, ApiError, ApiServerClient, is_not_found
 from glimmer.plan import pod_name
 from tests.integration.run.conftest import (

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit import names as kit_names
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.run.pods import PodRequest, RunRef, build_pod
 from glimmer.controllers.run.reconciler import RunOptions
 from glimmer.controllers.run.setup import run_controller
@@ -55,7 +54,7 @@ async def assert_released(kube: ApiServerClient, names: list[str]) -> None:
     for name in names:
         node = await kube.get(NODES, name)
         assert not node["spec"].get("unschedulable"), name
-        assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {}), name
+        assert kit_names.CORDON_OWNER not in (node["metadata"].get("annotations") or {}), name
 
 
 async def test_I19_8_a_pod_precreated_under_the_predicted_name_on_another_node_is_foreign(
@@ -67,7 +66,7 @@ async def test_I19_8_a_pod_precreated_under_the_predicted_name_on_another_node_i
     run = await running(kube, namespace, "r")
     # The attacker predicts the pod name and builds the pod the operator would, but
     # pins it to another node, where it prints a passing log.
-    plan = PinnedPlan.from_annotation(run["metadata"]["annotations"][labels.PLAN_ANNOTATION])
+    plan = PinnedPlan.from_annotation(run["metadata"]["annotations"][kit_names.PLAN_ANNOTATION])
     meta = run["metadata"]
     forged = build_pod(
         run=RunRef(namespace, meta["name"], meta["uid"]),
@@ -75,7 +74,7 @@ async def test_I19_8_a_pod_precreated_under_the_predicted_name_on_another_node_i
             test_index=0, test=plan.tests[0], node=target, attempt=1, image="example.com/custom:1"
         ),
     )
-    forged["spec"]["nodeSelector"] = {labels.HOSTNAME_LABEL: elsewhere}
+    forged["spec"]["nodeSelector"] = {kit_names.HOSTNAME_LABEL: elsewhere}
     name = forged["metadata"]["name"]
     claims = {k: forged["metadata"].pop(k) for k in ("labels", "ownerReferences")}
     await kube.create(PODS, forged, namespace=namespace)
@@ -212,7 +211,6 @@ class BigBudgetOperator:
                     client=self.client,
                     namespace=None,
                     operator_namespace="glimmer-system",
-                    interlock=Interlock(),
                     options=RunOptions(
                         operator_namespace="glimmer-system",
                         requeue_unstarted_seconds=2,

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import labels, podstate
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
+from glimmer.controllers.run import podstate
 from glimmer.engine import NODES, PODS, ApiServerClient
 from tests.integration.run.conftest import Operator, apply_profile, create_run, terminal_run
 from tests.integration.run.test_links_cluster import assert_nothing_left, link_nodes, shell
@@ -57,7 +58,7 @@ async def poll(kube: ApiServerClient, namespace: str, nodes: list[str], seen: Po
             seen.live_samples += 1
             stamp = f"{namespace}/g/{run['metadata']['uid']}"
             for name, node in current.items():
-                owner = (node["metadata"].get("annotations") or {}).get(labels.CORDON_OWNER)
+                owner = (node["metadata"].get("annotations") or {}).get(names.CORDON_OWNER)
                 if owner != stamp:
                     seen.violations.append(f"{name} not stamped ({owner}) with {before}")
                 if not node["spec"].get("unschedulable"):

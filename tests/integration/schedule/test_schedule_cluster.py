@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from glimmer.api import format_time
-from glimmer.controllers.fingerprint.names import RUNS
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.schedule import SCHEDULES, ScheduleReconciler
 from glimmer.controllers.schedule.history import SCHEDULED_AT
 from glimmer.engine import ApiServerClient, InformerFactory, Readers

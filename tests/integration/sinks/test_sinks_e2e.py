@@ -13,8 +13,8 @@ import pytest
 import pytest_asyncio
 
 from glimmer.contract.envelope import Envelope, decode, delivery_id
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import CONFIGMAPS, ApiServerClient
 from glimmer.sinks import verify
 from glimmer.sinks.fanout import SECRETS, SINKS
@@ -191,7 +191,7 @@ async def test_E19_a_refused_terminal_envelope_is_re_sent_after_the_retry_period
         async def pending() -> dict[str, Any] | None:
             current = await kube.get(RUNS, "late", namespace=namespace)
             notes = current["metadata"].get("annotations") or {}
-            return current if notes.get(labels.PENDING_TERMINAL_DELIVERY) == "Passed" else None
+            return current if notes.get(names.PENDING_TERMINAL_DELIVERY) == "Passed" else None
 
         held = await wait_for(pending, what="the pending-terminal-delivery annotation")
         assert held["status"]["sinkStatus"]["hook"].startswith("Failed "), held["status"]
@@ -206,7 +206,7 @@ async def test_E19_a_refused_terminal_envelope_is_re_sent_after_the_retry_period
         async def delivered() -> dict[str, Any] | None:
             current = await kube.get(RUNS, "late", namespace=namespace)
             notes = current["metadata"].get("annotations") or {}
-            done = labels.PENDING_TERMINAL_DELIVERY not in notes
+            done = names.PENDING_TERMINAL_DELIVERY not in notes
             arrived = any(terminal(r.body) for r in receiver.accepted())
             return current if done and arrived else None
 
@@ -233,4 +233,4 @@ async def test_L5_a_broken_sink_never_changes_the_run(
     assert run["status"]["phase"] == "Passed"
     assert "BurnInSink" in run["status"]["sinkStatus"]["ghost"]
     notes = run["metadata"].get("annotations") or {}
-    assert notes.get(labels.PENDING_TERMINAL_DELIVERY) == "Passed"
+    assert notes.get(names.PENDING_TERMINAL_DELIVERY) == "Passed"

@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from glimmer.cli.manager import destination_guard
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.operator import operator_registrations
-from glimmer.controllers.run.kube import RUNS
 from glimmer.engine import ApiServerClient, ClientOptions, Manager, ManagerOptions
 from glimmer.sinks import FanoutOptions
 from glimmer.sinks.destinations import APISERVER, METADATA, DestinationGuard

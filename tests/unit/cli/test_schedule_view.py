@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from glimmer.api import format_time
 from glimmer.cli import main
 from glimmer.cli.schedule import describe, gather_all, gather_one, render_table, render_text
-from glimmer.controllers.fingerprint.names import RUNS
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.schedule import SCHEDULES, ScheduleReconciler
 from glimmer.controllers.schedule.history import SCHEDULE_LABEL, SCHEDULED_AT
 from glimmer.engine import FakeClient, InformerFactory, Readers

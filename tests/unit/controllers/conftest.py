@@ -6,8 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest_asyncio
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run.indexes import node_watch
+from glimmer.controllers.kit.indexes import node_watch
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import FakeClock, InformerFactory, Readers
@@ -18,7 +17,6 @@ from tests.unit.engine.test_reader import settle_watches
 def cached_reconciler(cluster: Cluster, readers: Readers) -> RunReconciler:
     return RunReconciler(
         client=cluster.client,
-        interlock=cluster.interlock,
         options=RunOptions(operator_namespace="glimmer-system"),
         deliverer=cluster.delivered,
         now=lambda: cluster.clock,
@@ -30,9 +28,7 @@ async def wire_informers(cluster: Cluster) -> InformerFactory:
     """Informers as the manager registers them, started and settled, and the cluster's
     reconciler reading through them."""
     factory = InformerFactory(cluster.client, clock=FakeClock())
-    registration = run_controller(
-        client=cluster.client, namespace=None, operator_namespace="x", interlock=Interlock()
-    )
+    registration = run_controller(client=cluster.client, namespace=None, operator_namespace="x")
     for watch in (*registration.watches, node_watch()):
         factory.informer(
             watch.resource,

@@ -17,20 +17,19 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.reaper import StampReaper
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.cordon import (
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.cordon import (
     compact_cordon_node,
     cordon_patches,
     cordon_writers,
     release_decision,
 )
-from glimmer.controllers.run.indexes import node_watch
-from glimmer.controllers.run.kube import EVENTS
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit.indexes import node_watch
+from glimmer.controllers.kit.reaper import StampReaper
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import (
+    EVENTS,
     FIELD_MANAGER,
     NODES,
     FakeClock,
@@ -62,7 +61,7 @@ def stamped(*, prior: str = "false", managed: list[dict[str, Any]] | None = None
     meta: dict[str, Any] = {
         "name": "n0",
         "resourceVersion": "7",
-        "annotations": {labels.CORDON_OWNER: OURS.render(), labels.PRIOR_UNSCHEDULABLE: prior},
+        "annotations": {names.CORDON_OWNER: OURS.render(), names.PRIOR_UNSCHEDULABLE: prior},
     }
     if managed is not None:
         meta["managedFields"] = managed
@@ -78,7 +77,7 @@ def test_E12_a_cordon_written_by_another_field_manager_is_kept_on_release() -> N
     assert decision is not None
     assert decision.patch["spec"] == {"unschedulable": True}
     notes = decision.patch["metadata"]["annotations"]
-    assert notes[labels.CORDON_OWNER] is None and notes[labels.PRIOR_UNSCHEDULABLE] is None
+    assert notes[names.CORDON_OWNER] is None and notes[names.PRIOR_UNSCHEDULABLE] is None
     assert decision.kept is not None and "kubectl (Update 2026-01-02T03:04:05Z)" in decision.kept
 
 
@@ -103,7 +102,7 @@ def test_E12_a_prior_annotation_set_to_true_keeps_the_cordon_and_says_why() -> N
     decision = release_decision(stamped(prior="true"), stamp=OURS, prior=False)
     assert decision is not None
     assert decision.patch["spec"] == {"unschedulable": True}
-    assert decision.kept is not None and labels.PRIOR_UNSCHEDULABLE in decision.kept
+    assert decision.kept is not None and names.PRIOR_UNSCHEDULABLE in decision.kept
     restore = release_decision(stamped(prior="true"), stamp=OURS, prior=True)
     assert restore is not None and restore.kept is None  # a plain restore needs no Event
 
@@ -114,10 +113,10 @@ def test_E10_a_node_cordoned_by_someone_else_when_the_run_stamps_it_records_prio
     node = {"metadata": {"name": "n0", "resourceVersion": "3"}, "spec": {"unschedulable": True}}
     [patch], record = cordon_patches(node, stamp=OURS, prior=False, heat_until=None)
     assert record
-    assert patch["metadata"]["annotations"][labels.PRIOR_UNSCHEDULABLE] == "true"
+    assert patch["metadata"]["annotations"][names.PRIOR_UNSCHEDULABLE] == "true"
     free = {"metadata": {"name": "n0", "resourceVersion": "3"}, "spec": {}}
     [patch], _ = cordon_patches(free, stamp=OURS, prior=False, heat_until=None)
-    assert patch["metadata"]["annotations"][labels.PRIOR_UNSCHEDULABLE] == "false"
+    assert patch["metadata"]["annotations"][names.PRIOR_UNSCHEDULABLE] == "false"
 
 
 def test_E12_the_cordon_node_cache_keeps_only_who_owns_the_cordon() -> None:
@@ -157,7 +156,7 @@ def kept_events(cluster: Cluster) -> list[str]:
 
 
 def stamp_of(cluster: Cluster, node: str) -> str | None:
-    return (cluster.node(node)["metadata"].get("annotations") or {}).get(labels.CORDON_OWNER)
+    return (cluster.node(node)["metadata"].get("annotations") or {}).get(names.CORDON_OWNER)
 
 
 async def test_E19_an_admin_cordon_placed_mid_run_survives_the_terminal_release() -> None:
@@ -183,7 +182,7 @@ async def test_E19_an_admin_annotation_keeps_a_node_the_run_holds_cordoned() -> 
     await cluster.reconcile()
     [pod] = cluster.live_pods()
     await cluster.client.patch(
-        NODES, "n0", {"metadata": {"annotations": {labels.PRIOR_UNSCHEDULABLE: "true"}}}
+        NODES, "n0", {"metadata": {"annotations": {names.PRIOR_UNSCHEDULABLE: "true"}}}
     )
     await cluster.kubelet(pod["metadata"]["name"], exit_code=0, log="ok=1\n")
     await cluster.reconcile()
@@ -211,7 +210,7 @@ async def test_E10_E12_an_admin_cordon_placed_between_two_tests_survives_the_run
     await cluster.client.patch(NODES, "n0", {"spec": {"unschedulable": True}})  # the admin
     await finish_and_pass()  # t2 on n0, cordoned again over the admin's cordon
     notes = cluster.node("n0")["metadata"]["annotations"]
-    assert notes[labels.PRIOR_UNSCHEDULABLE] == "true"
+    assert notes[names.PRIOR_UNSCHEDULABLE] == "true"
     await finish_and_pass()  # t2 on n1; n0 released
     await finish_and_pass()
     assert (await cluster.run())["status"]["phase"] == "Passed"
@@ -232,9 +231,7 @@ async def node_cache(
     cluster = Cluster(nodes=2)
     await cluster.setup(tests={"t": custom_test("echo")})
     factory = InformerFactory(cluster.client, clock=FakeClock())
-    registration = run_controller(
-        client=cluster.client, namespace=None, operator_namespace="x", interlock=Interlock()
-    )
+    registration = run_controller(client=cluster.client, namespace=None, operator_namespace="x")
     for watch in (*registration.watches, node_watch()):
         factory.informer(
             watch.resource,
@@ -287,8 +284,8 @@ async def test_E21_the_reaper_keeps_a_cordon_someone_else_wrote_and_says_so_on_t
         {
             "metadata": {
                 "annotations": {
-                    labels.CORDON_OWNER: gone.render(),
-                    labels.PRIOR_UNSCHEDULABLE: "false",
+                    names.CORDON_OWNER: gone.render(),
+                    names.PRIOR_UNSCHEDULABLE: "false",
                 },
                 "managedFields": [owner_entry("kubectl")],
             },

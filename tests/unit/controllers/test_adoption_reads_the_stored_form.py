@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
 from glimmer.controllers.run.pods import (
     RUNNER_SERVICE_ACCOUNT,
     PodRequest,
@@ -221,7 +221,7 @@ def test_the_node_binding_must_name_our_node() -> None:
     found = stored(ours)
     found["spec"]["nodeName"] = "n9"
     assert foreign_reason(found, expected=ours) == "spec.nodeName"
-    assert labels.HOSTNAME_LABEL in ours["spec"]["nodeSelector"]
+    assert names.HOSTNAME_LABEL in ours["spec"]["nodeSelector"]
 
 
 def test_env_sources_are_ours_with_the_apiservers_defaults_filled_in() -> None:

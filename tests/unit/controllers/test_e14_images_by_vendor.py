@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.controllers.run import kube
+from glimmer.controllers.kit import names
 from glimmer.controllers.run.sweep import FINGERPRINT_GRACE_SECONDS
 from glimmer.plan import default_image
 from tests.unit.controllers.run.harness import Cluster
@@ -25,7 +25,7 @@ async def fingerprint(cluster: Cluster, node: str, *, vendor: str, captured: boo
     if captured:
         status["digest"] = f"glimmer-v1:{node}"
     await cluster.client.create(
-        kube.FINGERPRINTS,
+        names.FINGERPRINTS,
         {"metadata": {"name": node}, "spec": {"nodeName": node}, "status": status},
         namespace="glimmer-system",
     )

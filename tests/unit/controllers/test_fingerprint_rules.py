@@ -19,11 +19,11 @@ from glimmer.controllers.fingerprint import (
     observe,
     vendor_of,
 )
-from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS, VERDICT_LABEL
 from glimmer.controllers.fingerprint.observe import is_salient
 from glimmer.controllers.fingerprint.setup import node_keys
 from glimmer.controllers.fingerprint.verdict import PLAN_ANNOTATION
-from glimmer.controllers.reaper import StampReaper
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS, VERDICT_LABEL
+from glimmer.controllers.kit.reaper import StampReaper
 from glimmer.engine import (
     EVENTS,
     NODES,

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.indexes import PODS_BY_RUN
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.indexes import PODS_BY_RUN
 from glimmer.controllers.run.reads import RunReads
 from glimmer.engine import PODS, Informer, InformerFactory
 from glimmer.plan import label_value
@@ -258,7 +258,7 @@ async def test_I18_the_pods_of_a_pass_are_the_cache_objects_themselves(
     assert all(any(p is s for s in store.values()) for p in pods)  # shared, not copied
     # The copying read is still there for whoever edits what it reads.
     copies = cluster.reconciler.ctx.reads.cached.by_index(
-        PODS, PODS_BY_RUN, label_value("r1"), namespace=NS, label_selector=labels.RUN_LABEL
+        PODS, PODS_BY_RUN, label_value("r1"), namespace=NS, label_selector=names.RUN_LABEL
     )
     assert copies == pods and not any(c is p for c in copies for p in pods)
 

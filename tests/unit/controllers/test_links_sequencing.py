@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import kube, labels
-from glimmer.controllers.run.kube import RUNS
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit import names as kit_names
+from glimmer.controllers.kit.names import RUNS
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run.services import build_service
 from glimmer.engine import NODES, PODS
 from glimmer.plan import PinnedPlan, pod_name, service_name
@@ -83,13 +83,13 @@ def nothing_cordoned(cluster: Cluster) -> bool:
     for node in cluster.client.objects(NODES):
         if node["spec"].get("unschedulable"):
             return False
-        if labels.CORDON_OWNER in (node["metadata"].get("annotations") or {}):
+        if kit_names.CORDON_OWNER in (node["metadata"].get("annotations") or {}):
             return False
     return True
 
 
 def services(cluster: Cluster) -> list[str]:
-    return sorted(s["metadata"]["name"] for s in cluster.client.objects(kube.SERVICES))
+    return sorted(s["metadata"]["name"] for s in cluster.client.objects(kit_names.SERVICES))
 
 
 def index_of(cluster: Cluster, predicate: Any) -> int:
@@ -121,7 +121,7 @@ def is_pod_delete(name: str) -> Any:
 async def test_F1_pair_service_then_cordons_then_server_and_no_client_yet() -> None:
     cluster = Cluster(nodes=2)
     run = await start(cluster, pair_test())
-    [svc] = cluster.client.objects(kube.SERVICES)
+    [svc] = cluster.client.objects(kit_names.SERVICES)
     assert svc["spec"] == {
         "clusterIP": "None",
         "publishNotReadyAddresses": True,
@@ -132,7 +132,9 @@ async def test_F1_pair_service_then_cordons_then_server_and_no_client_yet() -> N
     assert svc["metadata"]["name"] == service_name(
         run_name="r1", run_uid=run["metadata"]["uid"], test_index=0, attempt=1
     )
-    service = index_of(cluster, lambda r: r.verb == "create" and r.resource == str(kube.SERVICES))
+    service = index_of(
+        cluster, lambda r: r.verb == "create" and r.resource == str(kit_names.SERVICES)
+    )
     cordons = [
         i
         for i, r in enumerate(cluster.client.requests)
@@ -267,7 +269,7 @@ async def test_F2_a_client_missing_from_a_lagging_cache_is_confirmed_before_an_e
     await running(cluster, "client")
     await ends(cluster, "server", exit_code=0, log="bw=1\n")
     run = await cluster.run()
-    plan = PinnedPlan.from_annotation(run["metadata"]["annotations"][labels.PLAN_ANNOTATION])
+    plan = PinnedPlan.from_annotation(run["metadata"]["annotations"][kit_names.PLAN_ANNOTATION])
     sweeper = cluster.reconciler.sweeper
     work = await sweeper.new_pass(run, plan)
     work.pods.pop(client)  # the cache has not seen the client yet
@@ -381,7 +383,7 @@ async def test_F2_quirk_client_image_unresolved_leaves_the_running_server() -> N
     await cluster.setup(tests={"t": spec})
     for node, vendor in (("n0", "nvidia"), ("n1", "amd")):  # the client's has no image
         await cluster.client.create(
-            kube.FINGERPRINTS,
+            kit_names.FINGERPRINTS,
             {"metadata": {"name": node}, "spec": {"nodeName": node},
              "status": {"digest": f"glimmer-v1:{node}", "gpus": [{"vendor": vendor}]}},
             namespace="glimmer-system",
@@ -498,7 +500,7 @@ async def test_F1_a_foreign_service_under_our_name_is_error_and_left_alone(who: 
         ours["spec"]["selector"] = {"app": "evil"}
     else:
         del ours["metadata"]["ownerReferences"]
-    await cluster.client.create(kube.SERVICES, ours, namespace=NS)
+    await cluster.client.create(kit_names.SERVICES, ours, namespace=NS)
     await cluster.client.patch(RUNS, "r1", {"spec": {"suspend": False}}, namespace=NS)
     await cluster.reconcile()
     result = result_of(await cluster.run())
@@ -557,7 +559,7 @@ async def test_F4_group_rank_0_first_then_every_worker_together_with_rank_env() 
         assert env["BURNIN_ROOT_NODE"] == "n0"
         assert pod["spec"]["nodeSelector"]["kubernetes.io/hostname"] == node
         assert pod["spec"]["activeDeadlineSeconds"] == 5 + 120 + 300
-        assert pod["metadata"]["labels"][labels.RANK_LABEL] == str(rank)
+        assert pod["metadata"]["labels"][kit_names.RANK_LABEL] == str(rank)
 
 
 async def group_running(cluster: Cluster) -> None:

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import NODES, CachedReader, InformerFactory, Readers, Resource
 from tests.unit.controllers.conftest import cached_reconciler
@@ -38,7 +37,7 @@ class StaleNodes(CachedReader):
 
 
 def _owner(cluster: Cluster, node: str) -> str | None:
-    return (cluster.node(node)["metadata"].get("annotations") or {}).get(labels.CORDON_OWNER)
+    return (cluster.node(node)["metadata"].get("annotations") or {}).get(names.CORDON_OWNER)
 
 
 async def _finish_first_pod(cluster: Cluster) -> None:
@@ -68,7 +67,7 @@ async def test_perf2_E22_a_stale_cache_never_takes_another_owners_cordon(
     await start_run(cluster, factory, cap=1)  # n0 cordoned and loaded
     unstamped = copy.deepcopy(cluster.node("n1"))  # what the cache will go on showing
     await cluster.client.patch(
-        NODES, "n1", {"metadata": {"annotations": {labels.CORDON_OWNER: FOREIGN}}}
+        NODES, "n1", {"metadata": {"annotations": {names.CORDON_OWNER: FOREIGN}}}
     )
     await _finish_first_pod(cluster)
     await settle_watches(cluster.client, factory)
@@ -90,9 +89,9 @@ async def test_perf2_E22_a_cache_showing_a_cordon_that_is_gone_never_decides_the
     cluster, factory = cached
     await start_run(cluster, factory, cap=1)  # n0 cordoned by r1
     cordoned = copy.deepcopy(cluster.node("n0"))
-    stamp = cordoned["metadata"]["annotations"][labels.CORDON_OWNER]
+    stamp = cordoned["metadata"]["annotations"][names.CORDON_OWNER]
     cordoned["metadata"]["name"] = "n1"  # the cache: n1 already ours, unschedulable
-    cordoned["metadata"]["annotations"][labels.CORDON_OWNER] = stamp
+    cordoned["metadata"]["annotations"][names.CORDON_OWNER] = stamp
     cordoned["spec"]["unschedulable"] = unschedulable
     await _finish_first_pod(cluster)
     await settle_watches(cluster.client, factory)
@@ -131,7 +130,7 @@ async def test_perf2_E12_a_release_from_a_stale_cache_never_touches_another_owne
     run["spec"]["suspend"] = True
     await cluster.client.replace(RUNS, run, namespace=NS)
     await cluster.client.patch(
-        NODES, "n0", {"metadata": {"annotations": {labels.CORDON_OWNER: FOREIGN}}}
+        NODES, "n0", {"metadata": {"annotations": {names.CORDON_OWNER: FOREIGN}}}
     )  # live: someone else's by now (our stamp reaped, the node re-cordoned)
     await _finish_first_pod(cluster)
     await settle_watches(cluster.client, factory)
@@ -171,7 +170,6 @@ async def test_perf2_E14_a_launch_reads_its_nodes_fingerprint_from_the_cache() -
     factory = InformerFactory(cluster.client)
     registration = run_controller(
         client=cluster.client, namespace=None, operator_namespace="glimmer-system",
-        interlock=Interlock(),
     )  # fmt: skip
     for watch in registration.watches:
         factory.informer(watch.resource, namespace=watch.namespace,

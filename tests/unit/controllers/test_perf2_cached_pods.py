@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import PODS, ApiError, CachedReader, InformerFactory, Resource
 from tests.unit.controllers.run.harness import NS, Cluster
 from tests.unit.controllers.run.test_run_reads_g import (
@@ -49,7 +49,7 @@ async def test_perf2_E12_a_release_over_a_cache_that_shows_every_created_pod_lis
     await cluster.kubelet(first["metadata"]["name"], exit_code=0, log="ok=1\n")
     calls = await calls_of_next_pass(cluster, factory)  # harvest n0, release it, cordon n1
     assert ("list", "pods", "") not in calls, calls
-    assert labels.CORDON_OWNER not in (cluster.node("n0")["metadata"].get("annotations") or {})
+    assert names.CORDON_OWNER not in (cluster.node("n0")["metadata"].get("annotations") or {})
     run = await cluster.run()
     assert run["status"]["cordonedNodes"] == ["n1"]
 
@@ -68,7 +68,7 @@ async def test_perf2_E12_a_cache_lagging_a_pod_this_process_created_never_releas
     await cluster.reconcile()
     node = cluster.node("n0")
     assert node["spec"].get("unschedulable") is True, "released under a pod about to run"
-    assert labels.CORDON_OWNER in node["metadata"]["annotations"]
+    assert names.CORDON_OWNER in node["metadata"]["annotations"]
 
 
 async def test_perf2_E16_a_stale_cached_pod_never_settles_a_pod_that_started(

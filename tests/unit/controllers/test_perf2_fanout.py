@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import kube, labels
+from glimmer.controllers.kit import checkpoint
+from glimmer.controllers.kit import names as kit_names
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.sweep import FANOUT, fan_out
 from glimmer.engine import PODS
@@ -96,7 +97,7 @@ async def test_perf2_19_8_a_foreign_pod_under_our_name_is_never_read_ahead(
     assert read_ahead == []
     (result,) = (await cluster.run())["status"]["results"]
     assert result["phase"] == "Error" and "foreign pod" in result["message"], result
-    assert labels.RUN_LABEL in cluster.pods()[0]["metadata"]["labels"]  # left where it is
+    assert kit_names.RUN_LABEL in cluster.pods()[0]["metadata"]["labels"]  # left where it is
 
 
 async def test_perf2_a_pass_harvests_every_finished_pod_and_releases_every_node(
@@ -123,7 +124,9 @@ async def test_perf2_a_pass_harvests_every_finished_pod_and_releases_every_node(
     assert [r.verb for r in cluster.client.requests[mark:]].count("log") == 5
     assert len(read_ahead) == 5  # every one read ahead of the walk, once
     for node in cluster.node_names:
-        assert labels.CORDON_OWNER not in (cluster.node(node)["metadata"].get("annotations") or {})
+        assert kit_names.CORDON_OWNER not in (
+            cluster.node(node)["metadata"].get("annotations") or {}
+        )
 
 
 class Killed(BaseException):
@@ -148,7 +151,7 @@ async def test_perf2_H_a_pass_killed_at_its_status_write_loses_no_settled_result
         raise Killed
 
     with monkeypatch.context() as patch:
-        patch.setattr(kube, "write_status", killed)
+        patch.setattr(checkpoint, "write_status", killed)
         with pytest.raises(Killed):
             await cluster.reconcile()  # harvested all four, then died before writing
     assert not [r for r in (await cluster.run())["status"].get("results") or []
@@ -160,4 +163,6 @@ async def test_perf2_H_a_pass_killed_at_its_status_write_loses_no_settled_result
     assert [r["phase"] for r in run["status"]["results"]] == ["Passed"] * 4
     assert sorted(p["metadata"]["name"] for p in cluster.pods()) == names  # none re-created
     for node in cluster.node_names:
-        assert labels.CORDON_OWNER not in (cluster.node(node)["metadata"].get("annotations") or {})
+        assert kit_names.CORDON_OWNER not in (
+            cluster.node(node)["metadata"].get("annotations") or {}
+        )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.controllers.reaper import StampReaper
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
+from glimmer.controllers.kit.reaper import StampReaper
 from glimmer.engine import NODES, CachedReader, FakeClient, InformerFactory, Readers, Resource
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 from tests.unit.engine.test_reader import settle_watches
@@ -51,14 +51,14 @@ async def test_perf2_E22_an_orphan_seen_in_metadata_is_still_reaped_on_live_read
     cluster, factory = await _cluster()
     try:
         await cluster.client.patch(
-            NODES, "n1", {"metadata": {"annotations": {labels.CORDON_OWNER: f"{NS}/gone/u-x"}}}
+            NODES, "n1", {"metadata": {"annotations": {names.CORDON_OWNER: f"{NS}/gone/u-x"}}}
         )
         await settle_watches(cluster.client, factory)
         reaper = StampReaper(client=cluster.client, readers=_readers(factory, cluster.client))
         await reaper.reconcile("n1")
-        assert labels.CORDON_OWNER not in (cluster.node("n1")["metadata"].get("annotations") or {})
+        assert names.CORDON_OWNER not in (cluster.node("n1")["metadata"].get("annotations") or {})
         # The live run r1 keeps its stamp on n0: a UID that matches is never reaped.
         await reaper.reconcile("n0")
-        assert labels.CORDON_OWNER in cluster.node("n0")["metadata"]["annotations"]
+        assert names.CORDON_OWNER in cluster.node("n0")["metadata"]["annotations"]
     finally:
         await factory.stop()

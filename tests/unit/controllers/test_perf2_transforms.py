@@ -7,11 +7,12 @@ import copy
 import pathlib
 from typing import Any
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import cordon, labels, podstate
-from glimmer.controllers.run.indexes import node_watch, nodes_by_cordon_owner, pods_by_run
-from glimmer.controllers.run.kube import FINGERPRINTS, RUNS
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit import cordon
+from glimmer.controllers.kit import names as kit_names
+from glimmer.controllers.kit.indexes import node_watch, nodes_by_cordon_owner, pods_by_run
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
+from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.run import podstate
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import (
     NODES,
@@ -30,8 +31,7 @@ MANAGED = [{"manager": "kubelet", "operation": "Update", "fieldsV1": {"f:status"
 
 def test_perf2_nodes_and_runner_pods_are_cached_compact_runs_stripped() -> None:
     client = FakeClient()
-    run = run_controller(client=client, namespace=None, operator_namespace="x",
-                         interlock=Interlock())  # fmt: skip
+    run = run_controller(client=client, namespace=None, operator_namespace="x")  # fmt: skip
     by_resource = {w.resource: w.transform for w in (*run.watches, node_watch())}
     assert by_resource == {RUNS: strip_managed_fields, PODS: compact_pod,
                            NODES: cordon.compact_cordon_node, FINGERPRINTS: compact}  # fmt: skip
@@ -77,8 +77,8 @@ def _node() -> dict[str, Any]:
             "resourceVersion": "42",
             "labels": {"pool": "gpu"},
             "annotations": {
-                labels.CORDON_OWNER: stamp.render(),
-                labels.PRIOR_UNSCHEDULABLE: "true",
+                kit_names.CORDON_OWNER: stamp.render(),
+                kit_names.PRIOR_UNSCHEDULABLE: "true",
             },
             "managedFields": copy.deepcopy(MANAGED),
         },
@@ -122,7 +122,7 @@ def test_perf2_no_reconciler_reads_a_field_the_compact_transforms_drop() -> None
     dropped = ("managedFields", *NODE_STATUS_DROPPED)
     # The node cache keeps of managedFields who owns spec.unschedulable (E12 reads it):
     # cordon.py's own transform, compact_cordon_node, is what keeps it.
-    kept = {("run/cordon.py", "managedFields")}
+    kept = {("kit/cordon.py", "managedFields")}
     readers = [
         f"{path.relative_to(root)}: {field}"
         for path in root.rglob("*.py")

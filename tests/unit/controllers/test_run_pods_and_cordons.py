@@ -5,16 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.cordon import (
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.cordon import (
     HeatMarker,
     cordon_patches,
     prior_for_capture,
     reap_patch,
     release_patch,
 )
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run.pods import PodRequest, build_pod
-from glimmer.controllers.run.ref import RunRef
 from glimmer.plan import PlannedTest
 
 RUN = RunRef(namespace="burnin", name="acceptance", uid="uid-1")
@@ -49,12 +49,12 @@ def test_E13_pod_shape() -> None:
     )
     meta, pod_spec = pod["metadata"], pod["spec"]
     assert meta["labels"] == {
-        labels.RUN_LABEL: "acceptance",
-        labels.TEST_LABEL: "gpu-burn",
-        labels.NODE_LABEL: "gpu-1",
-        labels.ATTEMPT_LABEL: "3",
+        names.RUN_LABEL: "acceptance",
+        names.TEST_LABEL: "gpu-burn",
+        names.NODE_LABEL: "gpu-1",
+        names.ATTEMPT_LABEL: "3",
     }
-    assert meta["annotations"] == {labels.SAFE_TO_EVICT: "false"}
+    assert meta["annotations"] == {names.SAFE_TO_EVICT: "false"}
     assert meta["ownerReferences"][0]["uid"] == "uid-1"
     assert meta["ownerReferences"][0]["controller"] is True
     assert pod_spec["nodeSelector"] == {"kubernetes.io/hostname": "gpu-1"}
@@ -116,62 +116,62 @@ def test_E10_the_stamp_and_the_cordon_are_one_write_never_a_cordon_without_its_o
     assert record
     [only] = patches  # one merge patch, applied atomically: no crash can split it
     assert only["metadata"]["annotations"] == {
-        labels.CORDON_OWNER: "burnin/acceptance/uid-1",
-        labels.PRIOR_UNSCHEDULABLE: "false",
+        names.CORDON_OWNER: "burnin/acceptance/uid-1",
+        names.PRIOR_UNSCHEDULABLE: "false",
     }
     assert only["metadata"]["resourceVersion"] == "7"
     assert only["spec"] == {"unschedulable": True}
     for patch in patches:  # whatever sets unschedulable carries the owner stamp with it
         if (patch.get("spec") or {}).get("unschedulable"):
-            assert labels.CORDON_OWNER in patch["metadata"]["annotations"]
+            assert names.CORDON_OWNER in patch["metadata"]["annotations"]
 
 
 def test_E10_another_owners_cordon_is_never_taken_or_recorded() -> None:
-    stamped = node(notes={labels.CORDON_OWNER: OTHER.render()}, cordoned=True)
+    stamped = node(notes={names.CORDON_OWNER: OTHER.render()}, cordoned=True)
     assert cordon_patches(stamped, stamp=OURS, prior=False, heat_until=SOON) == ([], False)
 
 
 def test_E10_our_stamp_reasserts_the_cordon() -> None:
-    stamped = node(notes={labels.CORDON_OWNER: OURS.render()})
+    stamped = node(notes={names.CORDON_OWNER: OURS.render()})
     patches, record = cordon_patches(stamped, stamp=OURS, prior=False, heat_until=None)
     assert record and patches == [{"spec": {"unschedulable": True}}]
 
 
 def test_E10_prior_falls_back_to_observed() -> None:
     patches, _ = cordon_patches(node(cordoned=True), stamp=OURS, prior=None, heat_until=None)
-    assert patches[0]["metadata"]["annotations"][labels.PRIOR_UNSCHEDULABLE] == "true"
+    assert patches[0]["metadata"]["annotations"][names.PRIOR_UNSCHEDULABLE] == "true"
 
 
 def test_E11_heat_marker_only_moves_forward_and_never_touches_others() -> None:
     patches, _ = cordon_patches(node(), stamp=OURS, prior=False, heat_until=SOON)
-    marker = patches[0]["metadata"]["annotations"][labels.HEAT_EXPECTED]
+    marker = patches[0]["metadata"]["annotations"][names.HEAT_EXPECTED]
     assert marker == "burnin/acceptance/uid-1/2026-11-29T18:00:00Z"
     ours = node(
-        notes={labels.CORDON_OWNER: OURS.render(), labels.HEAT_EXPECTED: marker}, cordoned=True
+        notes={names.CORDON_OWNER: OURS.render(), names.HEAT_EXPECTED: marker}, cordoned=True
     )
     assert cordon_patches(ours, stamp=OURS, prior=False, heat_until=SOON)[0] == []
     extended, _ = cordon_patches(ours, stamp=OURS, prior=False, heat_until=LATER)
-    assert HeatMarker.parse(extended[0]["metadata"]["annotations"][labels.HEAT_EXPECTED])
+    assert HeatMarker.parse(extended[0]["metadata"]["annotations"][names.HEAT_EXPECTED])
     withdrawn, _ = cordon_patches(ours, stamp=OURS, prior=False, heat_until=None)
-    assert withdrawn[0]["metadata"]["annotations"] == {labels.HEAT_EXPECTED: None}
-    theirs = node(notes={labels.HEAT_EXPECTED: f"{OTHER.render()}/2026-11-29T18:00:00Z"})
+    assert withdrawn[0]["metadata"]["annotations"] == {names.HEAT_EXPECTED: None}
+    theirs = node(notes={names.HEAT_EXPECTED: f"{OTHER.render()}/2026-11-29T18:00:00Z"})
     patches, _ = cordon_patches(theirs, stamp=OURS, prior=False, heat_until=LATER)
-    assert labels.HEAT_EXPECTED not in patches[0]["metadata"]["annotations"]
+    assert names.HEAT_EXPECTED not in patches[0]["metadata"]["annotations"]
 
 
 def test_E12_release_restores_what_was_there() -> None:
     admin_drained = node(
-        notes={labels.CORDON_OWNER: OURS.render(), labels.PRIOR_UNSCHEDULABLE: "true"},
+        notes={names.CORDON_OWNER: OURS.render(), names.PRIOR_UNSCHEDULABLE: "true"},
         cordoned=True,
     )
     patch = release_patch(admin_drained, stamp=OURS, prior=True)
     assert patch is not None and patch["spec"] == {"unschedulable": True}
     assert patch["metadata"]["annotations"] == {
-        labels.CORDON_OWNER: None,
-        labels.PRIOR_UNSCHEDULABLE: None,
+        names.CORDON_OWNER: None,
+        names.PRIOR_UNSCHEDULABLE: None,
     }
     fresh = node(
-        notes={labels.CORDON_OWNER: OURS.render(), labels.PRIOR_UNSCHEDULABLE: "false"},
+        notes={names.CORDON_OWNER: OURS.render(), names.PRIOR_UNSCHEDULABLE: "false"},
         cordoned=True,
     )
     released = release_patch(fresh, stamp=OURS, prior=None)
@@ -182,7 +182,7 @@ def test_E12_release_restores_what_was_there() -> None:
 def test_E6_prior_capture_sees_through_an_existing_stamp() -> None:
     assert prior_for_capture(node(cordoned=True)) is True
     stamped = node(
-        notes={labels.CORDON_OWNER: OTHER.render(), labels.PRIOR_UNSCHEDULABLE: "false"},
+        notes={names.CORDON_OWNER: OTHER.render(), names.PRIOR_UNSCHEDULABLE: "false"},
         cordoned=True,
     )
     assert prior_for_capture(stamped) is False
@@ -191,9 +191,9 @@ def test_E6_prior_capture_sees_through_an_existing_stamp() -> None:
 def test_E21_reaper_removes_a_stamp_whose_run_is_gone() -> None:
     stamped = node(
         notes={
-            labels.CORDON_OWNER: OTHER.render(),
-            labels.PRIOR_UNSCHEDULABLE: "false",
-            labels.HEAT_EXPECTED: f"{OTHER.render()}/2026-11-29T18:00:00Z",
+            names.CORDON_OWNER: OTHER.render(),
+            names.PRIOR_UNSCHEDULABLE: "false",
+            names.HEAT_EXPECTED: f"{OTHER.render()}/2026-11-29T18:00:00Z",
         },
         cordoned=True,
     )
@@ -201,8 +201,8 @@ def test_E21_reaper_removes_a_stamp_whose_run_is_gone() -> None:
     patch = reap_patch(stamped, owner_alive=False)
     assert patch is not None
     assert patch["metadata"]["annotations"] == {
-        labels.CORDON_OWNER: None,
-        labels.PRIOR_UNSCHEDULABLE: None,
-        labels.HEAT_EXPECTED: None,
+        names.CORDON_OWNER: None,
+        names.PRIOR_UNSCHEDULABLE: None,
+        names.HEAT_EXPECTED: None,
     }
-    assert reap_patch(node(notes={labels.CORDON_OWNER: "not/a-stamp"}), owner_alive=False) is None
+    assert reap_patch(node(notes={names.CORDON_OWNER: "not/a-stamp"}), owner_alive=False) is None

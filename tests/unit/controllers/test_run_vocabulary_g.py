@@ -6,11 +6,11 @@ from pathlib import Path
 
 import glimmer.engine
 from glimmer.api import API_VERSION, GROUP, KINDS_BY_NAME
-from glimmer.controllers.run import kube, labels
-from glimmer.controllers.run.cordon import owner_of
+from glimmer.controllers.kit import names as kit_names
+from glimmer.controllers.kit.cordon import owner_of
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.run.metrics import RUN_PHASES
 from glimmer.controllers.run.pods import PodRequest, build_pod
-from glimmer.controllers.run.ref import RunRef
 from glimmer.plan import PlannedTest
 from glimmer.verdict import Phase
 
@@ -34,17 +34,17 @@ def test_I17_2_run_phases_are_the_verdict_phases() -> None:
 
 
 def test_I17_2_run_resources_come_from_the_api_kind_table() -> None:
-    for resource in (kube.RUNS, kube.PROFILES, kube.TESTS, kube.FINGERPRINTS):
+    for resource in (kit_names.RUNS, kit_names.PROFILES, kit_names.TESTS, kit_names.FINGERPRINTS):
         info = KINDS_BY_NAME[resource.kind]
         assert (resource.group, resource.plural) == (GROUP, info.plural)
         assert resource.api_version == API_VERSION
-    assert f"{GROUP}/run" == labels.RUN_LABEL
+    assert f"{GROUP}/run" == kit_names.RUN_LABEL
 
 
 def test_I17_2_a_cordon_stamp_and_a_pod_owner_are_one_run_ref() -> None:
     run = {"metadata": {"namespace": "ns", "name": "r", "uid": "u-1"}}
     ref = RunRef.of(run)
-    node = {"metadata": {"name": "n0", "annotations": {labels.CORDON_OWNER: ref.render()}}}
+    node = {"metadata": {"name": "n0", "annotations": {kit_names.CORDON_OWNER: ref.render()}}}
     assert owner_of(node) == ref
     pod = build_pod(
         run=ref,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from glimmer.api import format_time, parse_time
-from glimmer.controllers.fingerprint.names import FINGERPRINTS, RUNS
+from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
 from glimmer.controllers.schedule import (
     SCHEDULES,
     ScheduleError,

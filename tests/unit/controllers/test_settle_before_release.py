@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.run.reads import RunReads
 from glimmer.engine import FakeClient, FakeClock, InformerFactory, Readers
 from tests.unit.controllers.run.harness import Cluster, custom_test

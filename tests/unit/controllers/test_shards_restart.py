@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import labels, shards
-from glimmer.controllers.run.kube import PROFILES
+from glimmer.api import status_layout
+from glimmer.controllers.kit import checkpoint, names
+from glimmer.controllers.kit.names import PROFILES
 from glimmer.engine import CONFIGMAPS
 from glimmer.sinks import build
-from glimmer.verdict import codec
 
 from .run.harness import NS, Cluster, custom_test
 
@@ -22,8 +22,8 @@ NODES = 30
 @pytest.fixture
 def small_shards(monkeypatch: pytest.MonkeyPatch) -> None:
     """Shard at a few KiB, so a 30-node run shards like a 1,000-node one."""
-    monkeypatch.setattr(shards, "SHARD_AT_BYTES", 4 * 1024)
-    monkeypatch.setattr(shards, "SHARD_MIN_BYTES", 2 * 1024)
+    monkeypatch.setattr(checkpoint, "SHARD_AT_BYTES", 4 * 1024)
+    monkeypatch.setattr(checkpoint, "SHARD_MIN_BYTES", 2 * 1024)
 
 
 async def _launch(cluster: Cluster) -> None:
@@ -36,7 +36,7 @@ async def _launch(cluster: Cluster) -> None:
 async def _settle_live_pods(cluster: Cluster) -> int:
     pods = cluster.live_pods()
     for pod in pods:
-        node = pod["metadata"]["labels"][labels.NODE_LABEL]
+        node = pod["metadata"]["labels"][names.NODE_LABEL]
         await cluster.kubelet(pod["metadata"]["name"], exit_code=0, log=f"bw={len(node)}\n")
     return len(pods)
 
@@ -71,7 +71,9 @@ async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shard
     assert await _settle_live_pods(cluster) == NODES  # test a, everywhere
     await cluster.reconcile()
     mid = await cluster.run()
-    compact = [r for r in codec.status_results(mid["status"]) if codec.is_compact(r)]
+    compact = [
+        r for r in status_layout.status_results(mid["status"]) if status_layout.is_compact(r)
+    ]
     assert compact, "the first settled batch moved to shards"
     assert all(r["phase"] == "Passed" for r in compact)
     # The manager restarts: a new reconciler, nothing in memory, only status + pods.
@@ -94,9 +96,9 @@ async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shard
     # The terminal envelope the manager sends is built from every result in full.
     [terminal] = [d for d in cluster.delivered.sent if d.reason == "RunPhaseChanged"
                   and d.event_key == "Passed"]  # fmt: skip
-    sent = codec.status_results(terminal.run["status"])
+    sent = status_layout.status_results(terminal.run["status"])
     assert len(sent) == 2 * NODES
-    assert not any(codec.is_compact(r) for r in sent)
+    assert not any(status_layout.is_compact(r) for r in sent)
     assert all(r.get("metrics") for r in sent)
 
 
@@ -113,7 +115,7 @@ async def test_shards_a_shard_lost_mid_run_shows_its_results_unjudged(
     lost = [
         c["metadata"]["name"]
         for c in cluster.client.objects(CONFIGMAPS)
-        if (c["metadata"].get("labels") or {}).get(shards.SHARD_LABEL)
+        if (c["metadata"].get("labels") or {}).get(checkpoint.SHARD_LABEL)
     ]
     assert lost
     for name in lost:
@@ -124,6 +126,6 @@ async def test_shards_a_shard_lost_mid_run_shows_its_results_unjudged(
         shards=evidence,
     )  # fmt: skip
     assert len(envelope.results) == NODES
-    compact = sum(codec.is_compact(r) for r in codec.status_results(run["status"]))
+    compact = sum(status_layout.is_compact(r) for r in status_layout.status_results(run["status"]))
     assert sum(r.phase == "Error" for r in envelope.results) == compact > 0
     assert "Passed" not in {r.phase for r in envelope.results if "unjudged" in r.message}

@@ -1,5 +1,5 @@
 """Runs with thousands of results (issue 18): compact records in status, evidence in
-run-owned shards (docs/status-shards.md). FakeClient, so 6,000 results are cheap."""
+run-owned shards (docs/status-checkpoint.md). FakeClient, so 6,000 results are cheap."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import kube, shards
+from glimmer.api import status_layout
+from glimmer.controllers.kit import checkpoint
+from glimmer.controllers.kit import names as kit_names
 from glimmer.engine import CONFIGMAPS, ApiError, FakeClient
 from glimmer.sinks import build
-from glimmer.verdict import codec
 
 NS = "team"
 
@@ -70,7 +71,7 @@ def open_result(index: int, *, test: str = "gpu-burn") -> dict[str, Any]:
 
 async def new_run(client: FakeClient, name: str = "r1") -> dict[str, Any]:
     return await client.create(
-        kube.RUNS,
+        kit_names.RUNS,
         {"metadata": {"name": name}, "spec": {"profileRef": "prof"}, "status": {}},
         namespace=NS,
     )
@@ -94,7 +95,7 @@ def shard_objects(client: FakeClient) -> list[dict[str, Any]]:
     return [
         c
         for c in client.objects(CONFIGMAPS)
-        if (c["metadata"].get("labels") or {}).get(shards.SHARD_LABEL) == "true"
+        if (c["metadata"].get("labels") or {}).get(checkpoint.SHARD_LABEL) == "true"
     ]
 
 
@@ -109,27 +110,27 @@ async def grow(client: FakeClient, *, nodes: int, batch: int) -> tuple[dict[str,
     expected = [full_result(n, test=t) for t in TESTS for n in range(nodes)]
     sizes: list[int] = []
     for start in range(0, len(expected), batch):
-        results = [dict(r) for r in codec.status_results(run["status"])]
+        results = [dict(r) for r in status_layout.status_results(run["status"])]
         results += copy.deepcopy(expected[start : start + batch])
         following = [open_result(n % nodes) for n in range(start + batch, start + 2 * batch)]
         run["status"]["results"] = results + following
-        run = await kube.write_status(client, run)
-        sizes.append(kube.encoded_size(run))
+        run = await checkpoint.write_status(client, run)
+        sizes.append(checkpoint.encoded_size(run))
         run["status"]["results"] = [
             r for r in run["status"]["results"] if r.get("phase") != "Running"
         ]
-    run = await kube.write_status(client, run, terminal=True)
-    sizes.append(kube.encoded_size(run))
+    run = await checkpoint.write_status(client, run, terminal=True)
+    sizes.append(checkpoint.encoded_size(run))
     return run, sizes
 
 
 async def test_shards_a_6000_result_run_fits_every_status_write_and_shows_every_result() -> None:
     client = FakeClient()
     run, sizes = await grow(client, nodes=1000, batch=100)
-    assert max(sizes) <= kube.STATUS_BUDGET_BYTES  # every write accepted, none clamped
-    recorded = codec.status_results(run["status"])
+    assert max(sizes) <= checkpoint.STATUS_BUDGET_BYTES  # every write accepted, none clamped
+    recorded = status_layout.status_results(run["status"])
     assert len(recorded) == 6000
-    compact = sum(codec.is_compact(r) for r in recorded)
+    compact = sum(status_layout.is_compact(r) for r in recorded)
     assert compact >= 5500  # the newest few settled stay full until 256 KiB can move
     results = await envelope_results(client, run)
     assert len(results) == 6000
@@ -150,7 +151,7 @@ async def test_shards_a_run_that_fits_is_written_exactly_as_before() -> None:
     run = await new_run(client)
     run["status"]["results"] = [full_result(n) for n in range(50)] + [open_result(51)]
     sent = copy.deepcopy(run["status"])
-    run = await kube.write_status(client, run)
+    run = await checkpoint.write_status(client, run)
     assert run["status"] == sent  # wire compatible: full TestResults, no shard fields
     assert shard_objects(client) == []
 
@@ -160,9 +161,9 @@ async def test_shards_open_and_pair_results_always_stay_full() -> None:
     run = await new_run(client)
     pair = full_result(1, test="nccl-pair") | {"scope": "Pair", "nodes": ["a", "b"]}
     run["status"]["results"] = [full_result(n) for n in range(900)] + [open_result(7), pair]
-    run = await kube.write_status(client, run)
-    *settled, still_open, kept_pair = codec.status_results(run["status"])
-    assert all(codec.is_compact(r) for r in settled)
+    run = await checkpoint.write_status(client, run)
+    *settled, still_open, kept_pair = status_layout.status_results(run["status"])
+    assert all(status_layout.is_compact(r) for r in settled)
     assert still_open == open_result(7)
     assert kept_pair == pair
 
@@ -181,23 +182,24 @@ class RefusingShards(FakeClient):
 
 
 @pytest.mark.parametrize(
-    ("code", "error"), [(403, kube.StatusTooLargeError), (503, shards.ShardError)]
+    ("code", "error"), [(403, checkpoint.StatusTooLargeError), (503, checkpoint.ShardError)]
 )
 async def test_shards_the_status_is_never_written_before_its_shards_exist(
     code: int, error: type[Exception]
 ) -> None:
     client = RefusingShards(code)
     run = await new_run(client)
-    before = await client.get(kube.RUNS, "r1", namespace=NS)
+    before = await client.get(kit_names.RUNS, "r1", namespace=NS)
     run["status"]["results"] = [full_result(n) for n in range(900)]
     with pytest.raises(error) as caught:
-        await kube.write_status(client, run)
-    after = await client.get(kube.RUNS, "r1", namespace=NS)
+        await checkpoint.write_status(client, run)
+    after = await client.get(kit_names.RUNS, "r1", namespace=NS)
     assert after == before  # no status names a shard that was never made durable
-    if isinstance(caught.value, kube.StatusTooLargeError):
+    if isinstance(caught.value, checkpoint.StatusTooLargeError):
         # what the reconciler's terminal Error write starts from: every result whole
         assert not any(
-            codec.is_compact(r) for r in codec.status_results(caught.value.run["status"])
+            status_layout.is_compact(r)
+            for r in status_layout.status_results(caught.value.run["status"])
         )
 
 
@@ -205,24 +207,24 @@ async def test_shards_a_terminal_write_never_waits_on_a_refused_shard() -> None:
     client = RefusingShards(403)
     run = await new_run(client)
     run["status"]["results"] = [full_result(n) for n in range(900)]
-    written = await kube.write_status(client, run, terminal=True)
-    results = codec.status_results(written["status"])
+    written = await checkpoint.write_status(client, run, terminal=True)
+    results = status_layout.status_results(written["status"])
     assert len(results) == 900
-    assert not any(codec.is_compact(r) for r in results)  # no reference to a missing shard
+    assert not any(status_layout.is_compact(r) for r in results)  # no reference to a missing shard
     assert {r["phase"] for r in results} == {"Passed"}
 
 
 async def test_shards_a_result_no_shard_can_hold_stays_whole() -> None:
     client = FakeClient()
     run = await new_run(client)
-    huge = full_result(0) | {"message": "x" * (shards.SHARD_MAX_BYTES + 1)}
+    huge = full_result(0) | {"message": "x" * (checkpoint.SHARD_MAX_BYTES + 1)}
     run["status"]["results"] = [huge, *(full_result(n) for n in range(1, 900))]
-    run = await kube.write_status(client, run)
-    results = codec.status_results(run["status"])
+    run = await checkpoint.write_status(client, run)
+    results = status_layout.status_results(run["status"])
     whole = [r for r in results if r["nodes"] == ["kwok-node-0000"]]
     assert whole == [huge]
     assert len(results) == 900
-    assert all(codec.is_compact(r) for r in results if r is not whole[0])
+    assert all(status_layout.is_compact(r) for r in results if r is not whole[0])
 
 
 async def test_shards_a_retried_write_reuses_the_same_shard() -> None:
@@ -231,10 +233,10 @@ async def test_shards_a_retried_write_reuses_the_same_shard() -> None:
     run["status"]["results"] = [full_result(n) for n in range(900)]
     first = copy.deepcopy(run)
     stale = copy.deepcopy(run)
-    await kube.write_status(client, first)
+    await checkpoint.write_status(client, first)
     made = sorted(c["metadata"]["name"] for c in shard_objects(client))
     with pytest.raises(ApiError) as conflict:
-        await kube.write_status(client, stale)  # a stale resourceVersion: 409
+        await checkpoint.write_status(client, stale)  # a stale resourceVersion: 409
     assert conflict.value.status == 409  # the shards were fine: theirs, same bytes
     assert sorted(c["metadata"]["name"] for c in shard_objects(client)) == made
 
@@ -242,7 +244,7 @@ async def test_shards_a_retried_write_reuses_the_same_shard() -> None:
 async def _sharded(client: FakeClient, *, count: int = 900) -> dict[str, Any]:
     run = await new_run(client)
     run["status"]["results"] = [full_result(n) for n in range(count)]
-    return await kube.write_status(client, run)
+    return await checkpoint.write_status(client, run)
 
 
 async def test_shards_a_missing_shard_makes_its_results_error_never_dropped() -> None:
@@ -256,7 +258,9 @@ async def test_shards_a_missing_shard_makes_its_results_error_never_dropped() ->
     lost = [r for r in results if r.phase == "Error"]
     digest = name.rsplit("-", 1)[1]
     recorded = [
-        r for r in codec.status_results(run["status"]) if r["evidence"].startswith(digest + "/")
+        r
+        for r in status_layout.status_results(run["status"])
+        if r["evidence"].startswith(digest + "/")
     ]
     assert len(lost) == len(recorded) > 0
     assert all(digest in r.message and "unjudged" in r.message for r in lost)
@@ -274,7 +278,7 @@ async def _rewrite(client: FakeClient, victim: dict[str, Any]) -> None:
 
 async def _tamper(client: FakeClient, edit: Any) -> None:
     [victim, *_] = shard_objects(client)
-    victim["data"] = {shards.PAYLOAD_KEY: edit(victim["data"][shards.PAYLOAD_KEY])}
+    victim["data"] = {checkpoint.PAYLOAD_KEY: edit(victim["data"][checkpoint.PAYLOAD_KEY])}
     await _rewrite(client, victim)
 
 
@@ -317,16 +321,19 @@ async def test_shards_without_the_shards_a_compact_record_never_reads_passed() -
 
 def test_shards_a_record_that_disagrees_with_its_entry_reads_error() -> None:
     failed = full_result(3, phase="Failed")
-    record = codec.compact_result(failed, shard="d", index=0)
-    assert codec.expand_result(record, {"d": [failed]}) == failed
+    record = status_layout.compact_result(failed, shard="d", index=0)
+    assert status_layout.expand_result(record, {"d": [failed]}) == failed
     lying = record | {"phase": "Passed"}  # a status that says Pass over a recorded Fail
-    forged = codec.expand_result(lying, {"d": [failed]})
+    forged = status_layout.expand_result(lying, {"d": [failed]})
     assert forged["phase"] == "Error"
     assert "phase disagrees" in forged["message"]
-    assert codec.expand_result(record | {"evidence": "d/7"}, {"d": [failed]})["phase"] == "Error"
-    assert codec.expand_result(record | {"evidence": "garbage"}, {"d": [failed]})["phase"] == (
-        "Error"
+    assert (
+        status_layout.expand_result(record | {"evidence": "d/7"}, {"d": [failed]})["phase"]
+        == "Error"
     )
+    assert status_layout.expand_result(record | {"evidence": "garbage"}, {"d": [failed]})[
+        "phase"
+    ] == ("Error")
 
 
 async def test_shards_every_envelope_of_a_sharded_run_carries_its_results_in_full() -> None:
@@ -337,7 +344,7 @@ async def test_shards_every_envelope_of_a_sharded_run_carries_its_results_in_ful
 
     client = FakeClient()
     run = await _sharded(client)
-    assert any("evidence" in r for r in codec.status_results(run["status"]))  # it did shard
+    assert any("evidence" in r for r in status_layout.status_results(run["status"]))  # it did shard
     seen: list[Any] = []
 
     class Capture(SinkFanout):

@@ -4,9 +4,10 @@ planned unit has settled it is neither judged nor delivered while suspended."""
 
 from __future__ import annotations
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run.delivery import Reason
-from glimmer.controllers.run.kube import RUNS
 from glimmer.engine import NODES
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 
@@ -39,12 +40,12 @@ async def test_E17_a_suspended_run_whose_work_has_all_settled_waits_unjudged() -
     assert "finishedAt" not in status
     assert [r["phase"] for r in status["results"]] == ["Passed", "Passed"]  # recorded
     assert terminal_envelopes(cluster) == []  # not delivered
-    assert labels.FINALIZER in run["metadata"]["finalizers"]
+    assert names.FINALIZER in run["metadata"]["finalizers"]
     assert not status.get("cordonedNodes")  # holding no cordon
     for node in cluster.client.objects(NODES):
         assert not node["spec"].get("unschedulable"), node["metadata"]["name"]
-        assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {})
-    assert cluster.interlock.nodes_of(f"{NS}/r1") == frozenset()
+        assert names.CORDON_OWNER not in (node["metadata"].get("annotations") or {})
+    assert RunView(run).held_nodes() == set()
 
 
 async def test_E17_clearing_suspend_judges_and_delivers_the_settled_run() -> None:

@@ -1,6 +1,6 @@
 """E8/E10/F1/F4: every node of a Pair or Group unit stays cordoned, stamped and in
 ``status.cordonedNodes`` from before the unit's first pod exists until the unit has
-settled and none of its pods is live, and the interlock counts every one of them.
+settled and none of its pods is live, and no other run is admitted onto any of them.
 
 The unit's result opens only once its lead pod (the server, rank 0) has started, so the
 window this pins is the lead's creation to its start, and a settled unit's pods still
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
+from glimmer.controllers.kit.view import RunView
 from glimmer.controllers.run.passes import Pass
-from glimmer.controllers.run.view import RunView
 from glimmer.engine import NODES, PODS
 from tests.unit.controllers.run.harness import NS, Cluster
 from tests.unit.controllers.test_links_sequencing import (
@@ -29,21 +30,18 @@ from tests.unit.controllers.test_links_sequencing import (
 
 def held_everywhere(cluster: Cluster, run: dict[str, Any], nodes: list[str]) -> list[str]:
     """What is wrong with ``nodes`` being held by ``run``: stamp, cordon, status record
-    and the interlock (an empty list when every node is held)."""
+    (an empty list when every node is held)."""
     stamp = f"{NS}/r1/{run['metadata']['uid']}"
     problems: list[str] = []
     recorded = RunView(run).cordoned_nodes
-    interlocked = cluster.interlock.nodes_of(f"{NS}/r1")
     for name in nodes:
         node = cluster.node(name)
-        if (node["metadata"].get("annotations") or {}).get(labels.CORDON_OWNER) != stamp:
+        if (node["metadata"].get("annotations") or {}).get(names.CORDON_OWNER) != stamp:
             problems.append(f"{name}: not stamped")
         if not node["spec"].get("unschedulable"):
             problems.append(f"{name}: schedulable")
         if name not in recorded:
             problems.append(f"{name}: not in status.cordonedNodes {recorded}")
-        if name not in interlocked:
-            problems.append(f"{name}: not held in the interlock {sorted(interlocked)}")
     return problems
 
 
@@ -93,14 +91,25 @@ async def test_E8_F1_a_pair_clients_node_is_held_while_the_server_has_not_starte
     assert held_everywhere(cluster, run, ["n0", "n1"]) == []
 
 
-async def test_E9_a_started_but_unstarted_group_leaves_no_node_free_for_another_run() -> None:
-    """The interlock sees every node of the in-flight unit: a second run over the same
-    nodes finds none of them free while rank 0 has not started."""
+async def test_E3_a_started_but_unstarted_group_leaves_no_node_free_for_another_run() -> None:
+    """Every node of the in-flight unit is held: a second run over a worker's node is
+    refused (E3, decided on a live list of every run) while rank 0 has not started."""
     cluster = Cluster(nodes=3)
     await start(cluster, group_test())
     await cluster.reconcile()
-    assert cluster.interlock.holders("n1") == [f"{NS}/r1"]
-    assert cluster.interlock.holders("n2") == [f"{NS}/r1"]
+    pods_before = len(cluster.pods())
+    await cluster.client.create(
+        RUNS,
+        {"metadata": {"name": "r2"},
+         "spec": {"profileRef": "prof", "target": {"nodeNames": ["n2"]}}},
+        namespace=NS,
+    )  # fmt: skip
+    await cluster.reconcile("r2")
+    second = await cluster.run("r2")
+    assert second["status"]["phase"] == "Error"
+    [refusal] = second["status"]["results"]
+    assert refusal["name"] == "admission" and f"run {NS}/r1 already holds n2" in refusal["message"]
+    assert len(cluster.pods()) == pods_before  # nothing launched for r2
 
 
 async def test_E8_a_live_pod_of_a_settled_link_unit_holds_every_node_of_its_unit() -> None:
@@ -137,4 +146,4 @@ async def test_E12_the_group_releases_every_node_once_its_pods_are_gone() -> Non
     assert run["status"]["phase"] == "Passed"
     assert not run["status"].get("cordonedNodes")
     for node in cluster.client.objects(NODES):
-        assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {})
+        assert names.CORDON_OWNER not in (node["metadata"].get("annotations") or {})

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from glimmer.api import status_layout
 from glimmer.controllers.fingerprint.verdict import PLAN_ANNOTATION, run_verdict
 from glimmer.plan import PinnedPlan, PlannedTest
-from glimmer.verdict import codec
 
 PLAN = PinnedPlan(
     targets=("n1", "n2"), tests=(PlannedTest(name="t", required=True, spec={"kind": "custom"}),)
@@ -24,7 +24,7 @@ def run(*, version: str, phase_of_n1: str, packed: bool) -> dict[str, Any]:
     ]  # fmt: skip
     status: dict[str, Any] = {"phase": "Failed", "finishedAt": "2026-12-01T12:00:00Z"}
     if packed:
-        status[codec.PACKED_KEY] = codec.pack_records(results)
+        status[status_layout.PACKED_KEY] = status_layout.pack_records(results)
     else:
         status["results"] = results
     return {

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.run.delivery import Delivery, NoDelivery, Reason
-from glimmer.controllers.run.kube import RUNS
 from glimmer.sinks import FanoutReport, SinkOutcome
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 
@@ -99,7 +99,7 @@ async def test_E19_terminal_outcome_is_recorded_in_sink_status_and_re_sent_until
     result = await cluster.reconcile()
     run = await cluster.run()
     assert run["status"]["phase"] == "Passed"  # a refused delivery never changes the run
-    assert run["metadata"]["annotations"][labels.PENDING_TERMINAL_DELIVERY] == "Passed"
+    assert run["metadata"]["annotations"][names.PENDING_TERMINAL_DELIVERY] == "Passed"
     assert run["status"]["sinkStatus"] == {
         "hook": "Failed 2026-12-01T12:00:00Z: HTTP 503: down",
         "store": "Delivered 2026-12-01T12:00:00Z",
@@ -120,7 +120,7 @@ async def test_E19_terminal_outcome_is_recorded_in_sink_status_and_re_sent_until
     cluster.advance(300)
     result = await cluster.reconcile()
     run = await cluster.run()
-    assert labels.PENDING_TERMINAL_DELIVERY not in (run["metadata"].get("annotations") or {})
+    assert names.PENDING_TERMINAL_DELIVERY not in (run["metadata"].get("annotations") or {})
     assert run["status"]["sinkStatus"]["hook"] == "Delivered 2026-12-01T12:10:00Z"
     assert run["status"]["phase"] == "Passed"
     assert not result.requeue_after
@@ -160,7 +160,7 @@ class HangingDelivery(NoDelivery):
 async def test_L5_a_passes_test_completed_envelopes_go_together_not_one_budget_each() -> None:
     """Three units settled in one pass: their envelopes are in flight at once, so a
     hanging receiver costs the pass one delivery budget, never three (a pass longer
-    than the reconcile timeout would be cut before the interlock learned its state)."""
+    than the reconcile timeout would be cut before its cordons and events were recorded)."""
     cluster = Cluster(nodes=3)
     hanging = HangingDelivery(expect=3)
     cluster.delivered = hanging

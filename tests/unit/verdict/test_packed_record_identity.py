@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from glimmer.verdict import codec
+from glimmer.api import status_layout
 
 SHARD = "0123456789abcdef"
 
@@ -37,9 +37,9 @@ def full_result(*, provenance: str = "sim", suspect: bool = True) -> dict[str, A
 def expanded(status_side: dict[str, Any], shard_side: dict[str, Any]) -> dict[str, Any]:
     """Pack ``status_side`` as a status write does, then expand it against a shard
     whose entry 0 is ``shard_side``."""
-    record = codec.compact_result(status_side, shard=SHARD, index=0)
-    [unpacked] = codec.unpack_records(codec.pack_records([record]))
-    return codec.expand_result(unpacked, {SHARD: [shard_side]})
+    record = status_layout.compact_result(status_side, shard=SHARD, index=0)
+    [unpacked] = status_layout.unpack_records(status_layout.pack_records([record]))
+    return status_layout.expand_result(unpacked, {SHARD: [shard_side]})
 
 
 def test_packed_record_whose_shard_says_silicon_under_a_sim_status_expands_to_error() -> None:

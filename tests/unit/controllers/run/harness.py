@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.controllers.run.delivery import NoDelivery
-from glimmer.controllers.run.kube import PROFILES, RUNS, TESTS
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
 from glimmer.engine import NODES, PODS, FakeClient, Result
 
@@ -20,14 +19,12 @@ class Cluster:
         self.client = FakeClient()
         self.clock = datetime.now(UTC).replace(microsecond=0)
         self.delivered = NoDelivery()
-        self.interlock = Interlock()
         self.reconciler = self.new_reconciler()
         self.node_names = [f"n{i}" for i in range(nodes)]
 
     def new_reconciler(self) -> RunReconciler:
         return RunReconciler(
             client=self.client,
-            interlock=self.interlock,
             options=RunOptions(operator_namespace="glimmer-system", image_pull_grace_seconds=5),
             deliverer=self.delivered,
             now=lambda: self.clock,
@@ -116,7 +113,7 @@ class Cluster:
                 }
             }
             status = {"phase": "Succeeded" if exit_code == 0 else "Failed", "startTime": stamp}
-        status["containerStatuses"] = [{"name": labels.RUNNER_CONTAINER, "state": state}]
+        status["containerStatuses"] = [{"name": names.RUNNER_CONTAINER, "state": state}]
         await self.client.patch(
             PODS, pod, {"status": status}, namespace=namespace, subresource="status"
         )

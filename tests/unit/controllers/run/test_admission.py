@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
 from glimmer.controllers.run.admission import find_conflict
 
 
@@ -24,7 +24,7 @@ def run(
         "uid": uid,
     }
     if finalizer:
-        meta["finalizers"] = [labels.FINALIZER]
+        meta["finalizers"] = [names.FINALIZER]
     status: dict[str, Any] = {"phase": phase}
     if started:
         status["startedAt"] = "2026-01-01T00:00:00Z"
@@ -69,3 +69,25 @@ def test_E3_no_overlap_no_conflict_and_the_earliest_conflicter_is_named() -> Non
     assert find_conflict(ME, targets=["x"], others=[(first, ["n"])]) is None
     conflict = find_conflict(ME, targets=["n"], others=[(second, ["n"]), (first, ["n"])])
     assert conflict is not None and conflict.name == "first"
+
+
+async def test_E3_E22_admission_reads_every_run_live_once_and_no_process_memory() -> None:
+    """The first pass of a fresh process over a new run lists runs live exactly once
+    (admission, E22) and lists no nodes for a run that names its nodes: no start-up
+    rebuild of an in-memory interlock precedes it, because no decision reads one."""
+    from tests.unit.controllers.run.harness import Cluster, custom_test
+
+    cluster = Cluster(nodes=4)
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run("r1", target={"nodeNames": ["n0", "n1"]})
+    await cluster.reconcile("r1")
+    await cluster.create_run("r2", target={"nodeNames": ["n0"]})
+    cluster.reconciler = cluster.new_reconciler()  # a fresh process
+    mark = len(cluster.client.requests)
+    await cluster.reconcile("r2")
+    lists = [r.resource for r in cluster.client.requests[mark:] if r.verb == "list"]
+    assert lists.count(str(names.RUNS)) == 1
+    assert "nodes" not in lists
+    refused = (await cluster.run("r2"))["status"]
+    assert refused["phase"] == "Error"  # refused on that one live list: r1 holds n0
+    assert refused["results"][0]["name"] == "admission"

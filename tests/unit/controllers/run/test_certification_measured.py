@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import PROFILES, RUNS
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import PROFILES, RUNS
 from glimmer.verdict import (
     MEASURED_CONDITION,
     REASON_MEASURED,
@@ -136,7 +136,7 @@ async def test_I19_6_the_pinned_baseline_decides_after_the_spec_is_edited() -> N
     await cluster.create_run(baseline=True)
     await cluster.reconcile()  # pins the plan, baseline included
     run = await cluster.run()
-    assert labels.PLAN_ANNOTATION in run["metadata"]["annotations"]
+    assert names.PLAN_ANNOTATION in run["metadata"]["annotations"]
     await cluster.client.patch(RUNS, "r1", {"spec": {"baseline": False}}, namespace=NS)
     run = await drive(cluster, exit_code=0, log=SILICON_PASS)
     assert run["status"]["phase"] == "Passed"
@@ -176,7 +176,7 @@ async def test_I19_6_a_run_whose_plan_cannot_be_read_ends_not_measured() -> None
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run()
     await cluster.client.patch(
-        RUNS, "r1", {"metadata": {"annotations": {labels.PLAN_ANNOTATION: "not a plan"}}},
+        RUNS, "r1", {"metadata": {"annotations": {names.PLAN_ANNOTATION: "not a plan"}}},
         namespace=NS,
     )  # fmt: skip
     await cluster.reconcile()

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.run import kube, labels
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit import checkpoint, names
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.run.pods import PodRequest, RunRef, build_pod, foreign_reason
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
 from glimmer.engine import NODES, PODS, ApiError
@@ -32,7 +32,7 @@ def predicted_name(run: dict[str, Any], *, attempt: int = 1, node: str = "n0") -
 
 
 def our_manifest(run: dict[str, Any], *, attempt: int = 1, node: str = "n0") -> dict[str, Any]:
-    plan = PinnedPlan.from_annotation(run["metadata"]["annotations"][labels.PLAN_ANNOTATION])
+    plan = PinnedPlan.from_annotation(run["metadata"]["annotations"][names.PLAN_ANNOTATION])
     meta = run["metadata"]
     return build_pod(
         run=RunRef(meta["namespace"], meta["name"], meta["uid"]),
@@ -58,7 +58,7 @@ def logs_read(cluster: Cluster, pod: str) -> bool:
 def assert_released(cluster: Cluster, node: str = "n0") -> None:
     current = cluster.node(node)
     assert not current["spec"].get("unschedulable")
-    assert labels.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
+    assert names.CORDON_OWNER not in (current["metadata"].get("annotations") or {})
 
 
 async def pinned_suspended_run(cluster: Cluster, **spec: Any) -> dict[str, Any]:
@@ -82,7 +82,7 @@ async def test_I19_8_a_pod_precreated_on_another_node_under_our_name_is_foreign_
     await cluster.setup(tests={"t": custom_test("echo", thresholds=BW_GATE)})
     run = await pinned_suspended_run(cluster, target={"nodeNames": ["n0"]})
     forged = our_manifest(run)
-    forged["spec"]["nodeSelector"] = {labels.HOSTNAME_LABEL: "n1"}  # not the target
+    forged["spec"]["nodeSelector"] = {names.HOSTNAME_LABEL: "n1"}  # not the target
     name = forged["metadata"]["name"]
     await cluster.client.create(PODS, forged, namespace=NS)
     await cluster.kubelet(name, exit_code=0, log="bw=12\n")  # a passing log
@@ -181,7 +181,7 @@ def _defaulted(manifest: dict[str, Any]) -> dict[str, Any]:
         priority=0,
         preemptionPolicy="PreemptLowerPriority",
         securityContext={},
-        nodeName=spec["nodeSelector"][labels.HOSTNAME_LABEL],
+        nodeName=spec["nodeSelector"][names.HOSTNAME_LABEL],
     )
     spec["tolerations"].append(
         {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}
@@ -207,7 +207,7 @@ def _manifest(**spec: Any) -> dict[str, Any]:
     )
 
 
-HOST = labels.HOSTNAME_LABEL
+HOST = names.HOSTNAME_LABEL
 SIDECAR = {"name": "side", "image": "y"}
 HOST_ROOT = {"name": "h", "hostPath": {"path": "/"}}
 
@@ -226,7 +226,7 @@ HOST_ROOT = {"name": "h", "hostPath": {"path": "/"}}
         (lambda p: p["spec"].update(securityContext={"runAsUser": 0}), "spec.securityContext"),
         (lambda p: p["spec"].update(hostPID=True), "spec.hostPID"),
         (lambda p: p["spec"].update(activeDeadlineSeconds=999999), "spec.activeDeadlineSeconds"),
-        (lambda p: p["metadata"]["labels"].update({labels.ATTEMPT_LABEL: "9"}), "metadata.labels"),
+        (lambda p: p["metadata"]["labels"].update({names.ATTEMPT_LABEL: "9"}), "metadata.labels"),
         (lambda p: p["metadata"].update(ownerReferences=[]), "metadata.ownerReferences"),
     ],
 )  # fmt: skip
@@ -263,7 +263,7 @@ def refuse_pods(cluster: Cluster, *, times: int = 100, node: str | None = None) 
     refused: list[int] = []
 
     def targeted(body: Any) -> bool:
-        return node is None or body["spec"]["nodeSelector"][labels.HOSTNAME_LABEL] == node
+        return node is None or body["spec"]["nodeSelector"][names.HOSTNAME_LABEL] == node
 
     async def create(resource: Any, body: Any, *, namespace: str | None = None) -> Any:
         if resource == PODS and len(refused) < times and targeted(body):
@@ -359,7 +359,7 @@ async def test_I19_10_the_cordon_is_in_status_before_the_pod_is_created() -> Non
     steps = [step for step, _ in written]
     first_pod = steps.index("create pods")
     assert steps[0] == "node"  # stamp and cordon, one atomic write (E10, issue 18)
-    assert labels.CORDON_OWNER in written[0][1]["metadata"]["annotations"]
+    assert names.CORDON_OWNER in written[0][1]["metadata"]["annotations"]
     assert written[0][1]["spec"] == {"unschedulable": True}
     status_writes = [i for i, (step, nodes) in enumerate(written) if step == "status"]
     assert any(i < first_pod and written[i][1] == ["n0"] for i in status_writes), written
@@ -398,15 +398,15 @@ def _big_run(*, results: int, attempts: int, text: int) -> dict[str, Any]:
 
 def test_I19_11_over_budget_the_oldest_attempts_lose_text_first_and_no_verdict_is_lost() -> None:
     run = _big_run(results=4, attempts=3, text=10_000)
-    budget = kube.encoded_size(run) - 70_000  # four attempts must go
-    size = kube.fit_status(run, budget=budget)
-    assert size == kube.encoded_size(run) <= budget
+    budget = checkpoint.encoded_size(run) - 70_000  # four attempts must go
+    size = checkpoint.fit_status(run, budget=budget)
+    assert size == checkpoint.encoded_size(run) <= budget
     results = run["status"]["results"]
     assert [r["name"] for r in results] == ["t0", "t1", "t2", "t3"]
     assert all(r["phase"] == "Passed" and r["metrics"] == {"bw": "12"} for r in results)
     assert all(len(r["attempts"]) == 3 for r in results)
     # Attempt 1 of every result finished first (minute 00): those went first.
-    assert all(r["attempts"][0]["message"] == kube.COMPACTED for r in results)
+    assert all(r["attempts"][0]["message"] == checkpoint.COMPACTED for r in results)
     assert all("metrics" not in r["attempts"][0] for r in results)
     assert all(r["attempts"][2]["message"] == "x" * 10_000 for r in results)
 
@@ -416,10 +416,10 @@ def test_I19_11_a_status_that_cannot_fit_is_refused_and_the_terminal_write_still
     for result in run["status"]["results"]:
         result["message"] = "m" * 5_000  # result text is never compacted mid-run
     budget = 100_000
-    with pytest.raises(kube.StatusTooLargeError) as caught:
-        kube.fit_status(copy.deepcopy(run), budget=budget)
+    with pytest.raises(checkpoint.StatusTooLargeError) as caught:
+        checkpoint.fit_status(copy.deepcopy(run), budget=budget)
     assert caught.value.size > budget
-    size = kube.fit_status(run, budget=budget, terminal=True)
+    size = checkpoint.fit_status(run, budget=budget, terminal=True)
     assert size <= budget
     assert [r["phase"] for r in run["status"]["results"]] == ["Passed"] * 40
 
@@ -450,7 +450,7 @@ async def test_I19_11_a_status_write_refused_for_size_ends_the_run_error_and_rel
     budget = conditions["StatusSizeBudget"]
     assert (budget["status"], budget["reason"]) == ("False", "StatusTooLarge")
     assert "Split it into smaller runs" in budget["message"]
-    assert labels.FINALIZER not in (run["metadata"].get("finalizers") or [])
+    assert names.FINALIZER not in (run["metadata"].get("finalizers") or [])
     assert_released(cluster)
     await cluster.reconcile()  # terminal: no retry loop, nothing rewritten
     assert (await cluster.run())["status"]["phase"] == "Error"
@@ -461,7 +461,6 @@ async def test_I19_11_a_status_over_our_budget_is_never_sent_and_ends_the_run_er
     await cluster.setup(tests={"t": custom_test("echo")})
     cluster.reconciler = RunReconciler(
         client=cluster.client,
-        interlock=cluster.interlock,
         options=RunOptions(operator_namespace="glimmer-system", status_budget_bytes=3_000),
         now=lambda: cluster.clock,
     )
@@ -474,7 +473,7 @@ async def test_I19_11_a_status_over_our_budget_is_never_sent_and_ends_the_run_er
     assert run["status"]["phase"] == "Error"
     assert result_of(run)["phase"] == "Failed"  # the verdict survives the compaction
     assert "StatusSizeBudget" in {c["type"] for c in run["status"]["conditions"]}
-    assert kube.encoded_size(run) <= 3_000
+    assert checkpoint.encoded_size(run) <= 3_000
     assert_released(cluster)
 
 
@@ -502,7 +501,6 @@ async def test_I19_12_an_invalid_node_selector_ends_the_run_error_naming_the_fie
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run(target={"nodeSelector": selector})
-    cluster.interlock.rebuilt = True  # only the target resolution may list nodes here
     await cluster.reconcile()  # at once: waiting cannot make it valid
     run = await cluster.run()
     assert run["status"]["phase"] == "Error"
@@ -519,7 +517,6 @@ async def test_I19_12_a_selector_the_apiserver_refuses_ends_the_run_error() -> N
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run(target={"nodeSelector": {"pool": "gpu"}})
-    cluster.interlock.rebuilt = True  # the injected error is for the target list
     cluster.client.inject_error(
         "list",
         ApiError(status=400, reason="BadRequest", body={"message": "unable to parse requirement"}),
@@ -589,7 +586,6 @@ async def test_I19_13_an_overdue_pod_keeps_its_checkpointed_metrics_on_the_error
 def serving(cluster: Cluster, namespaces: frozenset[str] | None) -> None:
     cluster.reconciler = RunReconciler(
         client=cluster.client,
-        interlock=cluster.interlock,
         options=RunOptions(operator_namespace="glimmer-system", served_namespaces=namespaces),
         now=lambda: cluster.clock,
     )

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.reaper import StampReaper
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
+from glimmer.controllers.kit.reaper import StampReaper
 from glimmer.controllers.run.delivery import Delivery, NoDelivery, Reason
-from glimmer.controllers.run.kube import RUNS
 from glimmer.engine import NODES, PODS, FakeClient
 from glimmer.engine.fake import Request
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
@@ -31,7 +30,7 @@ async def test_E4_C5_a_malformed_threshold_refuses_the_run_at_once_without_cordo
     assert (refusal["name"], refusal["kind"]) == ("resolve", "")
     assert not cluster.pods()
     assert not cluster.node("n0")["spec"].get("unschedulable")
-    assert labels.FINALIZER not in (run["metadata"].get("finalizers") or [])
+    assert names.FINALIZER not in (run["metadata"].get("finalizers") or [])
 
 
 async def test_E1_an_unreadable_pinned_plan_finalises_error_and_unloads() -> None:
@@ -42,7 +41,7 @@ async def test_E1_an_unreadable_pinned_plan_finalises_error_and_unloads() -> Non
     await cluster.client.patch(
         RUNS,
         "r1",
-        {"metadata": {"annotations": {labels.PLAN_ANNOTATION: '{"version":2}'}}},
+        {"metadata": {"annotations": {names.PLAN_ANNOTATION: '{"version":2}'}}},
         namespace=NS,
     )
     await cluster.reconcile()
@@ -56,7 +55,7 @@ async def test_E1_an_unreadable_pinned_plan_finalises_error_and_unloads() -> Non
 async def test_D7_fail_fast_stops_later_tests_once_a_required_result_failed() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"a": custom_test("echo"), "b": custom_test("echo")})
-    from glimmer.controllers.run.kube import PROFILES
+    from glimmer.controllers.kit.names import PROFILES
 
     await cluster.client.patch(PROFILES, "prof", {"spec": {"failFast": True}}, namespace=NS)
     await cluster.create_run()
@@ -66,7 +65,7 @@ async def test_D7_fail_fast_stops_later_tests_once_a_required_result_failed() ->
     run = await cluster.run()
     assert run["status"]["phase"] == "Failed"
     assert [r["name"] for r in run["status"]["results"]] == ["a"]  # b untouched: no result
-    assert {p["metadata"]["labels"][labels.TEST_LABEL] for p in cluster.pods()} == {"a"}
+    assert {p["metadata"]["labels"][names.TEST_LABEL] for p in cluster.pods()} == {"a"}
 
 
 async def test_E14_an_execution_with_no_resolvable_image_is_error_and_places_no_cordon() -> None:
@@ -79,7 +78,7 @@ async def test_E14_an_execution_with_no_resolvable_image_is_error_and_places_no_
     assert run["status"]["phase"] == "Error"
     assert "no runner image" in run["status"]["results"][0]["message"]
     assert not cluster.pods()
-    assert labels.CORDON_OWNER not in (cluster.node("n0")["metadata"].get("annotations") or {})
+    assert names.CORDON_OWNER not in (cluster.node("n0")["metadata"].get("annotations") or {})
 
 
 async def test_E11_a_sustained_load_kind_marks_heat_and_the_marker_goes_with_the_cordon() -> None:
@@ -94,11 +93,11 @@ async def test_E11_a_sustained_load_kind_marks_heat_and_the_marker_goes_with_the
     await cluster.create_run()
     await cluster.reconcile()
     notes = cluster.node("n0")["metadata"]["annotations"]
-    assert notes[labels.HEAT_EXPECTED].startswith(f"{NS}/r1/")
+    assert notes[names.HEAT_EXPECTED].startswith(f"{NS}/r1/")
     await finish_all(cluster, exit_code=0, log="ok=1\n")
     await cluster.reconcile()
     notes = cluster.node("n0")["metadata"].get("annotations") or {}
-    assert labels.HEAT_EXPECTED not in notes and labels.CORDON_OWNER not in notes
+    assert names.HEAT_EXPECTED not in notes and names.CORDON_OWNER not in notes
 
 
 async def test_E18_graceful_cancel_is_one_way_waits_for_running_pods_keeps_verdicts() -> None:
@@ -112,7 +111,7 @@ async def test_E18_graceful_cancel_is_one_way_waits_for_running_pods_keeps_verdi
     await cluster.reconcile()
     run = await cluster.run()
     assert run["status"]["phase"] == "Running"
-    assert run["metadata"]["annotations"][labels.CANCELLING_ANNOTATION] == (
+    assert run["metadata"]["annotations"][names.CANCELLING_ANNOTATION] == (
         "cancelled with no reason given"
     )
     await cluster.client.patch(RUNS, "r1", {"spec": {"cancel": False}}, namespace=NS)
@@ -182,7 +181,7 @@ async def test_L4_running_is_delivered_before_its_status_write_terminal_after_re
     release = _index(
         requests,
         lambda r: r.verb == "patch" and r.resource == "nodes"
-        and ((r.body.get("metadata") or {}).get("annotations") or {}).get(labels.CORDON_OWNER, "")
+        and ((r.body.get("metadata") or {}).get("annotations") or {}).get(names.CORDON_OWNER, "")
         is None,
     )  # fmt: skip
     terminal_write = _index(
@@ -233,7 +232,7 @@ async def test_E21_the_reaper_restores_a_node_stamped_by_a_vanished_run_only() -
         "n1",
         {
             "metadata": {
-                "annotations": {labels.CORDON_OWNER: stamp, labels.PRIOR_UNSCHEDULABLE: "false"}
+                "annotations": {names.CORDON_OWNER: stamp, names.PRIOR_UNSCHEDULABLE: "false"}
             },
             "spec": {"unschedulable": True},
         },
@@ -241,22 +240,11 @@ async def test_E21_the_reaper_restores_a_node_stamped_by_a_vanished_run_only() -
     reaper = StampReaper(client=cluster.client)
     await reaper.reconcile("n1")
     assert not cluster.node("n1")["spec"].get("unschedulable")
-    assert labels.CORDON_OWNER not in (cluster.node("n1")["metadata"].get("annotations") or {})
+    assert names.CORDON_OWNER not in (cluster.node("n1")["metadata"].get("annotations") or {})
     held = await reaper.reconcile("n0")  # stamped by a live run: left, rechecked later
     assert held.requeue_after == 300
-    owner = cluster.node("n0")["metadata"]["annotations"][labels.CORDON_OWNER]
+    owner = cluster.node("n0")["metadata"]["annotations"][names.CORDON_OWNER]
     assert owner.endswith(live["metadata"]["uid"])
-
-
-async def test_E9_the_interlock_is_rebuilt_from_run_statuses_and_node_stamps() -> None:
-    cluster = Cluster(nodes=2)
-    await cluster.setup(tests={"t": custom_test("echo")})
-    await cluster.create_run(maxConcurrentNodes=2)
-    await cluster.reconcile()
-    fresh = Interlock()
-    fresh.rebuild(runs=cluster.client.objects(RUNS), nodes=cluster.client.objects(NODES))
-    assert fresh.held() == {"n0": [f"{NS}/r1"], "n1": [f"{NS}/r1"]}
-    assert cluster.interlock.held() == fresh.held()
 
 
 async def test_E10_the_stamp_goes_with_the_cordon_in_one_write_before_the_pod() -> None:
@@ -276,18 +264,18 @@ async def test_E10_the_stamp_goes_with_the_cordon_in_one_write_before_the_pod() 
     cordon, create = writes[:2]
     assert (cordon.verb, cordon.resource) == ("patch", "nodes")
     stamp_notes = cordon.body["metadata"]["annotations"]
-    assert stamp_notes[labels.CORDON_OWNER].endswith(run["metadata"]["uid"])
-    assert stamp_notes[labels.PRIOR_UNSCHEDULABLE] == "false"
+    assert stamp_notes[names.CORDON_OWNER].endswith(run["metadata"]["uid"])
+    assert stamp_notes[names.PRIOR_UNSCHEDULABLE] == "false"
     assert cordon.body["spec"] == {"unschedulable": True}
     # ... and only then the pod.
     assert (create.verb, create.resource) == ("create", "pods")
-    assert create.body["spec"]["nodeSelector"] == {labels.HOSTNAME_LABEL: "n0"}
+    assert create.body["spec"]["nodeSelector"] == {names.HOSTNAME_LABEL: "n0"}
 
 
 async def test_E6_variants_are_expanded_into_cells_and_reported_by_plan_expanded() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})
-    from glimmer.controllers.run.kube import PROFILES
+    from glimmer.controllers.kit.names import PROFILES
 
     variants = [{"name": "small", "axes": {"size": "s"}}, {"name": "large", "axes": {"size": "l"}}]
     await cluster.client.patch(
@@ -317,7 +305,7 @@ async def test_E6_variants_are_expanded_into_cells_and_reported_by_plan_expanded
 async def test_E2_a_missing_test_ref_gets_the_grace_then_names_the_test_in_the_refusal() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"present": custom_test("echo")})
-    from glimmer.controllers.run.kube import PROFILES
+    from glimmer.controllers.kit.names import PROFILES
 
     entries = [{"testRef": "present"}, {"testRef": "absent"}]
     await cluster.client.patch(PROFILES, "prof", {"spec": {"tests": entries}}, namespace=NS)
@@ -352,7 +340,7 @@ async def test_E10_a_pass_cordons_its_launches_together_and_records_them_before_
         ]  # fmt: skip
         assert len(patches) >= 1, (node, patches)
         cordon_at, cordon = patches[0]
-        assert labels.CORDON_OWNER in cordon["metadata"]["annotations"], node
+        assert names.CORDON_OWNER in cordon["metadata"]["annotations"], node
         assert cordon["spec"] == {"unschedulable": True}, node
         assert cordon_at < first_pod, node
     every = [f"n{i}" for i in range(6)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from glimmer.controllers.run import labels
+from glimmer.controllers.kit import names as kit_names
 from glimmer.engine import PODS
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 
@@ -21,7 +21,7 @@ async def test_E10_E12_E19_a_passing_run_cordons_nodes_while_loaded_and_restores
     await cluster.reconcile()
     run = await cluster.run()
     assert run["status"]["phase"] == "Running"
-    assert labels.FINALIZER in run["metadata"]["finalizers"]
+    assert kit_names.FINALIZER in run["metadata"]["finalizers"]
     assert run["status"]["priorUnschedulable"] == {"n0": False, "n1": False, "n2": True}
     assert len(cluster.live_pods()) == 3
     assert all(cluster.node(n)["spec"].get("unschedulable") for n in ("n0", "n1", "n2"))
@@ -31,10 +31,10 @@ async def test_E10_E12_E19_a_passing_run_cordons_nodes_while_loaded_and_restores
     run = await cluster.run()
     assert run["status"]["phase"] == "Passed", run["status"]
     assert run["status"]["passed"] == 3
-    assert labels.FINALIZER not in run["metadata"].get("finalizers", [])
+    assert kit_names.FINALIZER not in run["metadata"].get("finalizers", [])
     assert not cluster.node("n0")["spec"].get("unschedulable")
     assert cluster.node("n2")["spec"].get("unschedulable") is True  # admin's cordon kept
-    assert labels.CORDON_OWNER not in (cluster.node("n2")["metadata"].get("annotations") or {})
+    assert kit_names.CORDON_OWNER not in (cluster.node("n2")["metadata"].get("annotations") or {})
 
 
 async def test_D1_D6_a_gate_shortfall_is_failed_exit_two_unmarked_is_error_failed_wins() -> None:
@@ -119,7 +119,6 @@ async def test_E1_E13_a_restarted_reconciler_adopts_its_pods_and_creates_none_tw
     await cluster.reconcile()
     names = sorted(p["metadata"]["name"] for p in cluster.pods())
     cluster.reconciler = cluster.new_reconciler()
-    cluster.interlock.rebuilt = False
     await cluster.reconcile()
     assert sorted(p["metadata"]["name"] for p in cluster.pods()) == names
     await finish_all(cluster, exit_code=0, log="ok=1\n")
@@ -148,11 +147,11 @@ async def test_E8_test_two_starts_nowhere_until_test_one_settled_everywhere() ->
     await cluster.setup(tests={"a": custom_test("echo"), "b": custom_test("echo")})
     await cluster.create_run(maxConcurrentNodes=2)
     await cluster.reconcile()
-    first = {p["metadata"]["labels"][labels.TEST_LABEL] for p in cluster.pods()}
+    first = {p["metadata"]["labels"][kit_names.TEST_LABEL] for p in cluster.pods()}
     assert first == {"a"}
     await cluster.kubelet(cluster.live_pods()[0]["metadata"]["name"], exit_code=0, log="ok=1\n")
     await cluster.reconcile()
-    assert {p["metadata"]["labels"][labels.TEST_LABEL] for p in cluster.pods()} == {"a"}
+    assert {p["metadata"]["labels"][kit_names.TEST_LABEL] for p in cluster.pods()} == {"a"}
 
 
 async def test_E2_a_missing_profile_waits_out_the_apply_race_then_is_a_resolve_error() -> None:
@@ -196,7 +195,7 @@ async def test_E18_immediate_cancel_leaves_open_units_cancelled_and_unloads() ->
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run(cancel=False)
     await cluster.reconcile()
-    from glimmer.controllers.run.kube import RUNS
+    from glimmer.controllers.kit.names import RUNS
 
     await cluster.client.patch(
         RUNS,
@@ -207,7 +206,7 @@ async def test_E18_immediate_cancel_leaves_open_units_cancelled_and_unloads() ->
     await cluster.reconcile()
     run = await cluster.run()
     assert run["status"]["phase"] == "Cancelled"
-    assert run["metadata"]["annotations"][labels.CANCELLING_ANNOTATION] == "maint"
+    assert run["metadata"]["annotations"][kit_names.CANCELLING_ANNOTATION] == "maint"
     assert run["status"]["results"][0]["phase"] == "Cancelled"
     assert not cluster.live_pods()
     assert not cluster.node("n0")["spec"].get("unschedulable")
@@ -252,7 +251,7 @@ async def test_E17_suspend_launches_nothing_but_keeps_harvesting_and_hands_back_
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run(maxConcurrentNodes=1)
     await cluster.reconcile()
-    from glimmer.controllers.run.kube import RUNS
+    from glimmer.controllers.kit.names import RUNS
 
     await cluster.client.patch(RUNS, "r1", {"spec": {"suspend": True}}, namespace=NS)
     await finish_all(cluster, exit_code=0, log="ok=1\n")

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from glimmer.controllers.interlock import Interlock
-from glimmer.controllers.reaper import StampReaper
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import RUNS
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
+from glimmer.controllers.kit.reaper import StampReaper
 from glimmer.controllers.run.setup import run_controller
 from glimmer.engine import (
     NODES,
@@ -98,7 +97,7 @@ async def test_I17_4_E12_a_release_is_decided_on_live_pods_when_the_cache_lags(
     await cluster.reconcile()
     node = cluster.node("n0")
     assert node["spec"].get("unschedulable") is True, "released under a pod about to run"
-    assert labels.CORDON_OWNER in node["metadata"]["annotations"]
+    assert names.CORDON_OWNER in node["metadata"]["annotations"]
 
 
 async def test_I17_4_a_stale_cached_run_never_cordons_a_node() -> None:
@@ -122,7 +121,7 @@ async def test_I17_4_a_stale_cached_run_never_cordons_a_node() -> None:
     assert not [
         r for r in since(cluster.client, mark) if r.verb == "patch" and r.resource == "nodes"
     ]
-    assert labels.CORDON_OWNER not in (cluster.node("n0")["metadata"].get("annotations") or {})
+    assert names.CORDON_OWNER not in (cluster.node("n0")["metadata"].get("annotations") or {})
 
 
 async def test_I17_4_a_read_no_cache_covers_falls_back_to_live() -> None:
@@ -135,11 +134,9 @@ async def test_I17_4_a_read_no_cache_covers_falls_back_to_live() -> None:
 
 
 def test_I17_4_a_pod_event_enqueues_the_run_that_controls_it() -> None:
-    registration = run_controller(
-        client=FakeClient(), namespace=None, operator_namespace="x", interlock=Interlock()
-    )
+    registration = run_controller(client=FakeClient(), namespace=None, operator_namespace="x")
     watch = next(w for w in registration.watches if w.resource == PODS)
-    assert watch.label_selector == labels.RUN_LABEL
+    assert watch.label_selector == names.RUN_LABEL
     owner = {"kind": "BurnInRun", "name": "r1", "uid": "u", "controller": True}
     old = {"metadata": {"name": "p", "namespace": NS, "ownerReferences": [owner]},
            "status": {"phase": "Running"}}  # fmt: skip
@@ -185,7 +182,7 @@ async def test_I17_4_E22_the_reaper_answers_from_the_cache_and_reaps_only_on_liv
     assert since(cluster.client, mark) == []  # answered by the cache alone
     # An orphan: a stamp naming a run that does not exist.
     await cluster.client.patch(
-        NODES, "n1", {"metadata": {"annotations": {labels.CORDON_OWNER: f"{NS}/gone/uid-x"}}}
+        NODES, "n1", {"metadata": {"annotations": {names.CORDON_OWNER: f"{NS}/gone/uid-x"}}}
     )
     await settle_watches(cluster.client, factory)
     mark = len(cluster.client.requests)
@@ -193,4 +190,4 @@ async def test_I17_4_E22_the_reaper_answers_from_the_cache_and_reaps_only_on_liv
     calls = [(r.verb, r.resource, r.name) for r in since(cluster.client, mark)]
     patch = calls.index(("patch", "nodes", "n1"))
     assert ("get", "nodes", "n1") in calls[:patch] and ("get", str(RUNS), "gone") in calls[:patch]
-    assert labels.CORDON_OWNER not in (cluster.node("n1")["metadata"].get("annotations") or {})
+    assert names.CORDON_OWNER not in (cluster.node("n1")["metadata"].get("annotations") or {})

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import structlog
 
+from glimmer.controllers.kit.names import PROFILES
 from glimmer.controllers.run import wire
 from glimmer.controllers.run.evidence import Evidence
-from glimmer.controllers.run.kube import PROFILES
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 
 

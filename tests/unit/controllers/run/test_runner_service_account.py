@@ -11,7 +11,6 @@ from tests.unit.controllers.run.harness import Cluster, custom_test
 def running_as(cluster: Cluster, service_account: str | None) -> None:
     cluster.reconciler = RunReconciler(
         client=cluster.client,
-        interlock=cluster.interlock,
         options=RunOptions(
             operator_namespace="glimmer-system", runner_service_account=service_account
         ),

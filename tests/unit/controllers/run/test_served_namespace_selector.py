@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.operator import operator_registrations
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.kube import RUNS
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler
 from glimmer.controllers.run.setup import RUNS_BY_NAMESPACE
 from glimmer.engine import (
@@ -38,7 +38,6 @@ SELECTOR = "burnin.glimmer.ai/served=true"
 def by_label(cluster: Cluster, *, readers: Readers | None = None, **options: Any) -> None:
     cluster.reconciler = RunReconciler(
         client=cluster.client,
-        interlock=cluster.interlock,
         options=RunOptions(
             operator_namespace="glimmer-system", served_namespace_selector=SERVED, **options
         ),
@@ -66,7 +65,7 @@ def assert_released(cluster: Cluster) -> None:
     for name in cluster.node_names:
         node = cluster.node(name)
         assert not node["spec"].get("unschedulable"), name
-        assert labels.CORDON_OWNER not in (node["metadata"].get("annotations") or {}), name
+        assert names.CORDON_OWNER not in (node["metadata"].get("annotations") or {}), name
 
 
 def namespace_reads(cluster: Cluster) -> list[tuple[str, str, str | None, str | None]]:
@@ -128,7 +127,6 @@ async def test_a_namespace_every_term_must_match_not_some() -> None:
     await namespace(cluster, **SERVED)
     cluster.reconciler = RunReconciler(
         client=cluster.client,
-        interlock=cluster.interlock,
         options=RunOptions(
             operator_namespace="glimmer-system",
             served_namespace_selector={**SERVED, "team": "gpu"},
@@ -161,7 +159,7 @@ async def test_a_namespace_that_loses_the_served_label_mid_run_unloads_the_run()
     assert SELECTOR in admitted(run)["message"]
     assert not cluster.live_pods()
     assert_released(cluster)  # nothing left cordoned
-    assert labels.FINALIZER not in (run["metadata"].get("finalizers") or [])
+    assert names.FINALIZER not in (run["metadata"].get("finalizers") or [])
 
 
 async def test_an_unsynced_namespace_cache_never_serves_on_its_own_word() -> None:

@@ -3,8 +3,8 @@ verdict; the pass's TestCompleted deliveries and the terminal envelope follow it
 
 from __future__ import annotations
 
+from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.run.delivery import Delivery, NoDelivery, Reason
-from glimmer.controllers.run.kube import RUNS
 from glimmer.engine import FakeClient
 from glimmer.engine.fake import Request
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test

@@ -1,7 +1,9 @@
 """metav1.Condition updates on status JSON, through ``glimmer.api.set_condition``.
 
 The reconcilers keep status as JSON (what they read is what they write back); the
-transition-time rule stays in one place, the API package's ``set_condition``.
+transition-time rule and the message clamp stay in one place, the API package's
+``set_condition``. This is its one adapter: a condition list in, a condition list out
+(:func:`set_json_condition`), or a status upserted in place (:func:`upsert_condition`).
 """
 
 from __future__ import annotations
@@ -51,3 +53,25 @@ def set_json_condition(
         observed_generation=generation,
     )
     return [to_json(c) for c in updated]
+
+
+def upsert_condition(
+    status: JSON,
+    *,
+    type_: str,
+    status_: str,
+    reason: str,
+    message: str,
+    now: datetime,
+    generation: int | None = None,
+) -> None:
+    """Upsert condition ``type_`` in ``status["conditions"]`` (in place)."""
+    status["conditions"] = set_json_condition(
+        status.get("conditions"),
+        type_=type_,
+        status=status_,
+        reason=reason,
+        message=message,
+        now=now,
+        generation=generation,
+    )

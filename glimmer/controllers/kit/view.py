@@ -23,10 +23,11 @@ import attrs
 
 from glimmer.api import BurnInRunSpec, BurnInRunStatus
 from glimmer.api.fields import spec_of
-from glimmer.controllers.run import labels
+from glimmer.api.status_layout import status_results
+from glimmer.controllers.kit import names
 from glimmer.plan import PinnedPlan, PlanDecodeError
 from glimmer.verdict import Phase
-from glimmer.verdict.codec import int_or_default, status_results
+from glimmer.verdict.codec import int_or_default
 
 JSON = dict[str, Any]
 
@@ -53,15 +54,14 @@ def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
-class RunView:
-    """Typed reads of one BurnInRun object (``obj`` is the dict itself, not a copy)."""
+class ObjectView:
+    """Typed reads of any object's metadata (``obj`` is the dict itself, not a copy):
+    what every kind's view is built on, so no reconciler walks ``metadata`` itself."""
 
     __slots__ = ("obj",)
 
     def __init__(self, obj: JSON) -> None:
         self.obj = obj
-
-    # --- metadata ---------------------------------------------------------------------
 
     @property
     def meta(self) -> Mapping[str, Any]:
@@ -81,6 +81,7 @@ class RunView:
 
     @property
     def key(self) -> str:
+        """``namespace/name`` (a workqueue key; ``/name`` for a cluster-scoped object)."""
         return f"{self.namespace}/{self.name}"
 
     @property
@@ -96,6 +97,10 @@ class RunView:
         return bool(self.meta.get("deletionTimestamp"))
 
     @property
+    def labels(self) -> Mapping[str, str]:
+        return _map(self.meta.get("labels"))
+
+    @property
     def annotations(self) -> Mapping[str, str]:
         return _map(self.meta.get("annotations"))
 
@@ -104,9 +109,34 @@ class RunView:
         return [str(f) for f in _list(self.meta.get("finalizers"))]
 
     @property
+    def owner_references(self) -> list[Mapping[str, Any]]:
+        """The readable entries of ``metadata.ownerReferences`` (others are skipped)."""
+        return [o for o in _list(self.meta.get("ownerReferences")) if isinstance(o, Mapping)]
+
+    def controlled_by(self, uid: str) -> bool:
+        """Whether the object's controller reference names ``uid``."""
+        return any(o.get("controller") and o.get("uid") == uid for o in self.owner_references)
+
+    def owned_by(self, uid: str) -> bool:
+        """Whether any owner reference names ``uid``."""
+        return any(o.get("uid") == uid for o in self.owner_references)
+
+    @property
+    def conditions(self) -> list[Mapping[str, Any]]:
+        """The readable entries of ``status.conditions``."""
+        status = _map(self.obj.get("status"))
+        return [c for c in _list(status.get("conditions")) if isinstance(c, Mapping)]
+
+
+class RunView(ObjectView):
+    """Typed reads of one BurnInRun object (``obj`` is the dict itself, not a copy)."""
+
+    __slots__ = ()
+
+    @property
     def plan_text(self) -> str | None:
         """The pinned plan annotation (E5), if pinned."""
-        return self.annotations.get(labels.PLAN_ANNOTATION) or None
+        return self.annotations.get(names.PLAN_ANNOTATION) or None
 
     def pinned_plan(self) -> PinnedPlan | None:
         """The pinned plan (E5) decoded, None when none is pinned; an unreadable one
@@ -124,7 +154,7 @@ class RunView:
     @property
     def cancelling(self) -> str | None:
         """E18's one-way cancel record (its reason), once written."""
-        return self.annotations.get(labels.CANCELLING_ANNOTATION)
+        return self.annotations.get(names.CANCELLING_ANNOTATION)
 
     # --- spec -------------------------------------------------------------------------
 

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from typing import Final
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.cordon import compact_cordon_node
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.watches import Wiring
 from glimmer.engine import NODES, Watch, annotation_index, label_index
 from glimmer.engine.manager import KeyMapper, own_key
 
 #: Runner pods by the run label's value (``label_value(run name)``).
 PODS_BY_RUN: Final = "run"
-pods_by_run: Final = label_index(labels.RUN_LABEL)
+pods_by_run: Final = label_index(names.RUN_LABEL)
 
 #: Nodes by their cordon-owner stamp (``<namespace>/<name>/<uid>``).
 NODES_BY_CORDON_OWNER: Final = "cordon-owner"
-nodes_by_cordon_owner: Final = annotation_index(labels.CORDON_OWNER)
+nodes_by_cordon_owner: Final = annotation_index(names.CORDON_OWNER)
 
 
 def node_watch(*, to_keys: KeyMapper = own_key) -> Watch:
@@ -28,9 +28,7 @@ def node_watch(*, to_keys: KeyMapper = own_key) -> Watch:
     cordon: a release decided on the cached node must see it, E12) indexed by cordon
     owner for the orphan-stamp reaper (E21, run inside the fingerprint controller);
     every controller that watches Nodes uses it, so the shared informer agrees."""
-    return Watch(
-        NODES,
-        transform=compact_cordon_node,
-        indexers={NODES_BY_CORDON_OWNER: nodes_by_cordon_owner},
-        to_keys=to_keys,
-    )
+    [watch] = Wiring.for_(
+        NODES, index={NODES_BY_CORDON_OWNER: nodes_by_cordon_owner}, to_keys=to_keys
+    ).build()
+    return watch

@@ -1,16 +1,40 @@
-"""Names the run reconciler writes on other objects (api §9), in one place.
+"""Every name the reconcilers write or look up, in one place: the Resources they read
+and write, labels, annotations, finalizers and taints (api §7, §9), and a node's
+NodeFingerprint name.
 
 The API group is ``glimmer.api``'s (the table the CRDs are generated from), so a name
 below can never drift from the group the CRDs serve; take the API version from there too.
+The verdict label is in the ``burnin.glimmer.ai`` domain on purpose: the salient-label
+filter (K2) drops that domain, so the operator writing it can never read back as
+hardware drift.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from typing import Final
 
-from glimmer.api import GROUP
+from glimmer.api import GROUP, KINDS_BY_NAME, VERSION
+from glimmer.engine import Resource
+from glimmer.plan import label_value
+
+
+def api_resource(kind: str) -> Resource:
+    """Where ``kind``'s objects live, from ``glimmer.api``'s kind table (every kind of
+    the API is namespaced: ``glimmer.api.crd`` writes ``scope: Namespaced``)."""
+    info = KINDS_BY_NAME[kind]
+    return Resource(GROUP, VERSION, info.plural, True, info.kind)
+
+
+RUNS: Final = api_resource("BurnInRun")
+PROFILES: Final = api_resource("BurnInProfile")
+TESTS: Final = api_resource("BurnInTest")
+SCHEDULES: Final = api_resource("BurnInSchedule")
+FINGERPRINTS: Final = api_resource("NodeFingerprint")
+#: The rendezvous Services of Pair and Group attempts (F1, F4; api §9.4).
+SERVICES: Final = Resource("", "v1", "services", True, "Service")
 
 # On BurnInRuns
 FINALIZER: Final = f"{GROUP}/cordon-cleanup"
@@ -23,7 +47,7 @@ CORDON_OWNER: Final = f"{GROUP}/cordon-owner"
 PRIOR_UNSCHEDULABLE: Final = f"{GROUP}/prior-unschedulable"
 HEAT_EXPECTED: Final = f"{GROUP}/heat-expected"
 
-# On runner Pods
+# On runner Pods (NODE_LABEL also on each NodeFingerprint: the node it describes)
 RUN_LABEL: Final = f"{GROUP}/run"
 TEST_LABEL: Final = f"{GROUP}/test"
 NODE_LABEL: Final = f"{GROUP}/node"
@@ -34,6 +58,10 @@ SAFE_TO_EVICT: Final = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 RUNNER_CONTAINER: Final = "runner"
 UNSCHEDULABLE_TAINT: Final = "node.kubernetes.io/unschedulable"
 HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
+
+# On Nodes (Glimmer extension): Passed | Failed | Simulated | Expired | Missing
+# (docs/fingerprints.md).
+VERDICT_LABEL: Final = f"{GROUP}/verdict"
 
 
 # Label syntax (k8s.io/apimachinery validation): a selector is built from validated
@@ -93,3 +121,23 @@ def equality_selector(terms: Mapping[str, str], *, field: str) -> str:
             raise InvalidLabelError(f'{field}["{key}"]: {problem}')
         parts.append(f"{key}={value}")
     return ",".join(parts)
+
+
+_SANITISED_MAX: Final = 190
+
+
+def fingerprint_name(node: str) -> str:
+    """The node name when it is a valid DNS-1123 subdomain, else a sanitised stem plus
+    the first 8 bytes of its sha256 (api §7): distinct nodes never share a fingerprint."""
+    if len(node) <= _PREFIX_MAX and _DNS_SUBDOMAIN.fullmatch(node):
+        return node
+    digest = hashlib.sha256(node.encode("utf-8")).hexdigest()[:16]
+    stem = re.sub(r"[^a-z0-9.-]+", "-", node.lower())[:_SANITISED_MAX]
+    stem = re.sub(r"^[^a-z0-9]+|[^a-z0-9]+$", "", stem)
+    stem = re.sub(r"\.(?=[^a-z0-9])|(?<=[^a-z0-9])\.", "-", stem)
+    return f"{stem}-{digest}" if stem else f"node-{digest}"
+
+
+def node_label_value(node: str) -> str:
+    """``burnin.glimmer.ai/node`` value for ``node`` (hashed when too long for a label)."""
+    return label_value(node)

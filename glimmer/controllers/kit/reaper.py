@@ -7,7 +7,7 @@ and its run looked up.
 
 Reads: the cache answers the common cases (a node with no stamp, a stamp whose run is
 there with its UID), so a fleet's node heartbeats cost no requests. Those cached reads
-copy only metadata (:meth:`RunReads.get_metadata`): the stamp is an annotation and the
+copy only metadata (:meth:`ConfirmingReader.get_metadata`): the stamp is an annotation and the
 run is judged by its UID, and copying a run with a megabyte of status per node event
 was a third of the manager's CPU at 1,000 nodes. Only a stamp that
 looks orphaned is acted on, and then both reads are live: the run (E22: a stale cache
@@ -18,16 +18,16 @@ from (E12).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 import aiohttp
 
-from glimmer.controllers.run.cordon import kept_message, owner_of, reap_decision
-from glimmer.controllers.run.kube import RUNS
-from glimmer.controllers.run.reads import RunReads, uncached
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit.cordon import kept_message, owner_of, reap_decision
+from glimmer.controllers.kit.names import RUNS
+from glimmer.controllers.kit.reads import ConfirmingReader, uncached
+from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.kit.view import JSON, ObjectView
 from glimmer.engine import EVENTS, NODES, ApiError, KubeClient, Readers, Result
 
 RECHECK_SECONDS: Final = 300.0
@@ -45,7 +45,7 @@ class StampReaper:
     ) -> None:
         self.client = client
         self.recheck_seconds = recheck_seconds
-        self.reads = RunReads(readers if readers is not None else uncached(client))
+        self.reads = ConfirmingReader(readers if readers is not None else uncached(client))
 
     async def reconcile(self, key: str) -> Result:
         meta = await self.reads.get_metadata(NODES, key)  # cached; a miss confirmed live
@@ -66,7 +66,7 @@ class StampReaper:
         if stamp != seen or run_meta is not None:
             # E22: another stamp by now, or a UID mismatch a stale cache may have shown.
             run = await self.reads.live_get(RUNS, stamp.name, namespace=stamp.namespace)
-        alive = run is not None and _uid(run) == stamp.uid
+        alive = run is not None and ObjectView(run).uid == stamp.uid
         decision = reap_decision(node, owner_alive=alive)
         if decision is not None:
             await self.client.patch(NODES, key, decision.patch)
@@ -75,15 +75,15 @@ class StampReaper:
             return Result()
         return Result(requeue_after=self.recheck_seconds)
 
-    async def _kept_event(self, node: Mapping[str, Any], stamp: RunRef, kept: str) -> None:
+    async def _kept_event(self, node: JSON, stamp: RunRef, kept: str) -> None:
         """An Event on the Node (its run is gone): why the reaped cordon stays."""
-        meta = node.get("metadata") or {}
-        name = str(meta.get("name", ""))
+        view = ObjectView(node)
+        name = view.name
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         body = {
             "metadata": {"generateName": f"{name}.", "namespace": "default"},
             "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": name,
-                               "uid": meta.get("uid")},
+                               "uid": view.uid or None},
             "reason": "CordonKept",
             "message": kept_message(name, kept)[:900]
             + f" (the stamp of run {stamp.key}, which no longer exists, was removed)",
@@ -95,7 +95,3 @@ class StampReaper:
         }  # fmt: skip
         with contextlib.suppress(ApiError, OSError, TimeoutError, aiohttp.ClientError):
             await self.client.create(EVENTS, body, namespace="default")
-
-
-def _uid(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("uid", ""))

@@ -3,7 +3,7 @@
 Pure: each function reads a Node (as JSON) and returns the merge patches to write,
 in order; the reconciler sends them with the node's resourceVersion as a
 precondition, reading the node uncached first (E22). A stamp is the owning run's
-:class:`~glimmer.controllers.run.ref.RunRef`, as ``<namespace>/<name>/<uid>``. It is
+:class:`~glimmer.controllers.kit.ref.RunRef`, as ``<namespace>/<name>/<uid>``. It is
 never set without it: the stamp and ``spec.unschedulable=true`` go in one merge patch,
 which the apiserver applies atomically (E10 asks for the stamp first so that a crash
 between two writes leaves a harmless stamp, never an ownerless cordon; one write has no
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from glimmer.controllers.run import labels
-from glimmer.controllers.run.ref import RunRef
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.ref import RunRef
 from glimmer.engine import FIELD_MANAGER, compact_node
 
 JSON = dict[str, Any]
@@ -70,7 +70,7 @@ def unschedulable(node: Mapping[str, Any]) -> bool:
 
 
 def owner_of(node: Mapping[str, Any]) -> RunRef | None:
-    return RunRef.parse(node_annotations(node).get(labels.CORDON_OWNER))
+    return RunRef.parse(node_annotations(node).get(names.CORDON_OWNER))
 
 
 def _precondition(node: Mapping[str, Any]) -> JSON:
@@ -82,8 +82,8 @@ def prior_for_capture(node: Mapping[str, Any]) -> bool:
     """E6: schedulability to restore later. A node already carrying *any* cordon-owner
     stamp reports its prior annotation, not its current (already cordoned) flag."""
     notes = node_annotations(node)
-    if labels.CORDON_OWNER in notes:
-        return notes.get(labels.PRIOR_UNSCHEDULABLE) == "true"
+    if names.CORDON_OWNER in notes:
+        return notes.get(names.PRIOR_UNSCHEDULABLE) == "true"
     return unschedulable(node)
 
 
@@ -91,7 +91,7 @@ def _heat_value(
     node: Mapping[str, Any], *, stamp: RunRef, heat_until: datetime | None
 ) -> str | bool | None:
     """The heat-marker value to write: a string, None to delete it, False to leave it."""
-    current_text = node_annotations(node).get(labels.HEAT_EXPECTED)
+    current_text = node_annotations(node).get(names.HEAT_EXPECTED)
     current = HeatMarker.parse(current_text)
     ours = current is not None and current.stamp.uid == stamp.uid
     if current_text and not ours:
@@ -120,7 +120,7 @@ def cordon_patches(
     owner = owner_of(node)
     if owner is not None and owner.uid != stamp.uid:
         return [], False
-    if owner is None and labels.CORDON_OWNER in node_annotations(node):
+    if owner is None and names.CORDON_OWNER in node_annotations(node):
         return [], False  # an unparseable stamp is someone else's business
     heat = _heat_value(node, stamp=stamp, heat_until=heat_until)
     if owner is None:
@@ -129,11 +129,11 @@ def cordon_patches(
         # one write): that cordon is restored later even if the node was schedulable
         # when the run started (an admin's cordon placed after the start, E12).
         stamp_notes: JSON = {
-            labels.CORDON_OWNER: stamp.render(),
-            labels.PRIOR_UNSCHEDULABLE: "true" if prior is True or unschedulable(node) else "false",
+            names.CORDON_OWNER: stamp.render(),
+            names.PRIOR_UNSCHEDULABLE: "true" if prior is True or unschedulable(node) else "false",
         }
         if heat is not False:
-            stamp_notes[labels.HEAT_EXPECTED] = heat
+            stamp_notes[names.HEAT_EXPECTED] = heat
         stamp_and_cordon = {
             "metadata": {**_precondition(node), "annotations": stamp_notes},
             "spec": {"unschedulable": True},
@@ -141,7 +141,7 @@ def cordon_patches(
         return [stamp_and_cordon], True
     patch: JSON = {}
     if heat is not False:
-        patch["metadata"] = {**_precondition(node), "annotations": {labels.HEAT_EXPECTED: heat}}
+        patch["metadata"] = {**_precondition(node), "annotations": {names.HEAT_EXPECTED: heat}}
     if not unschedulable(node):
         patch["spec"] = {"unschedulable": True}
     return ([patch] if patch else []), True
@@ -228,12 +228,12 @@ def release_decision(
     owner = owner_of(node)
     if owner is None or owner.uid != stamp.uid:
         return None
-    annotated = node_annotations(node).get(labels.PRIOR_UNSCHEDULABLE) == "true"
+    annotated = node_annotations(node).get(names.PRIOR_UNSCHEDULABLE) == "true"
     restore = prior if prior is not None else annotated
     kept: str | None = None
     if not restore and annotated:
         kept = (
-            f"its {labels.PRIOR_UNSCHEDULABLE} annotation says true (it was cordoned by "
+            f"its {names.PRIOR_UNSCHEDULABLE} annotation says true (it was cordoned by "
             "someone else when the run cordoned it, or the annotation was set since)"
         )
     writers: list[str] | None = []
@@ -244,10 +244,10 @@ def release_decision(
                 f"spec.unschedulable was written by {', '.join(writers)} while the run "
                 "held the node"
             )
-    notes: JSON = {labels.CORDON_OWNER: None, labels.PRIOR_UNSCHEDULABLE: None}
-    heat = HeatMarker.parse(node_annotations(node).get(labels.HEAT_EXPECTED))
+    notes: JSON = {names.CORDON_OWNER: None, names.PRIOR_UNSCHEDULABLE: None}
+    heat = HeatMarker.parse(node_annotations(node).get(names.HEAT_EXPECTED))
     if heat is not None and heat.stamp.uid == stamp.uid:
-        notes[labels.HEAT_EXPECTED] = None
+        notes[names.HEAT_EXPECTED] = None
     patch = {
         "metadata": {**_precondition(node), "annotations": notes},
         "spec": {"unschedulable": True if restore or kept is not None else None},
