@@ -10,7 +10,7 @@ Start-up order is what makes a restart safe:
 
 Losing the lease stops the controllers and makes `run` raise
 `LeadershipLostError`: the process must exit non-zero and restart as a standby,
-because in-memory state (interlock, queues) built as leader cannot be trusted
+because in-memory state (queues, caches) built as leader cannot be trusted
 once another replica may have acted. A stop request (SIGTERM) drains
 in-flight reconciles, releases the lease and returns within
 `graceful_shutdown_timeout`.
