@@ -195,7 +195,7 @@ def _real_server_record(tmp_path: Path, *, script: str = "echo x=1; echo OK") ->
 def test_N3_a_malformed_server_record_is_error_not_did_not_report(tmp_path: Path) -> None:
     result = _client_with_record(tmp_path, '{"kind": "BurnInSideRecord", "kind": 1}')
     assert "server record unusable" in str(result["message"])
-    assert "duplicate key" in str(result["message"])
+    assert "duplicate JSON key" in str(result["message"])
 
 
 def test_N3_a_forged_pass_beside_exit_1_is_refused(tmp_path: Path) -> None:
