@@ -89,7 +89,7 @@ KINDS: Final[tuple[KindInfo, ...]] = (
             PrinterColumn(name="Baseline", json_path=".spec.baseline", type="boolean", priority=1),
             PrinterColumn(name="Passed", json_path=".status.passed", type="integer"),
             PrinterColumn(name="Failed", json_path=".status.failed", type="integer"),
-            # Additive (I19.6): whether anything was measured and whether it certifies.
+            # Additive (I16): whether anything was measured and whether it certifies.
             PrinterColumn(
                 name="Measured",
                 json_path=f'.status.conditions[?(@.type=="{MEASURED_CONDITION}")].status',

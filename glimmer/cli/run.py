@@ -107,7 +107,7 @@ def _select(documents: list[Document], profile_name: str | None) -> tuple[Docume
         wanted = f" named {profile_name!r}" if profile_name else ""
         raise ManifestError(f"no BurnInProfile{wanted} in the given files")
     if len(profiles) > 1:
-        # Running the first would run a profile the user never chose (I12.3).
+        # Running the first would run a profile the user never chose (I3).
         found = ", ".join(f"{d.name!r} ({d.path})" for d in profiles)
         if profile_name:
             raise ManifestError(

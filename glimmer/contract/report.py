@@ -102,12 +102,12 @@ class RunnerReport:
     #: Names removed because their value or the metric budget exceeded the bounds.
     overflow_names: tuple[str, ...] = ()
     #: Output lines (outside artifact payloads) longer than ``MAX_LINE_BYTES``: what
-    #: they said is unknown, so no value read before them may stand (I19.3).
+    #: they said is unknown, so no value read before them may stand (I13).
     unreadable_lines: int = 0
     #: ``sim``, ``unknown`` or ``silicon`` (weakest declaration wins), None when the
     #: runner declared nothing.
     declared_provenance: str | None = None
-    #: Accepted and dropped fences interleaved, in document order (I19.21).
+    #: Accepted and dropped fences interleaved, in document order (I31).
     artifacts_in_order: tuple[Artifact | DroppedArtifact, ...] = ()
     #: Group folds only (F7): keys the election dropped as unmeasurable although some
     #: rank measured them, with each measuring side's own reading ``(side, value)``. A
@@ -224,7 +224,7 @@ class ReportReader:
             self._line(raw)
 
     def _overlong(self, raw: bytes, *, true_size: int) -> None:
-        """A line over the limit: never a marker, a metric or the message (I19.3)."""
+        """A line over the limit: never a marker, a metric or the message (I13)."""
         if not self._skip_declared and raw[:1].isupper() and _SKIP_MARKER.match(raw):
             self._skip_declared = True
         if self._fences.feed(raw, cut_from=true_size) is LineRole.FENCE:
@@ -243,7 +243,7 @@ class ReportReader:
         if line.startswith(b"-----") or self._fences.inside:
             role = self._fences.feed(line, discarded=self._segment.output_bytes)
             if role is LineRole.ORPHAN_END:
-                self._segment = _Segment()  # I19.2: the segment was a payload's tail
+                self._segment = _Segment()  # I12: the segment was a payload's tail
                 return
             if role is LineRole.CLOSE:
                 self._settle()  # what came before a complete fence stands

@@ -5,7 +5,7 @@ what it means in-cluster: repeats and Error-only retries through ``record_attemp
 judgement through ``judge_attempt`` (a Pair or Group side's through its link's fold), and
 a segmented soak judged as one window (N2: it runs as one process or container for its
 whole duration). An attempt nothing here could run, or one stopped mid-way, is Error
-and never silicon (I19.4). :func:`preflight` calls the functions the attempts call, once
+and never silicon (I14). :func:`preflight` calls the functions the attempts call, once
 per test before any runs, so nothing derived from the spec is found only when an
 attempt runs.
 """
@@ -223,7 +223,7 @@ def _keep_artifacts(
     report: RunnerReport, *, test: str, attempt: int, options: LocalOptions, local: LocalResult
 ) -> list[dict[str, Any]]:
     """Append the attempt's artifact refs to the result in the order they were printed
-    (I19.21), writing each accepted payload under the report directory.
+    (I31), writing each accepted payload under the report directory.
 
     A12, as the operator keeps them: a ref is listed once per place its payload is kept
     (test, attempt, name, as the operator's ConfigMap key is test, pod, name) or, when
@@ -313,7 +313,7 @@ def judge_soak(
 def _unjudged(message: str, *, exit_code: int, options: LocalOptions) -> AttemptVerdict:
     """An attempt this dispatcher settles as Error without reading a runner (no
     command, or stopped mid-attempt). Nobody declared the hardware, so it is never
-    silicon (I19.4): ``sim`` under ``--sim``, else ``unknown``, as the operator's."""
+    silicon (I14): ``sim`` under ``--sim``, else ``unknown``, as the operator's."""
     return AttemptVerdict(
         phase=Phase.ERROR,
         message=message,

@@ -16,7 +16,7 @@ from glimmer.verdict.codec import not_evaluated_to_json, violation_to_json
 
 def artifact_refs(report: RunnerReport) -> list[dict[str, Any]]:
     """ArtifactRef-shaped entries in the order the runner printed them, accepted and
-    dropped interleaved (I19.21); a name A12 would refuse is shown as dropped."""
+    dropped interleaved (I31); a name A12 would refuse is shown as dropped."""
     refs: list[dict[str, Any]] = []
     for found in report.artifacts_in_order:
         ref: dict[str, Any] = {

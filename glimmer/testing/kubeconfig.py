@@ -23,7 +23,7 @@ def _b64(path: Path) -> str:
 
 
 def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that only its owner can ever read it (I19.20).
+    """Write ``data`` to ``path`` so that only its owner can ever read it (I30).
 
     A kubeconfig holds a client key, and the harness's key files are keys. Each goes to
     a new file in the target directory made 0600 before its first byte (whatever the

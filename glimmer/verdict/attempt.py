@@ -41,7 +41,7 @@ class AttemptVerdict:
     suspect: bool = False
     undeclared_skip: bool = False
     empty_harvest: bool = False
-    #: Error because an output line could not be read (I19.3): the message says so, and
+    #: Error because an output line could not be read (I13): the message says so, and
     #: the kubelet's account of an ordinary exit must not replace it.
     unreadable_output: bool = False
     #: Gates that were evaluated at all (False for Fail/Skip/Error and for segments).
@@ -104,7 +104,7 @@ def judge_attempt(
     if report.outcome is Outcome.ERROR:
         return verdict(Phase.ERROR, _runner_error_message(report))
 
-    # Outcome.PASS: an unreadable line comes first (I19.3): it may have carried a newer
+    # Outcome.PASS: an unreadable line comes first (I13): it may have carried a newer
     # value of any name, so no value read before it may decide, gated or not.
     if report.unreadable_lines:
         return replace(

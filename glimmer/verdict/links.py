@@ -63,7 +63,7 @@ class SideReport:
     #: overdue path ``never started`` / ``never finished`` (F5).
     absent: str = DID_NOT_REPORT
     #: The dispatcher itself knows this side ran (or was to run) against the simulated
-    #: GPU: its node's simulator labels, its pod spec, its host's ``--sim`` (I19.4).
+    #: GPU: its node's simulator labels, its pod spec, its host's ``--sim`` (I14).
     #: Known whether or not the side reported, so a silent side can still be ``sim``.
     simulated: bool = False
 

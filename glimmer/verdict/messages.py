@@ -12,7 +12,7 @@ from glimmer.verdict.thresholds import CAUSE_WORDS, Evaluation
 
 MAX_NAMED_INVALID: Final = 8
 MAX_NAMED_MORE_GATES: Final = 4
-#: I19.3: the words every message about an over-long output line carries.
+#: I13: the words every message about an over-long output line carries.
 UNREADABLE_LINE: Final = "output line exceeds the readable limit"
 
 

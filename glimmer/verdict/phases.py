@@ -66,7 +66,7 @@ def weakest(provenances: Iterable[Provenance]) -> Provenance:
 
 
 def resolve_provenance(declared: str | None, *, dispatcher: Provenance | None) -> Provenance:
-    """Combine what the runner printed with what the dispatcher knows (I19.4).
+    """Combine what the runner printed with what the dispatcher knows (I14).
 
     Positive and fail closed: the dispatcher's ``sim`` always wins; otherwise the
     runner's declaration decides, and only the word ``silicon`` reads silicon. No

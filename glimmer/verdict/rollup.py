@@ -65,7 +65,7 @@ class TestResultState:
     violations: tuple[Violation, ...] = ()
     not_evaluated: tuple[NotEvaluated, ...] = ()
     unmeasurable: tuple[str, ...] = ()
-    #: The weakest over every attempt (I19.5); UNKNOWN until an attempt is recorded.
+    #: The weakest over every attempt (I15); UNKNOWN until an attempt is recorded.
     provenance: Provenance = Provenance.UNKNOWN
     suspect: bool = False
     #: What made the last retry happen (e.g. the Error message), recorded for readers.
@@ -124,7 +124,7 @@ class ResultClosedError(ValueError):
 def result_provenance(
     state: TestResultState, entry: AttemptRecord, verdict: AttemptVerdict
 ) -> Provenance:
-    """I19.5: a result is as weak as its weakest attempt (any sim attempt makes it
+    """I15: a result is as weak as its weakest attempt (any sim attempt makes it
     sim), Error attempts included: the result is the sum of everything that ran.
 
     Once the result has history its own recorded provenance counts too, so a weaker
@@ -252,7 +252,7 @@ def fail_fast_stops(results: Iterable[TestResultState]) -> bool:
 class RunProvenance:
     provenance: Provenance
     #: Only a measured, Passed, non-baseline run whose every required result Passed on
-    #: silicon can certify a node for service (I19.6).
+    #: silicon can certify a node for service (I16).
     certifies_silicon: bool
     suspect_results: tuple[str, ...]
     #: Some required result was judged on hardware (Passed or Failed); False for a run
@@ -263,7 +263,7 @@ class RunProvenance:
 def run_provenance(
     results: Iterable[TestResultState], *, phase: Phase, baseline: bool = False
 ) -> RunProvenance:
-    """The run's provenance and whether it certifies silicon (I19.6), from the results.
+    """The run's provenance and whether it certifies silicon (I16), from the results.
 
     ``baseline`` is the pinned ``spec.baseline``: a baseline run measures, it never
     certifies. A run with no measured result is UNKNOWN, never silicon.
@@ -288,7 +288,7 @@ def run_provenance(
     )
 
 
-#: I19.6: the run condition that says whether anything was measured.
+#: I16: the run condition that says whether anything was measured.
 MEASURED_CONDITION: Final = "Measured"
 #: Reason when some required result was judged on hardware (status True).
 REASON_MEASURED: Final = "RequiredResultsMeasured"

@@ -1,4 +1,4 @@
-"""What the kubelet says about a pod's end, folded into an attempt (A14, I19.7).
+"""What the kubelet says about a pod's end, folded into an attempt (A14, I17).
 
 A SIGTERM-trapping entrypoint that exits 0 when its deadline kills it must not pass,
 and an OOMKill must stay visible even when the runner printed something. The same
@@ -58,7 +58,7 @@ def kubelet_account(termination: Termination) -> str:
 
 
 def interrupted_message(termination: Termination) -> str:
-    """I19.7: the kubelet's reason, and why nothing the runner printed decides."""
+    """I17: the kubelet's reason, and why nothing the runner printed decides."""
     return (
         f"{kubelet_account(termination)}; the runner did not complete on its own, "
         "so its output is not a verdict (no verdict)"

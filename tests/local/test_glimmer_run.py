@@ -42,7 +42,7 @@ def test_acceptance_profile_passes_on_a_healthy_simulated_h200(tmp_path: Path) -
     assert doc["provenance"] == "sim" and doc["certifiesSilicon"] is False
     assert "memory-bw" in doc["suspectResults"]
     assert "memory-stress" not in doc["suspectResults"]  # real host DIMMs, not the GPU
-    # I12.3: the table's title and the run's line say SIMULATED (once each, not per row).
+    # I3: the table's title and the run's line say SIMULATED (once each, not per row).
     above, summary = proc.stdout.split("\nTEST")
     assert above.splitlines()[-1] == "SIMULATED GPU (h200): no silicon was measured"
     run_line = next(line for line in summary.splitlines() if line.startswith("run "))
@@ -120,7 +120,7 @@ def test_custom_command_drives_every_phase(
     doc = document(tmp_path / "r")
     assert doc["results"][0]["phase"] == phase, doc["results"][0]["message"]
     assert proc.returncode == code
-    assert doc["provenance"] == "unknown"  # I19.4: no declaration is never silicon
+    assert doc["provenance"] == "unknown"  # I14: no declaration is never silicon
 
 
 @pytest.mark.parametrize(
@@ -132,7 +132,7 @@ def test_custom_command_drives_every_phase(
     ],
     ids=["declared-silicon", "sim-anywhere-wins", "undeclared"],
 )
-def test_I19_4_only_a_positive_silicon_declaration_certifies(
+def test_I14_only_a_positive_silicon_declaration_certifies(
     tmp_path: Path, script: str, provenance: str, certified: bool
 ) -> None:
     profile = custom_profile(tmp_path, script, **GATE)

@@ -1,5 +1,5 @@
 """A bare-host Pair client folds only its own session's server record, and a server that
-did not report never lets the link read silicon (N3, F2, I19.4 at link scope).
+did not report never lets the link read silicon (N3, F2, I14 at link scope).
 
 ``glimmer run --role client`` without ``--server-record`` decides on its own report, as
 in-cluster when the server does not report, but it cannot vouch for the peer: the link's

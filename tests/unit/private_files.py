@@ -1,4 +1,4 @@
-"""Watch a directory for a secret that is readable by others, even for an instant (I19.20).
+"""Watch a directory for a secret that is readable by others, even for an instant (I30).
 
 A write-then-chmod also ends at 0600, so the rule is about a window, not the end state.
 One audit hook (installed once, on import) looks at the watched directory at every

@@ -1,4 +1,4 @@
-"""I19.20: ``glimmer dev up --kubeconfig PATH`` never leaves the admin key readable by others.
+"""I30: ``glimmer dev up --kubeconfig PATH`` never leaves the admin key readable by others.
 
 The rule is about a window, not the end state (a chmod after the copy also ends at
 0600), so it is watched while it happens: an audit hook looks at the target directory at
@@ -44,7 +44,7 @@ def _public(path: Path) -> Path:
     return path
 
 
-def test_I19_20_kubeconfig_is_0600_before_its_first_byte_even_with_umask_0(
+def test_I30_kubeconfig_is_0600_before_its_first_byte_even_with_umask_0(
     watched: Path,
 ) -> None:
     target = watched / "new" / "admin.kubeconfig"
@@ -55,7 +55,7 @@ def test_I19_20_kubeconfig_is_0600_before_its_first_byte_even_with_umask_0(
     assert [p.name for p in target.parent.iterdir()] == ["admin.kubeconfig"]
 
 
-def test_I19_20_existing_0644_kubeconfig_ends_0600_and_an_open_reader_never_sees_the_key(
+def test_I30_existing_0644_kubeconfig_ends_0600_and_an_open_reader_never_sees_the_key(
     watched: Path,
 ) -> None:
     target = _public(watched / "admin.kubeconfig")
@@ -67,7 +67,7 @@ def test_I19_20_existing_0644_kubeconfig_ends_0600_and_an_open_reader_never_sees
     assert exposed() == []
 
 
-def test_I19_20_a_failed_write_leaves_no_scratch_file(
+def test_I30_a_failed_write_leaves_no_scratch_file(
     watched: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def refuse(src: str, dst: str) -> None:
@@ -97,7 +97,7 @@ class _FakePlane:
 
 
 @pytest.mark.parametrize("existing", [False, True], ids=["new-file", "existing-0644"])
-def test_I19_20_dev_up_writes_the_kubeconfig_privately(
+def test_I30_dev_up_writes_the_kubeconfig_privately(
     watched: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: bool
 ) -> None:
     plane_dir = tmp_path / "plane"
@@ -121,7 +121,7 @@ def test_I19_20_dev_up_writes_the_kubeconfig_privately(
     assert exposed() == []
 
 
-def test_I19_20_mode_is_exactly_0600_under_a_narrowing_umask(watched: Path) -> None:
+def test_I30_mode_is_exactly_0600_under_a_narrowing_umask(watched: Path) -> None:
     """A umask can take bits from mkstemp's 0600 (0400 here); the file still ends 0600."""
     os.umask(0o277)
     target = watched / "admin.kubeconfig"

@@ -6,7 +6,7 @@ links and are skipped; links with a scheme (https:, mailto:) are not checked her
 Anchors are matched against GitHub's heading ids: lower-cased, punctuation other than
 ``-`` and ``_`` dropped, spaces made ``-``, repeats numbered ``-1``, ``-2``; and against
 explicit HTML anchors (``<a id="e10"></a>``, ``<a name="...">``), which is how
-docs/rules.md gives each rule the id ``rules.md#e10`` or ``rules.md#i19.8``.
+docs/rules.md gives each rule the id ``rules.md#e10`` or ``rules.md#i18``.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def test_the_checker_finds_broken_links_and_ignores_code(tmp_path: Path) -> None
     """The check can fail: each kind of broken link is reported, code is not read."""
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "there.md").write_text(
-        '# A `code` heading!\n\n## Twice\n## Twice\n<a id="i19.8"></a>\n`<a id="spanned"></a>`\n'
+        '# A `code` heading!\n\n## Twice\n## Twice\n<a id="i18"></a>\n`<a id="spanned"></a>`\n'
     )
     page = tmp_path / "docs" / "page.md"
     page.write_text(
@@ -123,7 +123,7 @@ def test_the_checker_finds_broken_links_and_ignores_code(tmp_path: Path) -> None
             [
                 "# Page",
                 "[ok](there.md) [ok](there.md#a-code-heading) [ok](there.md#twice-1)",
-                "[ok](#page) [web](https://example.com/x.md) ![img](there.md) [ok](there.md#i19.8)",
+                "[ok](#page) [web](https://example.com/x.md) ![img](there.md) [ok](there.md#i18)",
                 "`[in a span](missing.md)`",
                 "```",
                 "[in a fence](missing.md)",

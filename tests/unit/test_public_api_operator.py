@@ -82,7 +82,7 @@ def test_every_cache_strips_managed_fields_and_keeps_the_rest() -> None:
     m, registrations = wired(None)
     watches = [w for r in registrations for w in r.watches]
     # Runs and schedules only lose managedFields; pods and nodes are compacted to what
-    # reconcilers read (tests/unit/controllers/test_perf2_transforms.py); nodes keep of
+    # reconcilers read (tests/unit/controllers/run/test_cache_transforms.py); nodes keep of
     # managedFields only who owns spec.unschedulable (the release reads it, E12).
     assert {w.transform for w in watches} == {
         strip_managed_fields,

@@ -1,16 +1,16 @@
 """Every rule ID the repository cites is defined in docs/rules.md, and every entry there is cited.
 
-Code, docs and test names cite rules by ID (``E10``, ``I19.8``, bare ``H``); a citation
+Code, docs and test names cite rules by ID (``E10``, ``I14``, bare ``H``); a citation
 whose rule is defined nowhere inside the repository sends a reader outside it, and an
 entry nothing cites is a rule nobody enforces. So, over glimmer/, runners/, tests/, docs/
 and README.md:
 
-- a citation in text is a capital A-P, one or two digits and an optional ``.N``
-  (``E10``, ``I19.21``), standing alone as a word (not inside ``FP8``, ``A5.00.01``,
+- a citation in text is a capital A-P and one or two digits (``E10``, ``I31``),
+  standing alone as a word (not inside ``FP8``, ``A5.00.01``,
   ``test_E10_x`` or ``rules.md#e10``); a few words shaped like IDs that name hardware
   (GPU part numbers in a list, GPU performance states) are told apart by their context;
 - a citation in a test name is a token of a ``def test_...`` name: ``E10``, a bare family
-  letter used as a rule (``test_H_...``), and ``I19_8`` for ``I19.8``;
+  letter used as a rule (``test_H_...``);
 - an entry is an ``<a id="e10"></a>`` anchor directly above an ``### E10 ...`` heading,
   and it names where the rule is enforced and a test that checks it; every
   ``path.py:name`` and ``path.py::test_name`` an entry names must exist.
@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 CATALOGUE = REPO / "docs" / "rules.md"
 CITING_TREES = ("glimmer", "runners", "tests", "docs")
 
-_ID = r"[A-P]\d{1,2}(?:\.\d{1,2})?"
+_ID = r"[A-P]\d{1,2}"
 _TEXT_CITATION = re.compile(rf"(?<![\w.\-/#])({_ID})(?![\w\-]|\.\d)")
 #: A range, ``K1-K6``, cites every rule from its first to its last.
 _RANGE = re.compile(r"(?<![\w.\-/#])([A-P])(\d{1,2})-\1?(\d{1,2})(?![\w\-]|\.\d)")
@@ -64,21 +64,8 @@ def citations_in_text(text: str) -> set[str]:
 
 
 def citations_in_test_name(name: str) -> set[str]:
-    """Rule IDs in a test's name: ``test_I17_4_E10_x`` cites I17.4 and E10."""
-    tokens = name.split("_")[1:]
-    found: set[str] = set()
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if _NAME_TOKEN.fullmatch(token):
-            following = tokens[i + 1] if i + 1 < len(tokens) else ""
-            if len(token) > 1 and re.fullmatch(r"\d{1,2}", following):
-                found.add(f"{token}.{following}")
-                i += 2
-                continue
-            found.add(token)
-        i += 1
-    return found
+    """Rule IDs in a test's name: ``test_I6_E10_x`` cites I6 and E10."""
+    return {token for token in name.split("_")[1:] if _NAME_TOKEN.fullmatch(token)}
 
 
 def citing_files(root: Path) -> Iterator[Path]:
@@ -193,14 +180,14 @@ def test_every_entry_names_its_guard_and_a_test_and_they_exist() -> None:
 def test_the_collector_reads_real_citations_and_skips_lookalikes() -> None:
     """The check can fail: each citation form is found, hardware names and code are not."""
     text = (
-        "cordon first (E10); rule I19.21, I19 and G1; K1-K3. Parts A100, A10, A40; a "
+        "cordon first (E10); rule I31, I9 and G1; K1-K3. Parts A100, A10, A40; a "
         "P-state above P0 read as P8; FP8, A5.00.01, test_E11_x, rules.md#e12, L40S; sm_C1."
     )
-    assert sorted(citations_in_text(text)) == ["E10", "G1", "I19", "I19.21", "K1", "K2", "K3"]
-    assert sorted(citations_in_test_name("test_I17_4_E10_the_H_path_K_x_120_plus")) == [
+    assert sorted(citations_in_text(text)) == ["E10", "G1", "I31", "I9", "K1", "K2", "K3"]
+    assert sorted(citations_in_test_name("test_I6_E10_the_H_path_K_x_120_plus")) == [
         "E10",
         "H",
-        "I17.4",
+        "I6",
         "K",
     ]
     assert citations_in_test_name("test_G5_a_300_segment_soak") == {"G5"}

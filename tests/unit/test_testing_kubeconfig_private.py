@@ -1,4 +1,4 @@
-"""I19.20 for ``glimmer.testing``: every kubeconfig it writes is private from its first byte.
+"""I30 for ``glimmer.testing``: every kubeconfig it writes is private from its first byte.
 
 The control plane's admin and service-account kubeconfigs embed a client key or a token.
 A write-then-chmod ends at 0600 too, so the rule is checked while it happens: an audit
@@ -56,7 +56,7 @@ def _admin(path: Path, pki: dict[str, Path]) -> Path:
     )
 
 
-def test_I19_20_admin_kubeconfig_is_0600_from_its_first_byte_even_with_umask_0(
+def test_I30_admin_kubeconfig_is_0600_from_its_first_byte_even_with_umask_0(
     watched: Path, pki: dict[str, Path]
 ) -> None:
     target = _admin(watched / "new" / "admin.kubeconfig", pki)
@@ -67,7 +67,7 @@ def test_I19_20_admin_kubeconfig_is_0600_from_its_first_byte_even_with_umask_0(
     assert [p.name for p in target.parent.iterdir()] == ["admin.kubeconfig"]
 
 
-def test_I19_20_token_kubeconfig_is_0600_from_its_first_byte(
+def test_I30_token_kubeconfig_is_0600_from_its_first_byte(
     watched: Path, pki: dict[str, Path]
 ) -> None:
     target = write_kubeconfig(
@@ -83,7 +83,7 @@ def test_I19_20_token_kubeconfig_is_0600_from_its_first_byte(
     assert exposed() == []
 
 
-def test_I19_20_an_existing_0644_kubeconfig_is_replaced_and_an_open_reader_keeps_the_old_one(
+def test_I30_an_existing_0644_kubeconfig_is_replaced_and_an_open_reader_keeps_the_old_one(
     watched: Path, pki: dict[str, Path]
 ) -> None:
     target = watched / "admin.kubeconfig"
@@ -97,7 +97,7 @@ def test_I19_20_an_existing_0644_kubeconfig_is_replaced_and_an_open_reader_keeps
     assert exposed() == []
 
 
-def test_I19_20_mode_is_exactly_0600_under_a_narrowing_umask(watched: Path) -> None:
+def test_I30_mode_is_exactly_0600_under_a_narrowing_umask(watched: Path) -> None:
     """A umask can take bits from mkstemp's 0600 (0400 here); the file still ends 0600."""
     os.umask(0o277)
     target = watched / "admin.kubeconfig"
@@ -105,7 +105,7 @@ def test_I19_20_mode_is_exactly_0600_under_a_narrowing_umask(watched: Path) -> N
     assert _mode(target) == 0o600
 
 
-def test_I19_20_a_failed_write_leaves_no_scratch_file(
+def test_I30_a_failed_write_leaves_no_scratch_file(
     watched: Path, pki: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def refuse(src: str, dst: str) -> None:
@@ -117,7 +117,7 @@ def test_I19_20_a_failed_write_leaves_no_scratch_file(
     assert list(watched.iterdir()) == []
 
 
-def test_I19_20_the_bytes_reach_the_disk_before_the_rename(
+def test_I30_the_bytes_reach_the_disk_before_the_rename(
     watched: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """fsync comes before the rename, so a crash never leaves an empty kubeconfig in place."""

@@ -44,7 +44,7 @@ LEGITIMATE_DIFFERENCES: Final[Mapping[tuple[str, str], str]] = {
     ("result", "rawLogs"): "run.json only: the raw log files a bare host keeps",
     ("result", "lastRetryTrigger"): "run.json only: the message that caused the last retry",
     ("attempt", "podName"): "operator only: a bare host runs processes, not pods",
-    ("attempt", "podUID"): "operator only: the adopted runner pod's UID (I19.8)",
+    ("attempt", "podUID"): "operator only: the adopted runner pod's UID (I18)",
     ("attempt", "startedAt"): "wall clock of each dispatcher",
     ("attempt", "finishedAt"): "wall clock of each dispatcher",
     ("artifact", "configMap"): "operator only: where the operator stored the payload",
@@ -300,7 +300,7 @@ def comparable(result: Mapping[str, Any]) -> JSON:
     out["attempts"] = [_without(a, "attempt") for a in result.get("attempts") or []]
     if "artifacts" in result:
         refs = [_without(a, "artifact") for a in result["artifacts"]]
-        out["artifacts"] = refs  # I19.21: both list them in document order
+        out["artifacts"] = refs  # I31: both list them in document order
     return out
 
 

@@ -53,7 +53,7 @@ def plan_store(
     found: Sequence[Artifact | DroppedArtifact],
 ) -> StorePlan:
     """``found`` in document order (``RunnerReport.artifacts_in_order``): the refs
-    follow it, accepted and dropped interleaved as printed (I19.21). The budget is
+    follow it, accepted and dropped interleaved as printed (I31). The budget is
     spent in the same order, so an earlier artifact is stored before a later one."""
     plan = StorePlan()
     used = _stored_bytes(data, binary_data)

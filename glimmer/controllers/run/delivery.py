@@ -80,7 +80,7 @@ class NoDelivery:
 
 
 def pinned_baseline(view: RunView, plan: PinnedPlan | None) -> bool:
-    """Whether the run is a baseline (I19.6: a baseline measures, it never certifies).
+    """Whether the run is a baseline (I16: a baseline measures, it never certifies).
 
     ``spec.baseline`` is pinned: the plan's copy decides, so a spec edited after the pin
     changes nothing; the spec is read only when no plan could be pinned or decoded."""

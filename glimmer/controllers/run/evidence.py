@@ -4,12 +4,12 @@ Read here, judged by ``glimmer.verdict`` (the one choke point), stored by refere
 (A12-A14); mid-run checkpoints (H1/H2) read the same log without judging it.
 
 The log is the whole retained log, streamed from its first byte through the contract's
-streaming reader in bounded chunks, never decoded (I19.1, I19.9): a byte-limited tail
+streaming reader in bounded chunks, never decoded (I11, I19): a byte-limited tail
 would keep the *first* MiB of its window and drop the final metrics. The read is bounded
 in bytes and time; a read that stops short of the end is never judged (a prefix can hold
 an older, superseded value), it is an Error naming what cut it.
 
-Provenance does not depend on what the log still holds (I19.4): when the pod ran against
+Provenance does not depend on what the log still holds (I14): when the pod ran against
 the simulated GPU (the runner container's ``GLIMMER_SIM_GPU``, or a node the simulated
 kubelet marks), the operator itself records ``sim``.
 """
@@ -142,7 +142,7 @@ def cut_log_verdict(
     exit_code: int,
     provenance: Provenance | None,
 ) -> AttemptVerdict:
-    """I19.1: a log read that stopped short is never judged. Only the runner's own
+    """I11: a log read that stopped short is never judged. Only the runner's own
     exit 1 (a measured shortfall, read from the kubelet, not the log) stands as Failed;
     every other outcome is Error, naming what cut the read."""
     nothing = ReportReader(kind=kind).finish(exit_code=exit_code)
@@ -186,11 +186,11 @@ _PHASE_OF: Final = {
 
 def side_report(read: LogRead, termination: Termination, *, kind: str) -> RunnerReport:
     """One side of a Pair or one Group rank, as the link combination reads it: what the
-    runner declared, with the pod's end folded in by the same A14/I19.7 rule a Node
+    runner declared, with the pod's end folded in by the same A14/I17 rule a Node
     attempt gets (:func:`~glimmer.verdict.apply_termination`), so an evicted,
     deadline-killed or OOM-killed side is an Error side, whatever it printed.
 
-    A read that stopped short (I19.1) is never judged: the side keeps only its exit
+    A read that stopped short (I11) is never judged: the side keeps only its exit
     code's word when that is the runner's own Fail (exit 1), else it is an Error side
     naming what cut the read."""
     report = read.report
@@ -217,11 +217,11 @@ class SideRead:
 
     #: The side's report, its pod's end folded in (:func:`side_report`).
     report: RunnerReport
-    #: The pod ran against the simulated GPU (I19.4): the link is sim if any side is.
+    #: The pod ran against the simulated GPU (I14): the link is sim if any side is.
     simulated: bool
     #: Nothing of its log could be read (A13, applied once to the combined result).
     unavailable: bool
-    #: The log was read to its end, so its artifacts may be stored (I19.1).
+    #: The log was read to its end, so its artifacts may be stored (I11).
     whole: bool
 
 
@@ -312,7 +312,7 @@ class Evidence(Part):
         work.prefetched[name] = (str(meta.get("uid") or ""), asyncio.ensure_future(read()))
 
     async def simulated(self, pod: Mapping[str, Any]) -> bool:
-        """I19.4: the dispatcher's own knowledge that the pod ran against the simulated
+        """I14: the dispatcher's own knowledge that the pod ran against the simulated
         GPU: its spec says so, or its node does. The node is read once per harvest
         (the labels decide provenance; a node that is gone tells nothing, and the
         runner's declaration then stands alone)."""

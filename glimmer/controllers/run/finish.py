@@ -104,7 +104,7 @@ class Finisher(Part):
             errored=tally.errored,
             skipped=tally.skipped,
         )
-        # I19.6: every finished run says whether anything was measured (kubectl's
+        # I16: every finished run says whether anything was measured (kubectl's
         # Measured column); an all-Skipped Pass reads False and certifies nothing.
         fact = measured_condition(origin)
         upsert_condition(status, type_=fact.type, status_=fact.status, reason=fact.reason,

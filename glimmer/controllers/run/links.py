@@ -424,7 +424,7 @@ class Links:
         return SERVER_REPORT_GRACE_SECONDS - max(since, 0.0)
 
     async def _simulated(self, member: Member, pod: Mapping[str, Any] | None) -> bool:
-        """I19.4 over a planned member, whatever became of it: its pod's spec points at
+        """I14 over a planned member, whatever became of it: its pod's spec points at
         the simulated GPU or its pod's node is simulated, or (pod or no pod) the node the
         unit planned for it carries the simulated kubelet's labels."""
         if pod is not None and await self.ops.evidence.simulated(pod):

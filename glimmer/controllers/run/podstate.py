@@ -92,7 +92,7 @@ def scheduler_message(pod: Mapping[str, Any]) -> str:
 def termination(pod: Mapping[str, Any]) -> Termination:
     """A14: the pod-level reason when the pod Failed with one, else the runner container's
     terminated reason; with no terminated runner the code is -1 and the account comes from
-    a waiting container or the pod. I19.7: ``interrupted`` when anything but the runner
+    a waiting container or the pod. I17: ``interrupted`` when anything but the runner
     ended it, with what did in ``reason``/``detail``."""
     status = _status(pod)
     pod_reason = str(status.get("reason") or "") if status.get("phase") == "Failed" else ""
@@ -128,7 +128,7 @@ def termination(pod: Mapping[str, Any]) -> Termination:
 
 def interruption(pod: Mapping[str, Any]) -> tuple[str, str] | None:
     """``(reason, detail)`` of whatever ended the runner when the runner did not end by
-    itself (I19.7), None when it did.
+    itself (I17), None when it did.
 
     The kubelet's own terminal account (a Failed pod with a pod-level reason: Evicted,
     DeadlineExceeded, node shutdown, admission), a container the runtime ended

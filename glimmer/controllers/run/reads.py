@@ -51,7 +51,7 @@ class RunReads(ConfirmingReader):
         keeps every earlier wave's terminated pods for their logs, and copying all of
         them each pass cost more than the pass read). So a pass only reads its pods;
         whatever would edit one copies it first (the guard test is
-        ``test_I18_a_pass_never_mutates_a_cached_pod``). The live answer is fresh."""
+        ``test_I9_a_pass_never_mutates_a_cached_pod``). The live answer is fresh."""
         meta = run.get("metadata") or {}
         value, selector = kube.run_pod_selector(run)
         try:

@@ -9,7 +9,7 @@ that is usually the largest part of an object and no rule reads it. Nodes and ru
 pods, cached by the thousand, go through :func:`~glimmer.engine.compact_node` /
 :func:`~glimmer.engine.compact_pod` (equal strings shared; on nodes the kubelet's image
 list and volume bookkeeping dropped, which no rule reads either), so every field a
-reconciler reads is kept (tests/unit/controllers/test_perf2_transforms.py). Runs keep
+reconciler reads is kept (tests/unit/controllers/run/test_cache_transforms.py). Runs keep
 :func:`~glimmer.engine.strip_managed_fields` only: a run is re-ingested on every status
 write, and sharing the strings of a megabyte of status would cost CPU each time for
 one object. Pods are indexed by run, nodes by cordon owner, for the cached reader (see

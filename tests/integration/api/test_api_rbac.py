@@ -151,7 +151,7 @@ def test_no_role_uses_wildcards(control_plane: Any) -> None:
                 assert "*" not in rule.get(key, []), (document["metadata"]["name"], rule)
 
 
-# -- I19.19: the boundary, rule by rule ---------------------------------------------------
+# -- I29: the boundary, rule by rule ---------------------------------------------------
 
 KINDS = ("burnintests", "burninprofiles", "burninruns", "burninschedules", "burninsinks")
 FINGERPRINTS = "nodefingerprints.burnin.glimmer.ai"
@@ -207,7 +207,7 @@ def people(control_plane: Any, installed_default: None) -> None:
 
 
 @pytest.mark.usefixtures("installed_default")
-def test_I19_19_manager_cannot_update_nodes(control_plane: Any) -> None:
+def test_I29_manager_cannot_update_nodes(control_plane: Any) -> None:
     """Cordons are merge patches (glimmer/controllers/run/kube.py): patch yes, update no."""
     assert _can(control_plane, "patch", "nodes", None)
     assert not _can(control_plane, "update", "nodes", None)
@@ -215,7 +215,7 @@ def test_I19_19_manager_cannot_update_nodes(control_plane: Any) -> None:
 
 @pytest.mark.usefixtures("installed_default")
 @pytest.mark.parametrize("resource", ["services", "configmaps"])
-def test_I19_19_manager_cannot_read_services_or_configmaps_cluster_wide(
+def test_I29_manager_cannot_read_services_or_configmaps_cluster_wide(
     control_plane: Any, resource: str
 ) -> None:
     """No informer watches them; the namespaced reads it makes are granted where it serves."""
@@ -226,7 +226,7 @@ def test_I19_19_manager_cannot_read_services_or_configmaps_cluster_wide(
 
 
 @pytest.mark.usefixtures("people")
-def test_I19_19_viewer_reads_but_cannot_create_or_change_burnin_objects(
+def test_I29_viewer_reads_but_cannot_create_or_change_burnin_objects(
     control_plane: Any,
 ) -> None:
     for plural in (*KINDS, "nodefingerprints"):
@@ -240,7 +240,7 @@ def test_I19_19_viewer_reads_but_cannot_create_or_change_burnin_objects(
 
 
 @pytest.mark.usefixtures("people")
-def test_I19_19_editor_creates_runs_but_never_writes_status_or_fingerprints(
+def test_I29_editor_creates_runs_but_never_writes_status_or_fingerprints(
     control_plane: Any,
 ) -> None:
     for plural in KINDS:
@@ -257,7 +257,7 @@ def test_I19_19_editor_creates_runs_but_never_writes_status_or_fingerprints(
 
 
 @pytest.mark.usefixtures("people")
-def test_I19_19_builtin_view_edit_admin_aggregate_the_burnin_roles(control_plane: Any) -> None:
+def test_I29_builtin_view_edit_admin_aggregate_the_burnin_roles(control_plane: Any) -> None:
     runs = "burninruns.burnin.glimmer.ai"
     for role, user in BUILT_IN.items():
         assert _can(control_plane, "get", runs, RUNS, who=user), role

@@ -119,7 +119,7 @@ def _put_status(control_plane: Any, namespace: str, obj: dict[str, Any]) -> Any:
     )  # fmt: skip
 
 
-def test_I19_4_status_keeps_unknown_provenance_and_the_deciding_flag(
+def test_I14_status_keeps_unknown_provenance_and_the_deciding_flag(
     control_plane: Any, namespace: str
 ) -> None:
     attempt = {"attempt": 1, "trigger": "Initial", "phase": "Passed", "provenance": "unknown"}
@@ -144,7 +144,7 @@ def test_I19_4_status_keeps_unknown_provenance_and_the_deciding_flag(
     assert back["results"][0]["attempts"][0] == {**attempt, "deciding": True}
 
 
-def test_I19_4_status_refuses_a_provenance_outside_the_enum(
+def test_I14_status_refuses_a_provenance_outside_the_enum(
     control_plane: Any, namespace: str
 ) -> None:
     status = {"phase": "Passed", "provenance": "emulated"}
@@ -153,7 +153,7 @@ def test_I19_4_status_refuses_a_provenance_outside_the_enum(
     assert "status.provenance" in written.stderr
 
 
-def test_I19_6_kubectl_get_shows_measured_and_certified(control_plane: Any, namespace: str) -> None:
+def test_I16_kubectl_get_shows_measured_and_certified(control_plane: Any, namespace: str) -> None:
     condition = {
         "type": "Measured",
         "status": "False",

@@ -1,4 +1,4 @@
-"""I19.19: who may load which node, as the shipped manifests and the real apiserver enforce it.
+"""I29: who may load which node, as the shipped manifests and the real apiserver enforce it.
 
 The manager serves only the namespaces named by ``--serve-namespaces``; each of them is
 prepared for runner pods (Pod Security ``privileged``, the workloads and sink-secret
@@ -86,7 +86,7 @@ def _dry_run_create(control_plane: Any, pod: dict[str, Any]) -> subprocess.Compl
     return result
 
 
-def test_I19_19_manager_serves_only_namespaces_prepared_for_runs(
+def test_I29_manager_serves_only_namespaces_prepared_for_runs(
     documents: list[dict[str, Any]],
 ) -> None:
     served = _served(documents)
@@ -116,7 +116,7 @@ def test_I19_19_manager_serves_only_namespaces_prepared_for_runs(
     ]
 
 
-def test_I19_19_namespaces_carry_pod_security_labels(
+def test_I29_namespaces_carry_pod_security_labels(
     control_plane: Any, documents: list[dict[str, Any]]
 ) -> None:
     expected = {
@@ -132,7 +132,7 @@ def test_I19_19_namespaces_carry_pod_security_labels(
 
 
 @pytest.mark.usefixtures("documents")
-def test_I19_19_manager_namespace_refuses_pods_beyond_restricted(control_plane: Any) -> None:
+def test_I29_manager_namespace_refuses_pods_beyond_restricted(control_plane: Any) -> None:
     """A runner pod (or any pod with less than restricted asks) never runs beside the
     manager's ServiceAccount, even for someone who may create pods there."""
     refused = _dry_run_create(control_plane, _runner_pod(SYSTEM))
@@ -151,7 +151,7 @@ def test_I19_19_manager_namespace_refuses_pods_beyond_restricted(control_plane: 
     assert 'violates PodSecurity "restricted:latest"' in refused.stderr, refused.stderr
 
 
-def test_I19_19_manager_pod_meets_restricted(
+def test_I29_manager_pod_meets_restricted(
     control_plane: Any, documents: list[dict[str, Any]]
 ) -> None:
     template = _one(documents, "Deployment", "glimmer-manager")["spec"]["template"]
@@ -167,7 +167,7 @@ def test_I19_19_manager_pod_meets_restricted(
 
 
 @pytest.mark.usefixtures("documents")
-def test_I19_19_served_namespace_admits_every_host_access_a_runner_may_ask_for(
+def test_I29_served_namespace_admits_every_host_access_a_runner_may_ask_for(
     control_plane: Any,
 ) -> None:
     """Enforce is privileged (the API lets a test ask for all of it); warn is baseline, so

@@ -1,5 +1,5 @@
 """What the simulated kubelet tells the operator about a pod's end and its hardware
-(I19.4, I19.7): positive simulated-GPU marks on its nodes, the kubelet's own stops
+(I14, I17): positive simulated-GPU marks on its nodes, the kubelet's own stops
 (eviction, node shutdown, deadline) reported as Failed with its reason whatever the exit
 code, and other components' conditions kept. The pure halves of these rules are in
 tests/unit/sim/test_sim_evidence_marks.py."""
@@ -28,7 +28,7 @@ TRAPS_TERM = """
 
 
 @pytest.mark.controlplane
-def test_I19_4_registered_sim_nodes_carry_the_simulated_gpu_marks(
+def test_I14_registered_sim_nodes_carry_the_simulated_gpu_marks(
     control_plane: ControlPlane, sim_nodes: SimNodesFactory
 ) -> None:
     node = get_json(control_plane, "node", sim_nodes(1).names[0])
@@ -37,7 +37,7 @@ def test_I19_4_registered_sim_nodes_carry_the_simulated_gpu_marks(
 
 
 @pytest.mark.controlplane
-def test_I19_7_an_evicted_pod_is_failed_evicted_though_its_runner_exited_0(
+def test_I17_an_evicted_pod_is_failed_evicted_though_its_runner_exited_0(
     control_plane: ControlPlane, sim_nodes: SimNodesFactory, namespace: str
 ) -> None:
     node = sim_nodes(1).names[0]
@@ -62,7 +62,7 @@ def test_I19_7_an_evicted_pod_is_failed_evicted_though_its_runner_exited_0(
 
 
 @pytest.mark.controlplane
-def test_I19_7_a_deadline_stop_is_failed_deadline_exceeded_though_the_runner_exited_0(
+def test_I17_a_deadline_stop_is_failed_deadline_exceeded_though_the_runner_exited_0(
     control_plane: ControlPlane, sim_nodes: SimNodesFactory, namespace: str
 ) -> None:
     node = sim_nodes(1).names[0]
@@ -76,7 +76,7 @@ def test_I19_7_a_deadline_stop_is_failed_deadline_exceeded_though_the_runner_exi
 
 
 @pytest.mark.controlplane
-def test_I19_7_node_shutdown_fails_running_pods_as_terminated_whatever_their_exit(
+def test_I17_node_shutdown_fails_running_pods_as_terminated_whatever_their_exit(
     control_plane: ControlPlane, sim_nodes: SimNodesFactory, namespace: str
 ) -> None:
     nodes = sim_nodes(1)

@@ -25,7 +25,7 @@ def wait_for(probe: Callable[[], Any], *, seconds: float) -> Any:
         time.sleep(0.2)
 
 
-def test_I12_2_a_missing_lease_namespace_is_explained_then_readiness_follows_once_created(
+def test_I2_a_missing_lease_namespace_is_explained_then_readiness_follows_once_created(
     control_plane: Any, namespace: str, manager_process: Callable[..., ManagerProcess]
 ) -> None:
     lease_ns = f"{namespace}-lease"[:63]

@@ -7,7 +7,7 @@ from glimmer import api, verdict
 from glimmer.api import vocabulary
 
 
-def test_I17_2_api_enums_are_the_verdict_definitions() -> None:
+def test_I5_api_enums_are_the_verdict_definitions() -> None:
     assert vocabulary.RunPhase is verdict.Phase
     assert vocabulary.AttemptTrigger is verdict.Trigger
     assert vocabulary.Comparison is verdict.Comparison
@@ -16,5 +16,5 @@ def test_I17_2_api_enums_are_the_verdict_definitions() -> None:
     assert api.RunPhase is verdict.Phase and api.Provenance is verdict.Provenance
 
 
-def test_I17_2_provenance_words_include_unknown() -> None:
+def test_I5_provenance_words_include_unknown() -> None:
     assert [p.value for p in api.Provenance] == ["sim", "unknown", "silicon"]

@@ -338,7 +338,7 @@ NAMES_AND_COLUMNS = {
 }
 
 
-#: Glimmer's additive columns (I19.6), shown before Age; the reference's stay in place.
+#: Glimmer's additive columns (I16), shown before Age; the reference's stay in place.
 ADDITIVE_COLUMNS = {
     "BurnInRun": [
         ("Measured", '.status.conditions[?(@.type=="Measured")].status', "string", 0),
@@ -368,13 +368,13 @@ def test_names_and_printer_columns_match_the_reference_table(kind: str) -> None:
     assert _columns(kind) == expected
 
 
-def test_I19_6_get_burninrun_shows_measured_and_certified() -> None:
+def test_I16_get_burninrun_shows_measured_and_certified() -> None:
     names = [name for name, _, _, priority in _columns("BurnInRun") if priority == 0]
     assert {"Measured", "Certified"} <= set(names)
     assert names[-1] == "Age"
 
 
-def test_I19_4_provenance_enums_include_unknown() -> None:
+def test_I14_provenance_enums_include_unknown() -> None:
     schema = crd_manifest(KINDS_BY_NAME["BurnInRun"])["spec"]["versions"][0]["schema"]
     status = schema["openAPIV3Schema"]["properties"]["status"]["properties"]
     result = status["results"]["items"]["properties"]

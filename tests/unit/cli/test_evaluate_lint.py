@@ -78,7 +78,7 @@ def test_evaluate_passed_json_shape(files: Path) -> None:
     ]
     artifacts = doc["artifacts"]
     assert isinstance(artifacts, list) and artifacts[0]["name"] == "raw.json"
-    assert doc["provenance"] == "unknown"  # I19.4: no declaration is never silicon
+    assert doc["provenance"] == "unknown"  # I14: no declaration is never silicon
 
 
 def test_evaluate_failed_by_threshold(files: Path) -> None:

@@ -164,7 +164,7 @@ async def _collect(stream: AsyncGenerator[bytes, None]) -> list[bytes]:
         return [chunk async for chunk in chunks]
 
 
-async def test_I19_1_the_pod_log_is_streamed_whole_from_byte_0_in_bounded_chunks(
+async def test_I11_the_pod_log_is_streamed_whole_from_byte_0_in_bounded_chunks(
     stub: tuple[Stub, ApiServerClient],
 ) -> None:
     server, client = stub
@@ -182,7 +182,7 @@ async def test_I19_1_the_pod_log_is_streamed_whole_from_byte_0_in_bounded_chunks
     assert query == {"container": "runner", "limitBytes": str(1 << 30)}
 
 
-async def test_I19_9_the_pod_log_is_bytes_and_never_decoded(
+async def test_I19_the_pod_log_is_bytes_and_never_decoded(
     stub: tuple[Stub, ApiServerClient],
 ) -> None:
     server, client = stub
@@ -203,7 +203,7 @@ async def test_a_pod_log_open_is_retried_on_5xx_and_a_refusal_is_an_api_error(
     assert refused.value.status == 400
 
 
-async def test_I19_1_a_pod_log_read_is_bounded_in_time_as_a_whole(
+async def test_I11_a_pod_log_read_is_bounded_in_time_as_a_whole(
     stub: tuple[Stub, ApiServerClient],
 ) -> None:
     server, client = stub

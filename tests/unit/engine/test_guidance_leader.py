@@ -79,7 +79,7 @@ def errors(logs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in logs if e["log_level"] == "error"]
 
 
-async def test_I12_2_missing_lease_namespace_is_an_error_naming_the_fix_at_a_bounded_rate() -> None:
+async def test_I2_missing_lease_namespace_is_an_error_naming_the_fix_at_a_bounded_rate() -> None:
     client = NamespacedFake(missing={"glimmer-system"})
     clock = FakeClock()
     with capture_logs() as logs:
@@ -105,7 +105,7 @@ async def test_I12_2_missing_lease_namespace_is_an_error_naming_the_fix_at_a_bou
     assert any(e["event"] == "acquired leader lease" for e in logs)
 
 
-async def test_I12_2_forbidden_leases_is_an_error_naming_the_rbac_needed() -> None:
+async def test_I2_forbidden_leases_is_an_error_naming_the_rbac_needed() -> None:
     client = NamespacedFake(missing=set(), forbidden=True)
     clock = FakeClock()
     with capture_logs() as logs:
@@ -132,11 +132,11 @@ async def test_I12_2_forbidden_leases_is_an_error_naming_the_rbac_needed() -> No
         TimeoutError(),
     ],
 )
-def test_I12_2_errors_a_retry_may_fix_do_not_block(exc: BaseException) -> None:
+def test_I2_errors_a_retry_may_fix_do_not_block(exc: BaseException) -> None:
     assert blocked_reason(exc, namespace="n") is None
 
 
-async def test_I12_2_a_transient_error_warns_and_does_not_clear_a_block() -> None:
+async def test_I2_a_transient_error_warns_and_does_not_clear_a_block() -> None:
     client = NamespacedFake(missing={"glimmer-system"})
     clock = FakeClock()
     with capture_logs() as logs:
@@ -162,7 +162,7 @@ async def _readyz(manager: Manager) -> tuple[int, dict[str, Any]]:
         return r.status, json.loads(await r.text())
 
 
-async def test_I12_2_readyz_says_why_while_the_election_is_blocked_then_follows_normal_rules() -> (
+async def test_I2_readyz_says_why_while_the_election_is_blocked_then_follows_normal_rules() -> (
     None
 ):
     client = NamespacedFake(missing={"glimmer-system"})

@@ -53,7 +53,7 @@ NORMAL_ENDS = [
 
 
 @pytest.mark.parametrize("error", NORMAL_ENDS, ids=lambda e: type(e).__name__)
-async def test_I12_2_a_normal_watch_end_is_a_debug_line_and_an_immediate_rewatch(
+async def test_I2_a_normal_watch_end_is_a_debug_line_and_an_immediate_rewatch(
     error: BaseException,
 ) -> None:
     clock = FakeClock()
@@ -73,7 +73,7 @@ async def test_I12_2_a_normal_watch_end_is_a_debug_line_and_an_immediate_rewatch
     assert len(closed) == 3 and {e["log_level"] for e in closed} == {"debug"}
 
 
-async def test_I12_2_a_clean_end_of_stream_is_logged_at_debug() -> None:
+async def test_I2_a_clean_end_of_stream_is_logged_at_debug() -> None:
     clock = FakeClock()
     client = FakeClient()
     with capture_logs() as logs:
@@ -100,7 +100,7 @@ async def test_I12_2_a_clean_end_of_stream_is_logged_at_debug() -> None:
     ],
     ids=lambda e: type(e).__name__ + str(getattr(e, "status", "")),
 )
-async def test_I12_2_real_watch_errors_still_warn_and_back_off(error: BaseException) -> None:
+async def test_I2_real_watch_errors_still_warn_and_back_off(error: BaseException) -> None:
     clock = FakeClock()
     client = EndingWatches(clock, error=error, after=70.0, count=1)
     with capture_logs() as logs:
@@ -114,7 +114,7 @@ async def test_I12_2_real_watch_errors_still_warn_and_back_off(error: BaseExcept
     assert [e["log_level"] for e in warned] == ["warning"]
 
 
-async def test_I12_2_a_watch_that_ends_normally_at_once_is_still_backed_off() -> None:
+async def test_I2_a_watch_that_ends_normally_at_once_is_still_backed_off() -> None:
     clock = FakeClock()
     client = EndingWatches(clock, error=aiohttp.ServerDisconnectedError(), after=0.0, count=5)
     with capture_logs() as logs:

@@ -1,4 +1,4 @@
-"""What the simulated kubelet tells the operator, as pure functions (I19.4, I19.7): the
+"""What the simulated kubelet tells the operator, as pure functions (I14, I17): the
 simulated-GPU marks it writes on its nodes are the ones the operator reads, and other
 components' pod conditions survive the kubelet's status. The same rules against the
 apiserver are in tests/integration/controlplane/test_sim_evidence_marks.py."""
@@ -17,13 +17,13 @@ from glimmer.sim.nodes import node_manifest
 from glimmer.sim.pods import PodWorker
 
 
-def test_I19_4_the_operator_reads_the_marks_the_simulator_writes() -> None:
+def test_I14_the_operator_reads_the_marks_the_simulator_writes() -> None:
     assert sim_config.SIM_GPU_LABEL in evidence.SIM_NODE_LABELS
     assert sim_config.INSTANCE_LABEL in evidence.SIM_NODE_LABELS
     assert sim_config.SIM_GPU_ENV == evidence.SIM_GPU_ENV
 
 
-def test_I19_4_a_simulated_gpu_node_is_labelled_and_annotated_with_its_profile() -> None:
+def test_I14_a_simulated_gpu_node_is_labelled_and_annotated_with_its_profile() -> None:
     config = SimConfig(
         kubeconfig=Path("k"),
         gpus_per_node=8,
@@ -47,7 +47,7 @@ def test_label_safe_values_are_valid_label_values() -> None:
     assert label_safe(":::") == "simulated"
 
 
-def test_I19_7_conditions_other_components_own_survive_the_kubelets_status(
+def test_I17_conditions_other_components_own_survive_the_kubelets_status(
     tmp_path: Path,
 ) -> None:
     disruption = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}

@@ -1,4 +1,4 @@
-"""A link result's provenance is decided over every side of the attempt (I19.4 at link
+"""A link result's provenance is decided over every side of the attempt (I14 at link
 scope): each side as weak as its declaration and what its dispatcher knows of its node or
 pod, a side that did not report ``unknown``, the weakest side wins. So a link reads
 ``silicon`` (and can certify its nodes) only when every side reported silicon.

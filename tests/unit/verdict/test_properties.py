@@ -5,10 +5,10 @@
 (b) inserting non-metric lines anywhere never changes the result;
 (c) last occurrence wins;
 (d) evaluation is deterministic;
-(e) the report is identical however the output is split, at every byte (I19);
-(f) lines before an orphan END are never metrics (I19.2);
+(e) the report is identical however the output is split, at every byte (I10);
+(f) lines before an orphan END are never metrics (I12);
 (g) an over-long line never lets an older value pass, and chunking never changes
-    what is read around it (I19.3).
+    what is read around it (I13).
 
 (a)-(d) run 10,000 examples each; (e) 1,000, (f) 1,000, (g) 200 (each a 1 MiB line).
 """
@@ -78,7 +78,7 @@ FENCE_LINE = st.sampled_from(
 
 def _after_last_orphan_end(lines: list[str]) -> list[str]:
     """With no BEGIN among ``lines``, every END is an orphan: only what follows the last
-    one can be output (I19.2)."""
+    one can be output (I12)."""
     ends = [i for i, line in enumerate(lines) if line == END_LINE]
     return lines[ends[-1] + 1 :] if ends else lines
 

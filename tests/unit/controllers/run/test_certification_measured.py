@@ -1,4 +1,4 @@
-"""I19.6 on the operator side: the finisher writes the ``Measured`` condition on every
+"""I16 on the operator side: the finisher writes the ``Measured`` condition on every
 finished run and certifies only a measured, non-baseline, all-silicon Pass.
 
 An all-Skipped run Passes (skips never decide) yet measured nothing: without the
@@ -48,7 +48,7 @@ def measured(run: dict[str, Any]) -> dict[str, Any]:
     return dict(condition)
 
 
-async def test_I19_6_an_all_skipped_run_passes_but_measured_nothing_and_certifies_nothing() -> None:
+async def test_I16_an_all_skipped_run_passes_but_measured_nothing_and_certifies_nothing() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"a": custom_test("echo"), "b": custom_test("echo")})
     await cluster.create_run()
@@ -64,7 +64,7 @@ async def test_I19_6_an_all_skipped_run_passes_but_measured_nothing_and_certifie
     assert status["certifiesSilicon"] is False
 
 
-async def test_I19_6_a_measured_silicon_pass_is_measured_and_certifies() -> None:
+async def test_I16_a_measured_silicon_pass_is_measured_and_certifies() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo", thresholds=BW_GATE)})
     await cluster.create_run()
@@ -76,7 +76,7 @@ async def test_I19_6_a_measured_silicon_pass_is_measured_and_certifies() -> None
     assert status["certifiesSilicon"] is True
 
 
-async def test_I19_6_a_failed_run_was_measured_but_certifies_nothing() -> None:
+async def test_I16_a_failed_run_was_measured_but_certifies_nothing() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo", thresholds=BW_GATE)})
     await cluster.create_run()
@@ -86,7 +86,7 @@ async def test_I19_6_a_failed_run_was_measured_but_certifies_nothing() -> None:
     assert run["status"]["certifiesSilicon"] is False
 
 
-async def test_I19_6_a_pass_with_no_provenance_declared_is_unknown_and_not_certified() -> None:
+async def test_I16_a_pass_with_no_provenance_declared_is_unknown_and_not_certified() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo", thresholds=BW_GATE)})
     await cluster.create_run()
@@ -98,7 +98,7 @@ async def test_I19_6_a_pass_with_no_provenance_declared_is_unknown_and_not_certi
     assert status["certifiesSilicon"] is False
 
 
-async def test_I19_6_a_non_required_pass_does_not_make_a_skipped_run_measured() -> None:
+async def test_I16_a_non_required_pass_does_not_make_a_skipped_run_measured() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"a": custom_test("echo"), "b": custom_test("echo")})
     await cluster.client.patch(
@@ -118,7 +118,7 @@ async def test_I19_6_a_non_required_pass_does_not_make_a_skipped_run_measured() 
     assert status["certifiesSilicon"] is False
 
 
-async def test_I19_6_a_baseline_run_measures_but_never_certifies() -> None:
+async def test_I16_a_baseline_run_measures_but_never_certifies() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})  # a baseline has no gates
     await cluster.create_run(baseline=True)
@@ -130,7 +130,7 @@ async def test_I19_6_a_baseline_run_measures_but_never_certifies() -> None:
     assert status["certifiesSilicon"] is False
 
 
-async def test_I19_6_the_pinned_baseline_decides_after_the_spec_is_edited() -> None:
+async def test_I16_the_pinned_baseline_decides_after_the_spec_is_edited() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run(baseline=True)
@@ -157,7 +157,7 @@ SILICON_RESULT: dict[str, Any] = {
 
 
 @pytest.mark.parametrize(("baseline", "certifies"), [(True, False), (False, True)])
-async def test_I19_6_without_a_plan_the_spec_baseline_withholds_certification(
+async def test_I16_without_a_plan_the_spec_baseline_withholds_certification(
     baseline: bool, certifies: bool
 ) -> None:
     cluster = Cluster(nodes=1)
@@ -171,7 +171,7 @@ async def test_I19_6_without_a_plan_the_spec_baseline_withholds_certification(
     assert run["status"]["certifiesSilicon"] is certifies
 
 
-async def test_I19_6_a_run_whose_plan_cannot_be_read_ends_not_measured() -> None:
+async def test_I16_a_run_whose_plan_cannot_be_read_ends_not_measured() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run()
@@ -186,7 +186,7 @@ async def test_I19_6_a_run_whose_plan_cannot_be_read_ends_not_measured() -> None
     assert run["status"]["certifiesSilicon"] is False
 
 
-async def test_I19_6_a_run_cancelled_before_anything_ran_ends_not_measured() -> None:
+async def test_I16_a_run_cancelled_before_anything_ran_ends_not_measured() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run(cancel=True)

@@ -1,6 +1,6 @@
 """Evidence rules of issue 19 against the in-memory apiserver: the whole log is judged as
-bytes (I19.1, I19.9), provenance is the operator's own knowledge (I19.4), and an end the
-runner did not reach by itself is Error (I19.7)."""
+bytes (I11, I19), provenance is the operator's own knowledge (I14), and an end the
+runner did not reach by itself is Error (I17)."""
 
 from __future__ import annotations
 
@@ -46,10 +46,10 @@ async def finish(
     return result
 
 
-# --- I19.1: never judge a cut log -------------------------------------------------------
+# --- I11: never judge a cut log -------------------------------------------------------
 
 
-async def test_I19_1_the_final_metric_past_the_first_mib_of_the_tail_decides() -> None:
+async def test_I11_the_final_metric_past_the_first_mib_of_the_tail_decides() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     assert len(CHATTER) > MIB
@@ -59,7 +59,7 @@ async def test_I19_1_the_final_metric_past_the_first_mib_of_the_tail_decides() -
     assert result["metrics"]["bw"] == "3"
 
 
-async def test_I19_1_a_log_past_the_read_bound_is_error_naming_the_bound(
+async def test_I11_a_log_past_the_read_bound_is_error_naming_the_bound(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(evidence, "LOG_MAX_BYTES", MIB)
@@ -71,7 +71,7 @@ async def test_I19_1_a_log_past_the_read_bound_is_error_naming_the_bound(
     assert "bw" not in (result.get("metrics") or {})  # a prefix is never judged
 
 
-async def test_I19_1_a_read_broken_mid_stream_is_never_judged() -> None:
+async def test_I11_a_read_broken_mid_stream_is_never_judged() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     await cluster.kubelet(pod, exit_code=0)
@@ -83,7 +83,7 @@ async def test_I19_1_a_read_broken_mid_stream_is_never_judged() -> None:
     assert "read broke after" in result["message"]
 
 
-async def test_I19_1_a_runner_exit_1_stays_failed_when_its_log_is_cut(
+async def test_I11_a_runner_exit_1_stays_failed_when_its_log_is_cut(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(evidence, "LOG_MAX_BYTES", MIB)
@@ -94,7 +94,7 @@ async def test_I19_1_a_runner_exit_1_stays_failed_when_its_log_is_cut(
     assert "read bound" in result["message"]
 
 
-async def test_I19_1_a_checkpoint_reads_the_whole_log_and_never_half_a_line() -> None:
+async def test_I11_a_checkpoint_reads_the_whole_log_and_never_half_a_line() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster, checkpointIntervalSeconds=10)
     # The runner is mid-write: "bw=1" is the start of "bw=100".
@@ -108,7 +108,7 @@ async def test_I19_1_a_checkpoint_reads_the_whole_log_and_never_half_a_line() ->
     assert result["attempts"][-1]["lastCheckpointAt"] == result["lastCheckpointAt"]
 
 
-async def test_I19_1_a_cut_checkpoint_read_stores_nothing() -> None:
+async def test_I11_a_cut_checkpoint_read_stores_nothing() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster, checkpointIntervalSeconds=10)
     log = b"bw=12\n" + CHATTER + b"bw=3\n"
@@ -120,10 +120,10 @@ async def test_I19_1_a_cut_checkpoint_read_stores_nothing() -> None:
     assert not result.get("metrics") and not result.get("lastCheckpointAt")
 
 
-# --- I19.9: logs are bytes end to end -------------------------------------------------
+# --- I19: logs are bytes end to end -------------------------------------------------
 
 
-async def test_I19_9_a_non_utf8_log_is_judged_and_the_node_released() -> None:
+async def test_I19_a_non_utf8_log_is_judged_and_the_node_released() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     result = await finish(cluster, pod, log=b"\xff\xfe\xc3 garbage\nbw=12\nDONE \xe9\n")
@@ -133,7 +133,7 @@ async def test_I19_9_a_non_utf8_log_is_judged_and_the_node_released() -> None:
     assert not cluster.node("n0")["spec"].get("unschedulable")
 
 
-async def test_I19_9_a_non_utf8_artifact_reaches_binary_data() -> None:
+async def test_I19_a_non_utf8_artifact_reaches_binary_data() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     payload = b"\x89PNG\xff\x00\x01"
@@ -150,10 +150,10 @@ async def test_I19_9_a_non_utf8_artifact_reaches_binary_data() -> None:
     assert base64.b64decode(value) == payload + b"\n"
 
 
-# --- I19.21: artifact refs in document order ---------------------------------------------
+# --- I31: artifact refs in document order ---------------------------------------------
 
 
-async def test_I19_21_a_dropped_fence_before_an_accepted_one_is_listed_first() -> None:
+async def test_I31_a_dropped_fence_before_an_accepted_one_is_listed_first() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     oversized = b"x" * (300 << 10) + b"\n"
@@ -174,7 +174,7 @@ async def test_I19_21_a_dropped_fence_before_an_accepted_one_is_listed_first() -
     ], refs
 
 
-# --- I19.4: the operator records sim itself ----------------------------------------------
+# --- I14: the operator records sim itself ----------------------------------------------
 
 
 async def label_node(cluster: Cluster, label: str, value: str = "h100x8") -> None:
@@ -182,7 +182,7 @@ async def label_node(cluster: Cluster, label: str, value: str = "h100x8") -> Non
 
 
 @pytest.mark.parametrize("label", evidence.SIM_NODE_LABELS)
-async def test_I19_4_a_pod_on_a_simulated_node_is_sim_whatever_its_log_says(label: str) -> None:
+async def test_I14_a_pod_on_a_simulated_node_is_sim_whatever_its_log_says(label: str) -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     await label_node(cluster, label)
@@ -192,7 +192,7 @@ async def test_I19_4_a_pod_on_a_simulated_node_is_sim_whatever_its_log_says(labe
     assert result["attempts"][-1]["provenance"] == "sim"
 
 
-async def test_I19_4_a_simulated_node_with_no_declaration_is_never_silicon() -> None:
+async def test_I14_a_simulated_node_with_no_declaration_is_never_silicon() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     await label_node(cluster, "sim.glimmer.dev/simulated-gpu")
@@ -200,7 +200,7 @@ async def test_I19_4_a_simulated_node_with_no_declaration_is_never_silicon() -> 
     assert result["provenance"] == "sim", result
 
 
-async def test_I19_4_glimmer_sim_gpu_in_the_runner_env_is_sim() -> None:
+async def test_I14_glimmer_sim_gpu_in_the_runner_env_is_sim() -> None:
     cluster = Cluster(nodes=1)
     runner = {
         "image": "example.com/custom:1",
@@ -212,19 +212,19 @@ async def test_I19_4_glimmer_sim_gpu_in_the_runner_env_is_sim() -> None:
     assert result["provenance"] == "sim", result
 
 
-async def test_I19_4_a_plain_node_leaves_the_runner_declaration_standing() -> None:
+async def test_I14_a_plain_node_leaves_the_runner_declaration_standing() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     result = await finish(cluster, pod, log=b"provenance=silicon\nbw=12\n")
     assert result["provenance"] == "silicon", result
 
 
-# --- I19.7: ends the runner did not reach by itself --------------------------------------
+# --- I17: ends the runner did not reach by itself --------------------------------------
 
 PASSING = b"bw=12\nRESULT: ok\n"
 
 
-async def test_I19_7_an_evicted_pod_whose_runner_exited_0_is_error() -> None:
+async def test_I17_an_evicted_pod_whose_runner_exited_0_is_error() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     result = await finish(
@@ -242,7 +242,7 @@ async def test_I19_7_an_evicted_pod_whose_runner_exited_0_is_error() -> None:
     [("TerminationByKubelet", "Failed"), ("EvictionByEvictionAPI", "Succeeded"),
      ("PreemptionByScheduler", "Succeeded"), ("DeletionByTaintManager", "Succeeded")],
 )  # fmt: skip
-async def test_I19_7_a_disruption_target_pod_is_error_even_when_succeeded(
+async def test_I17_a_disruption_target_pod_is_error_even_when_succeeded(
     reason: str, phase: str
 ) -> None:
     cluster = Cluster(nodes=1)
@@ -255,7 +255,7 @@ async def test_I19_7_a_disruption_target_pod_is_error_even_when_succeeded(
     assert reason in result["message"]
 
 
-async def test_I19_7_a_disruption_after_the_runner_finished_does_not_undo_its_verdict() -> None:
+async def test_I17_a_disruption_after_the_runner_finished_does_not_undo_its_verdict() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     later = (cluster.clock.replace(year=cluster.clock.year + 1)).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -268,7 +268,7 @@ async def test_I19_7_a_disruption_after_the_runner_finished_does_not_undo_its_ve
 @pytest.mark.parametrize(
     "reason", ["Terminated", "NodeShutdown", "Shutdown", "UnexpectedAdmission"]
 )
-async def test_I19_7_a_pod_the_kubelet_failed_is_error_whatever_the_exit_code(reason: str) -> None:
+async def test_I17_a_pod_the_kubelet_failed_is_error_whatever_the_exit_code(reason: str) -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     result = await finish(cluster, pod, log=PASSING, phase="Failed", reason=reason)
@@ -276,7 +276,7 @@ async def test_I19_7_a_pod_the_kubelet_failed_is_error_whatever_the_exit_code(re
     assert f'reason "{reason}"' in result["message"]
 
 
-async def test_I19_7_an_oom_killed_runner_is_error_even_with_exit_0() -> None:
+async def test_I17_an_oom_killed_runner_is_error_even_with_exit_0() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     await cluster.kubelet(pod, exit_code=0, reason="OOMKilled")
@@ -287,7 +287,7 @@ async def test_I19_7_an_oom_killed_runner_is_error_even_with_exit_0() -> None:
     assert "OOMKilled" in result["message"]
 
 
-async def test_I19_7_a_pod_deleted_while_its_runner_ran_is_error() -> None:
+async def test_I17_a_pod_deleted_while_its_runner_ran_is_error() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     # The kubelet reports the runner's end while the pod is being deleted (grace period).
@@ -298,7 +298,7 @@ async def test_I19_7_a_pod_deleted_while_its_runner_ran_is_error() -> None:
     assert 'reason "Deleted"' in result["message"]
 
 
-async def test_I19_7_A14_a_deadline_still_replaces_the_runner_line() -> None:
+async def test_I17_A14_a_deadline_still_replaces_the_runner_line() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster)
     result = await finish(cluster, pod, log=PASSING, phase="Failed", reason="DeadlineExceeded")
@@ -306,10 +306,10 @@ async def test_I19_7_A14_a_deadline_still_replaces_the_runner_line() -> None:
     assert result["message"] == DEADLINE_MESSAGE
 
 
-# --- I19.13 (checkpoint side): checkpointed metrics are evidence ---------------------------
+# --- I23 (checkpoint side): checkpointed metrics are evidence ---------------------------
 
 
-async def test_I19_13_checkpointed_metrics_stay_on_the_in_flight_attempt_across_passes() -> None:
+async def test_I23_checkpointed_metrics_stay_on_the_in_flight_attempt_across_passes() -> None:
     cluster = Cluster(nodes=1)
     pod = await started_pod(cluster, checkpointIntervalSeconds=10)
     cluster.client.set_pod_log(pod, namespace=NS, text=b"miscompares=12\nbw=12\n")
