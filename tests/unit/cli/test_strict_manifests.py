@@ -257,9 +257,7 @@ def test_I28_aliases_and_merge_keys_within_bounds_still_work(tmp_path: Path) -> 
         ("!!timestamp 2024-01-01", "date value cannot be sent"),
     ],
 )
-def test_I28_values_json_cannot_carry_are_refused(
-    tmp_path: Path, value: str, needle: str
-) -> None:
+def test_I28_values_json_cannot_carry_are_refused(tmp_path: Path, value: str, needle: str) -> None:
     path = tmp_path / "t.yaml"
     path.write_text(f"kind: ConfigMap\ndata:\n  x: {value}\n")
     with pytest.raises(ManifestError, match=needle):

@@ -162,9 +162,7 @@ async def _readyz(manager: Manager) -> tuple[int, dict[str, Any]]:
         return r.status, json.loads(await r.text())
 
 
-async def test_I2_readyz_says_why_while_the_election_is_blocked_then_follows_normal_rules() -> (
-    None
-):
+async def test_I2_readyz_says_why_while_the_election_is_blocked_then_follows_normal_rules() -> None:
     client = NamespacedFake(missing={"glimmer-system"})
     manager = Manager(
         client,

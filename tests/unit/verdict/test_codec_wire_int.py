@@ -11,9 +11,7 @@ from glimmer.verdict.codec import int_or_default
     ("value", "expected"),
     [(3, 3), ("7", 7), (" 8 ", 8), (True, -1), (False, -1), (None, -1), ("many", -1), (1.5, -1)],
 )
-def test_I4_a_wire_integer_reads_or_falls_back_never_crashes(
-    value: object, expected: int
-) -> None:
+def test_I4_a_wire_integer_reads_or_falls_back_never_crashes(value: object, expected: int) -> None:
     assert int_or_default(value, -1) == expected
 
 

@@ -75,9 +75,7 @@ async def resume(cluster: Cluster) -> None:
 # --- 19.8 adopt only our own pods ---------------------------------------------------
 
 
-async def test_I18_a_pod_precreated_on_another_node_under_our_name_is_foreign_never_read() -> (
-    None
-):
+async def test_I18_a_pod_precreated_on_another_node_under_our_name_is_foreign_never_read() -> None:
     cluster = Cluster(nodes=2)
     await cluster.setup(tests={"t": custom_test("echo", thresholds=BW_GATE)})
     run = await pinned_suspended_run(cluster, target={"nodeNames": ["n0"]})
