@@ -146,7 +146,7 @@ for name, (label, limit, basis) in limits.items():
     print(f"{label}: {float(value):9.1f} GB/s = {float(value) / limit * 100:5.1f} % of {basis}")
 PYEOF
 
-# The load runners (issue 16) and their figures against the dense peaks.
+# The load runners and their figures against the dense peaks.
 run_runner gpu-burn runners.gpu_burn 90 BURNIN_DURATION_SECONDS=60 BURNIN_GPU_BURN_WATCH_XID=true
 run_runner gemm-sweep-bf16 runners.gemm_sweep 45 BURNIN_VARIANT_PRECISION=bf16 BURNIN_GEMM_SWEEP_SECONDS=10
 run_runner gemm-sweep-fp8 runners.gemm_sweep 45 BURNIN_VARIANT_PRECISION=fp8 BURNIN_GEMM_SWEEP_SECONDS=10
@@ -155,7 +155,7 @@ run_runner gemm-sweep-fp8 runners.gemm_sweep 45 BURNIN_VARIANT_PRECISION=fp8 BUR
 run_runner thermal-soak runners.thermal_soak 60 BURNIN_DURATION_SECONDS=30
 
 # Measured against the limit: dense BF16 peak of one H200 (989 TFLOP/s, sparsity off;
-# FP8 1979). Goal (issue 16): gpu-burn and gemm-sweep bf16 >= 80 % of dense peak.
+# FP8 1979). Goal of the load runners: gpu-burn and gemm-sweep bf16 >= 80 % of dense peak.
 PYTHONPATH="$REPO" timeout 60 "$PY" - "$OUT/fixtures" <<'PYEOF' 2>>"$OUT/stderr.txt" | tee -a "$OUT/summary.txt"
 import sys
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Operators side by side on KWOK fleets: the issue-18 table, with ratios. Asserts nothing.
+"""Operators side by side on KWOK fleets: the fleet-scale table, with ratios. Asserts nothing.
 
     .venv/bin/python bench/run/run.py --sizes 100,1000 --trials 1 \\
         [--operator glimmer --operator go] [--scenario pair.yaml] [--out results.md]

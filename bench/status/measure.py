@@ -1,4 +1,4 @@
-"""Run status bytes per result, before and after evidence shards (issue 18). Prints a table.
+"""Run status bytes per result, before and after evidence shards (I9). Prints a table.
 
     .venv/bin/python bench/status/measure.py [--counts 100,900,1000,3000,6000]
 

@@ -37,7 +37,7 @@ def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
-# --- compact records (issue 18: runs with thousands of results) ------------------------
+# --- compact records (I9: runs with thousands of results) ------------------------------
 
 #: The fields of a compact record: a settled unit's identity and what the run's verdict
 #: reads of it (phase, provenance, suspect: D5 counts, certification, Measured), so the
@@ -205,7 +205,7 @@ def decode_fingerprint_payload(config_map: Any, *, uid: str, digest: str) -> dic
     return {str(k): v for k, v in payload.items() if isinstance(v, str)}
 
 
-# --- packed records (issue 18: runs past a few thousand results) ---------------------
+# --- packed records (I9: runs past a few thousand results) ---------------------------
 
 #: The status field that holds packed groups of compact records.
 PACKED_KEY: Final = "packedResults"

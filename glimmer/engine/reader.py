@@ -22,7 +22,7 @@ finished its first list. Objects come back as deep copies, so a reconciler that 
 what it read cannot corrupt the cache (controller-runtime's default too). The two
 exceptions are named as such: :meth:`CachedReader.by_index_view` and
 ``by_index(..., shared=True)`` hand out the store's own objects, for hot paths whose
-caller only reads (issue 18).
+caller only reads (runs at fleet scale).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def copy_json(obj: JSON) -> JSON:
     """A deep copy of a decoded JSON object, as `copy.deepcopy` makes, ~5x faster.
 
     Cached reads copy every object they return, and a reconciler that reads a large run
-    each pass spent a third of its CPU in `copy.deepcopy` (issue 18's profile). A
+    each pass spent a third of its CPU in `copy.deepcopy` (docs/performance.md's profile). A
     `marshal` round trip copies dicts, lists, strings and numbers in C, keeping key
     order and any sharing inside the object (as deepcopy's memo does). Anything marshal
     cannot carry (a transform that stored another type) falls back to deepcopy.
@@ -210,7 +210,7 @@ class CachedReader:
     ) -> Objects:
         """Cached objects whose `index` function returned `value` (O(result)), copies.
 
-        ``shared``: the informer store's own objects instead, uncopied (issue 18: a run
+        ``shared``: the informer store's own objects instead, uncopied (at fleet scale: a run
         pass that deep-copied up to a thousand cached pods, most of them never read,
         spent 12% of the manager's CPU doing so). The caller must not mutate them or
         anything nested in them (copy what it edits), and must not assume an object

@@ -4,7 +4,7 @@ One function assembles it for both dispatchers so the operator's pods and the
 bare-host CLI's containers see the same variables in the same order: duration,
 attempt, resource limits, variant axes (sorted), rendezvous variables, then the
 author's ``runner.env``. Later entries win on duplicate names, so in-cluster a
-profile *can* override an injected name (upstream behaviour, issue #404); the
+profile *can* override an injected name (upstream behaviour, upstream issue #404); the
 bare-host CLI instead drops reserved names from ``runner.env`` (N2), selected with
 ``ignore_reserved_runner_env``.
 

@@ -1,4 +1,4 @@
-"""gpu-burn's engine on the simulated AMD parts (h16amd2), for both runners that run it:
+"""gpu-burn's engine on the simulated AMD parts, for both runners that run it:
 gpu-burn and thermal-soak (a soak of the same load).
 
 Xids are NVIDIA driver events: on AMD a watched window prints ``xidEvents=n/a`` and

@@ -1,5 +1,5 @@
 """Every ROCm sibling the catalog names has its image recipe, and the AMD table covers
-every Node runner that runs on AMD (h16amd2)."""
+every Node runner that runs on AMD."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from runners.catalog import IMAGE_PREFIX, RUNNERS
 from runners.fault_matrix import AMD_FAULT_MATRIX
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Node runners with no AMD row yet (nccl's RCCL path landed in h16rccl).
+#: Node runners with no AMD row yet (none: nccl runs on AMD through RCCL).
 NOT_YET_ON_AMD: frozenset[str] = frozenset()
 
 

@@ -1,4 +1,4 @@
-"""Issue 12.3 (rest): ``glimmer run`` lints before it runs, ``glimmer plan`` shows the plan
+"""I3: ``glimmer run`` lints before it runs, ``glimmer plan`` shows the plan
 without a GPU, ``valueFrom`` resolves as N2 says, and ``-o json`` prints the run document."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 19.17: the local deadline bounds the runner's whole process group.
+"""I27: the local deadline bounds the runner's whole process group.
 
 A runner still running at the deadline, with background children holding stdout open,
 must be stopped there (SIGTERM to the group, SIGKILL after the grace), its attempt

@@ -1,4 +1,4 @@
-"""Issue 12.3: live progress for long work, and only a terminal gets redrawn output.
+"""I3: live progress for long work, and only a terminal gets redrawn output.
 
 The reporter is driven by hand (a fake clock, no ticker thread), so nothing here
 depends on how fast the machine is.

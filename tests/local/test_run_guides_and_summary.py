@@ -1,4 +1,4 @@
-"""Issue 12.3: ``glimmer run`` guides before it runs, and its summary reads whole.
+"""I3: ``glimmer run`` guides before it runs, and its summary reads whole.
 
 A typo in ``--sim`` is a usage error (exit 2, one line, nothing run); several profiles
 without ``--profile`` are refused by name; the summary table wraps messages instead of

@@ -1,9 +1,9 @@
-"""Issue 19.14-19.16 through ``glimmer run`` as a user runs it.
+"""I24-I26 through ``glimmer run`` as a user runs it.
 
-14: a spec field that would fail only at attempt time is refused before anything runs
+I24: a spec field that would fail only at attempt time is refused before anything runs
 (``--dry-run`` too), one line, exit 3, no traceback; no exception path exits 1.
-15: test names never become paths: files stay under ``--report-dir``, one per attempt.
-16: SIGINT/SIGTERM stop the runner's whole group, settle what did not finish as
+I25: test names never become paths: files stay under ``--report-dir``, one per attempt.
+I26: SIGINT/SIGTERM stop the runner's whole group, settle what did not finish as
 Error, write run.json and exit 3.
 """
 
@@ -58,7 +58,7 @@ def run_json(report: Path) -> dict[str, Any]:
     return doc
 
 
-# --- 19.14 ------------------------------------------------------------------------------
+# --- I24 runner fields are checked at plan time -----------------------------------------
 
 
 @pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
@@ -182,7 +182,7 @@ def test_I24_evaluate_and_lint_never_exit_1_on_a_bug(
     assert result.exit_code == 2 and "internal error: ValueError: bug" in result.stderr
 
 
-# --- 19.15 ------------------------------------------------------------------------------
+# --- I25 test names never become paths --------------------------------------------------
 
 ARTIFACT = (
     "echo '-----BEGIN BURNIN ARTIFACT ev.json application/json-----'; echo '{}'; "
@@ -230,7 +230,7 @@ def test_I25_file_stems_are_safe_unique_and_deterministic() -> None:
     assert file_stem("x-y") != file_stem("x/y") and "~" in file_stem("x/y")
 
 
-# --- 19.16 ------------------------------------------------------------------------------
+# --- I26 an interrupted run records what it did -----------------------------------------
 
 
 def _alive(pid: int) -> bool:

@@ -1,4 +1,4 @@
-"""``run.json`` speaks the status vocabulary through the one result codec (17.1), never
+"""``run.json`` speaks the status vocabulary through the one result codec (I4), never
 claims silicon for what no runner said (I14), never certifies a baseline (I16), and
 lists artifacts as printed (I31), once each (A12)."""
 

@@ -1,4 +1,4 @@
-"""Issue 12.4 / N2: ``glimmer run --runtime`` runs runner images under a container runtime.
+"""N2: ``glimmer run --runtime`` runs runner images under a container runtime.
 
 The stand-in runtime (tests/local/fake_runtime) records every argv and plays back the
 output and exit code a test chooses, so the exact command line, the verdict read from

@@ -1,6 +1,6 @@
 """``glimmer run --sim mi300x``: the acceptance profile reaches a verdict on a simulated
-AMD node, an AMD-shaped profile passes there, and the load samples reach a verdict
-(h16amd; compute-smoke, gpu-burn, thermal-soak and gemm-sweep on AMD: h16amd2)."""
+AMD node, an AMD-shaped profile passes there, and the load samples (compute-smoke,
+gpu-burn, thermal-soak and gemm-sweep on the simulated AMD parts) reach a verdict."""
 
 from __future__ import annotations
 

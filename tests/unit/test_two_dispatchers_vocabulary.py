@@ -1,4 +1,4 @@
-"""One vocabulary (17.2): a name both dispatchers and the runners must agree on is
+"""One vocabulary (I5): a name both dispatchers and the runners must agree on is
 defined once, in ``glimmer.contract`` or ``glimmer.api``, and imported everywhere."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ deletion collects (ownerReference). Readers expand compact records through
 ``glimmer.sinks.build.expand_run``, and a shard missing or unreadable makes its results
 Error (unjudged), never dropped and never their recorded phase.
 
-The status size budget (issue 19.11). etcd refuses a request over ~1.5 MiB (the
+The status size budget (I21). etcd refuses a request over ~1.5 MiB (the
 apiserver answers 500 "etcdserver: request is too large" up to 2 MiB, 500
 "ResourceExhausted ... larger than max" up to 3 MiB, then 413), and a run whose status
 has grown past that would fail every write forever while holding its nodes. So every

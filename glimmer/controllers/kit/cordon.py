@@ -7,7 +7,7 @@ precondition, reading the node uncached first (E22). A stamp is the owning run's
 never set without it: the stamp and ``spec.unschedulable=true`` go in one merge patch,
 which the apiserver applies atomically (E10 asks for the stamp first so that a crash
 between two writes leaves a harmless stamp, never an ownerless cordon; one write has no
-"between", and costs one request a cordon instead of two: issue 18). Another owner's
+"between", and costs one request a cordon instead of two, at fleet scale: I9). Another owner's
 cordon is never taken.
 
 A release hands back only what the run itself placed and nobody changed since

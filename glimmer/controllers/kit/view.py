@@ -1,6 +1,6 @@
 """How the run controller sees a BurnInRun: the raw JSON object behind typed accessors.
 
-Issue 17.5's decision, for this controller and the ones that follow it: the object
+I7's decision, for this controller and the ones that follow it: the object
 stays the apiserver's JSON (so every write sends back exactly what was read, unknown
 and newer fields included, with no re-encoding in between), and every *read* of
 ``metadata``, ``spec`` or ``status`` goes through :class:`RunView`. A field's meaning,

@@ -53,7 +53,7 @@ class RunOptions:
     #: Targets above this count are read with one uncached node list at mark-running
     #: instead of one uncached get each (E6, E22).
     node_list_threshold: int = 16
-    #: The namespaces whose runs this manager honours (issue 19.19); None serves every
+    #: The namespaces whose runs this manager honours (I29); None serves every
     #: namespace (the library default; ``glimmer manager`` defaults to its own
     #: namespace, widened with ``--serve-namespaces``). A run elsewhere ends Error with
     #: ``Admitted=False/NamespaceNotServed`` before anything is read, cordoned or
@@ -68,7 +68,7 @@ class RunOptions:
     served_namespace_selector: Mapping[str, str] | None = None
     #: The most the run object may weigh as JSON when its status is written (1 MiB; see
     #: ``kube``): past it the oldest attempts are compacted, and a status that still
-    #: does not fit ends the run Error (issue 19.11). etcd's own limit is 1.5 MiB.
+    #: does not fit ends the run Error (I21). etcd's own limit is 1.5 MiB.
     status_budget_bytes: int = checkpoint.STATUS_BUDGET_BYTES
     #: The ServiceAccount runner pods run as (``glimmer-runner``, created with no
     #: binding by manifests/ and the chart in each served namespace); None or "" leaves

@@ -126,7 +126,7 @@ class Finisher(Part):
         verdict whose evidence does not fit the budget is never recorded with that
         evidence clamped away; it is
         :class:`~glimmer.controllers.kit.checkpoint.StatusTooLargeError` and the run ends
-        Error (19.11), through a clamped write."""
+        Error (I21), through a clamped write."""
         run = await checkpoint.write_status(
             self.client, run, budget=budget or self.options.status_budget_bytes, terminal=clamp
         )
@@ -196,7 +196,7 @@ class Finisher(Part):
         if wait > 0:
             requeue = wait  # a pending re-send is not due yet (our own writes wake us)
         elif deliver or pending:
-            # Issue 18: the terminal envelope carries every result in full, its compact
+            # I9: the terminal envelope carries every result in full, its compact
             # records expanded from the run's evidence shards (an unreadable shard's
             # results travel as Error); a run with no compact record costs no read.
             evidence = await _hydrated(self.client, run) if sinks else run

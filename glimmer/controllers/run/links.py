@@ -30,7 +30,7 @@ weakest wins, so a link certifies its nodes only when every side reported silico
 Names are deterministic (run UID, test index, node, attempt, role), so a manager
 restarted at any instant finds the Service and pods it already made; each is used only
 when it is provably ours (the lead's UID once its attempt entry pins it, else equality
-with what the builder makes), exactly as a Node pod (19.8). The attempt is recorded
+with what the builder makes), exactly as a Node pod (I18). The attempt is recorded
 against the server (rank 0) node and pod (F9); the checkpoint reads the client (Pair) or
 rank 0 (Group). Nothing is deleted before the status write that justifies it, and every
 settled attempt's Service is deleted after that write.
@@ -442,7 +442,7 @@ class Links:
         return pod
 
     def _foreign(self, work: Pass, att: LinkAttempt, member: Member, pod: JSON) -> str | None:
-        """19.8 for a link pod: the lead's UID once pinned, else the builder's manifest."""
+        """I18 for a link pod: the lead's UID once pinned, else the builder's manifest."""
         recorded = (att.ex.flight or {}).get("podUID") if member.position == 0 else None
         return self.ops.foreign_pod(
             work, pod, test=att.ex.test, recorded_uid=recorded,
@@ -451,7 +451,7 @@ class Links:
 
     def _note_start(self, work: Pass, att: LinkAttempt, lead: JSON) -> LinkAttempt:
         """E15: the result opens when the server (rank 0) has started; its attempt entry
-        pins that pod's UID (19.8) and names its node and pod (F9)."""
+        pins that pod's UID (I18) and names its node and pod (F9)."""
         ex = att.ex
         started = podstate.started_at(lead)
         if not started or ex.flight is not None:
@@ -654,7 +654,7 @@ class Links:
     async def _foreign_member(
         self, work: Pass, att: LinkAttempt, member: Member, pod: JSON, *, problem: str
     ) -> Step:
-        """19.8: a foreign pod under one of the attempt's names is never read and left
+        """I18: a foreign pod under one of the attempt's names is never read and left
         where it is; the attempt is Error and its own live pods go after the write."""
         ours: list[JSON] = []
         for other in att.members:
@@ -729,7 +729,7 @@ class Links:
             combined = combine_pair(server=sides[0], client=sides[1], overdue=True)
         else:
             combined = combine_group(sides, overdue=True)
-        # F9: nothing is harvested on an overdue path; what a checkpoint read stays (19.13).
+        # F9: nothing is harvested on an overdue path; what a checkpoint read stays (I23).
         verdict = judge_attempt(combined, kind=att.ex.test.kind, thresholds=())
         note = bracket(f"{'; '.join(details)} (overdue after {overdue}s)")
         flight = att.ex.flight or {}

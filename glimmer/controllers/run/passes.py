@@ -103,8 +103,8 @@ class Pass:
 
     run: JSON
     plan: PinnedPlan
-    #: The run's pods by name. Cached ones are the informer store's own objects (issue
-    #: 18, :meth:`RunReads.pods_of`): read them, never edit them (copy first).
+    #: The run's pods by name. Cached ones are the informer store's own objects (I9,
+    #: :meth:`RunReads.pods_of`): read them, never edit them (copy first).
     pods: dict[str, JSON]
     now: datetime
     results: list[JSON]
@@ -117,7 +117,7 @@ class Pass:
     #: Pods to create once the cordons they need are written (see :class:`Launch`).
     planned: list[Launch] = field(default_factory=list)
     #: Node-scope cordons the walk decided on, written together (bounded) at the commit,
-    #: before the status write that records them (issue 18: a walk that awaited each
+    #: before the status write that records them (I9: a walk that awaited each
     #: cordon in turn held every settled result of the pass back by two patches a launch).
     cordons: list[tuple[PlannedTest, str]] = field(default_factory=list)
     requeue: float = 300.0

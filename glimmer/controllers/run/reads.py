@@ -47,7 +47,7 @@ class RunReads(ConfirmingReader):
         """The run's runner pods (controlled by its UID) and whether they came from the
         cache (by the run-label index); live when no cache covers them.
 
-        Cached pods are the informer store's own objects, not copies (issue 18: a run
+        Cached pods are the informer store's own objects, not copies (I9: a run
         keeps every earlier wave's terminated pods for their logs, and copying all of
         them each pass cost more than the pass read). So a pass only reads its pods;
         whatever would edit one copies it first (the guard test is

@@ -209,7 +209,7 @@ class RunReconciler:
         )
 
     async def _not_served(self, run: JSON) -> Result:
-        """19.19: a run outside the served namespaces ends Error; nothing is read for it,
+        """I29: a run outside the served namespaces ends Error; nothing is read for it,
         cordoned or created (a run pinned before the boundary moved, or whose namespace
         lost the served labels, is unloaded)."""
         namespace = RunView(run).namespace
@@ -232,7 +232,7 @@ class RunReconciler:
         )
 
     async def _step(self, run: JSON, plan: PinnedPlan) -> Result:
-        """E7's gate, with the status size budget's terminal failure mode (19.11)."""
+        """E7's gate, with the status size budget's terminal failure mode (I21)."""
         try:
             return await self._gate(run, plan)
         except checkpoint.StatusTooLargeError as err:

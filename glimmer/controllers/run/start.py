@@ -88,7 +88,7 @@ class Starter(Part):
         if not selector:
             raise ConfigError("spec.target selects no nodes: set nodeNames or nodeSelector")
         try:
-            # 19.12: built from validated terms, so a "," or "!=" in a value cannot
+            # I22: built from validated terms, so a "," or "!=" in a value cannot
             # change what is selected.
             text = names.equality_selector(selector, field="spec.target.nodeSelector")
         except names.InvalidLabelError as err:
@@ -311,7 +311,7 @@ class Starter(Part):
         await self.deliverer.deliver(
             Delivery(Reason.RUN_PHASE_CHANGED, str(Phase.RUNNING), run, plan.sinks)
         )
-        # Issue 18: a fleet's fingerprint is written once and read only by reports, so a
+        # I9: a fleet's fingerprint is written once and read only by reports, so a
         # large one lives in an owned shard, created before the status names it.
         await checkpoint.offload_fingerprint(self.client, run)
         run = await checkpoint.write_status(

@@ -5,7 +5,7 @@ Every attempt outcome is decided by ``glimmer.verdict``; this module only gather
 evidence (the runner's log, the kubelet's account) and keeps the result. Pods are
 created with deterministic names, so a pass that crashed half-way is simply redone.
 
-A pass runs in this order (issue 19.10): the walk decides every launch and cordons its
+A pass runs in this order (I20): the walk decides every launch and cordons its
 node (stamp, then ``unschedulable``); the release of idle cordons (E12); one status
 write that records the cordons; only then are the planned pods created, so a crash
 between a cordon and its pod never leaves a cordon that status does not know. A pod the
@@ -96,7 +96,7 @@ JSON = dict[str, Any]
 
 
 def _uid(pod: Mapping[str, Any]) -> str:
-    """The pod's UID: kept on its attempt once settled (the audit trail, 19.8)."""
+    """The pod's UID: kept on its attempt once settled (the audit trail, I18)."""
     return str(kube.meta(pod).get("uid") or "")
 
 
@@ -189,7 +189,7 @@ class Sweeper(Part):
         envelope), so L4 holds: TestCompleted, then RunPhaseChanged, both after it."""
         if terminal is None:
             if work.planned and any(d.reason == Reason.TEST_COMPLETED for d in work.deliveries):
-                # Issue 18: what settled reaches status before this pass's releases and
+                # I9: what settled reaches status before this pass's releases and
                 # the next wave's cordons (hundreds of node writes at fleet scale),
                 # not after them: exit -> status stays one pass's walk, not a wave's.
                 await self._write(work)
@@ -242,7 +242,7 @@ class Sweeper(Part):
         work.planned = []
         work.status["results"] = work.results
         self.finisher.settle_verdict(work.run, phase=phase, extra=(), plan=work.plan)
-        # 19.11: unclamped, so a status over budget ends the run Error, never a verdict
+        # I21: unclamped, so a status over budget ends the run Error, never a verdict
         # written with its evidence cut to fit.
         work.run = await self.finisher.write_verdict(work.run, phase=phase, clamp=False)
         work.changed = False
@@ -483,7 +483,7 @@ class Sweeper(Part):
         if pod is None and ex.flight is not None:
             pod = await self.get_pod(work, ex.pod_name)
             if pod is None:
-                # 19.13: what a checkpoint already read stays on the Error (never judged).
+                # I23: what a checkpoint already read stays on the Error (never judged).
                 verdict = error_verdict(
                     f"runner pod {ex.pod_name} was deleted before it terminated; no verdict",
                     exit_code=-1, metrics=ex.flight.get("metrics"),
@@ -570,7 +570,7 @@ class Sweeper(Part):
     def record_foreign(
         self, work: Pass, ex: Execution, pod: JSON, *, problem: str, record_as: str | None = None
     ) -> Step:
-        """19.8: an Error attempt naming the pod; nothing it printed is read, and it is
+        """I18: an Error attempt naming the pod; nothing it printed is read, and it is
         left where it is (the next attempt has another name). ``record_as``: the pod
         the attempt is recorded against (a link's server or rank 0, F9)."""
         name = str(kube.meta(pod)["name"])
@@ -701,7 +701,7 @@ class Sweeper(Part):
                     "phase": str(Phase.RUNNING),
                     "node": ex.node,
                     "podName": name,
-                    # 19.8: from here on this UID, not the name, says the pod is ours.
+                    # I18: from here on this UID, not the name, says the pod is ours.
                     "podUID": _uid(pod),
                     "startedAt": started,
                 }

@@ -1,4 +1,4 @@
-"""clockprobe on the simulated AMD parts (h16amd): the AMD matrix cells and evidence
+"""clockprobe on the simulated AMD parts: the AMD matrix cells and evidence
 (``runners/tests/amd_fixtures.py``), and a part that cannot say why it throttles."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""host-health on the simulated AMD parts (h16amd): the AMD matrix cells and evidence
+"""host-health on the simulated AMD parts: the AMD matrix cells and evidence
 (``runners/tests/amd_fixtures.py``), and Xids (an NVIDIA driver event) unmeasurable."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""memory-bw on the simulated AMD parts (h16amd): the AMD matrix cells and evidence
+"""memory-bw on the simulated AMD parts: the AMD matrix cells and evidence
 (``runners/tests/amd_fixtures.py``), and the basis of the HBM bandwidth floor."""
 
 from __future__ import annotations

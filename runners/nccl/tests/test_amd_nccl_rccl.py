@@ -1,5 +1,5 @@
 """nccl on AMD (RCCL and rccl-tests): the matrix cells, HIP's device selection, the build
-the node's vendor needs, and the transport rules unchanged (h16rccl).
+the node's vendor needs, and the transport rules unchanged.
 
 The phases are ``runners/fault_matrix.py:AMD_FAULT_MATRIX`` (one table: the conformance
 suite runs it on ``mi300xx2``, these tests on ``mi325xx2``). The recorded outputs are the

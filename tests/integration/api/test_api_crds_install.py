@@ -36,7 +36,7 @@ def test_kubectl_get_prints_the_reference_printer_columns(
 ) -> None:
     control_plane.kubectl("create", "-n", namespace, "-f", "-", input=_run("columns"))
     header = control_plane.kubectl("get", "bir", "-n", namespace).stdout.splitlines()[0].split()
-    # The reference's columns, then our additive Measured and Certified (issue 19.6).
+    # The reference's columns, then our additive Measured and Certified (I16).
     assert header == [
         "NAME", "PROFILE", "PHASE", "PASSED", "FAILED", "MEASURED", "CERTIFIED", "AGE"
     ]  # fmt: skip

@@ -1,4 +1,4 @@
-"""Issue 12 item 2 against a real apiserver: a manager whose Lease namespace is missing."""
+"""I2 against a real apiserver: a manager whose Lease namespace is missing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 19's evidence rules end to end: the manager in-process, the real apiserver and the
+"""The evidence rules (I10) end to end: the manager in-process, the real apiserver and the
 simulated kubelet, runner output read through ``pods/log`` as in production.
 
 I11 the whole retained log decides (a tail cut at 1 MiB would keep an old value);

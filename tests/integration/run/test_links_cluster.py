@@ -342,7 +342,7 @@ async def test_the_dev_links_samples_run_to_verdict_on_simulated_nodes(
         assert run["status"]["phase"] == "Passed", run["status"]
         uids[name] = run["metadata"]["uid"]
     await assert_nothing_left(kube, namespace, nodes.names)
-    # The samples' sinks deliver (issue 11): each run's terminal envelope is in the
+    # The samples' sinks deliver (L4): each run's terminal envelope is in the
     # ConfigMap sink, keyed by its deliveryId, and says Passed.
     stored = await kube.get(CONFIGMAPS, "burnin-verdicts", namespace=namespace)
     assert stored is not None, "the ConfigMap sink delivered nothing"

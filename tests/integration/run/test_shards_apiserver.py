@@ -1,6 +1,7 @@
-"""Issue 18 against a real apiserver: a run with thousands of results, written through
-``checkpoint.write_status`` (compact records + evidence shards), every write accepted, every
-result readable back through the read sinks use (docs/status-checkpoint.md)."""
+"""Runs at fleet scale (I9) against a real apiserver: a run with thousands of results,
+written through ``checkpoint.write_status`` (compact records + evidence shards), every write
+accepted, every result readable back through the read sinks use
+(docs/status-checkpoint.md)."""
 
 from __future__ import annotations
 

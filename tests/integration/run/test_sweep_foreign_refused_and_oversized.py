@@ -1,6 +1,6 @@
-"""Issue 19 sweep rules through the real apiserver and simulated kubelets: a foreign pod
-under a predicted name (19.8), a pod the apiserver refuses (19.10), a status past the
-size budget (19.11) and a malformed nodeSelector (19.12)."""
+"""Sweep rules through the real apiserver and simulated kubelets: a foreign pod under a
+predicted name (I18), a pod the apiserver refuses (I20), a status past the size budget
+(I21) and a malformed nodeSelector (I22)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 17 item 2: the API's word sets that the verdict decides in are the verdict's own
+"""I5: the API's word sets that the verdict decides in are the verdict's own
 classes, so a value can never be allowed by the schema and unknown to the verdict."""
 
 from __future__ import annotations

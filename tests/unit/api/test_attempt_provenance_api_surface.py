@@ -1,6 +1,6 @@
-"""What issue 19 adds to the API surface: ``TestAttempt.podUID`` (I18), provenance
-words that never default to silicon (I14), and an Installing text that states the
-shipped manifests' boundary (I29) rather than an older one.
+"""What the verdict-integrity rules add to the API surface: ``TestAttempt.podUID``
+(I18), provenance words that never default to silicon (I14), and an Installing text that
+states the shipped manifests' boundary (I29) rather than an older one.
 
 A field missing from the CRD is pruned by the apiserver without a word, and docs that
 name the wrong namespace or role send an operator to bind the wrong thing.

@@ -1,5 +1,5 @@
 """``glimmer evaluate -o json``: artifacts as printed (I31), and violations and
-notEvaluated entries in the status's words, from the one result codec (17.1)."""
+notEvaluated entries in the status's words, from the one result codec (I4)."""
 
 from __future__ import annotations
 

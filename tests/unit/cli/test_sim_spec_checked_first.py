@@ -1,4 +1,4 @@
-"""Issue 12.3: ``--sim`` is checked with the runners' own parser before anything runs."""
+"""I3: ``--sim`` is checked with the runners' own parser before anything runs."""
 
 from __future__ import annotations
 

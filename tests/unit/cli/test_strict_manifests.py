@@ -1,4 +1,4 @@
-"""Issue 19.18: evaluate, lint and run refuse what the apiserver's strict validation refuses.
+"""I28: evaluate, lint and run refuse what the apiserver's strict validation refuses.
 
 Unknown fields, duplicate keys and runaway nesting each get one line naming the file
 and the field, exit 2 (evaluate, lint) or 3 (run, whose 2 means "nothing judged"),

@@ -1,4 +1,4 @@
-"""Issue 19 rules held by the contract's streaming reader (I12, I13, I14, I31)."""
+"""Verdict-integrity rules held by the contract's streaming reader (I12, I13, I14, I31)."""
 
 from __future__ import annotations
 

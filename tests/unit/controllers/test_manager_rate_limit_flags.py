@@ -1,4 +1,4 @@
-"""perf2 item 4: ``glimmer manager`` rate-limit flags default to ClientOptions() and
+"""``glimmer manager`` rate-limit flags default to ClientOptions() and
 accept -1 for no client-side limit."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 12 item 2: an election that cannot start says why and how to fix it."""
+"""I2: an election that cannot start says why and how to fix it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 12 item 2: a watch that ends normally is re-opened at once, quietly."""
+"""I2: a watch that ends normally is re-opened at once, quietly."""
 
 from __future__ import annotations
 

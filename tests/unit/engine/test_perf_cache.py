@@ -1,4 +1,5 @@
-"""Issue 18's cache shortcuts: the faster cached-read copy and the compacting transforms.
+"""The cache shortcuts for runs at fleet scale: the faster cached-read copy and the
+compacting transforms.
 
 Both must be invisible to a reader: a copy is as independent as `copy.deepcopy`'s, and
 a compacted object equals the original less exactly the fields documented as dropped.

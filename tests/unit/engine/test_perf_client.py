@@ -1,4 +1,4 @@
-"""ApiServerClient's own transport (issue 18): what the per-request shortcuts must keep.
+"""ApiServerClient's own transport (runs at fleet scale): what the per-request shortcuts must keep.
 
 The client builds each request itself on a session with ``trust_env`` off, instead of
 through kubernetes-asyncio's ``call_api``; these tests pin what that must not lose:

@@ -1,5 +1,5 @@
 """The engine imports kubernetes-asyncio without its generated client, yet every name
-the package exports still resolves (issue 18: ~33 MiB of a manager's RSS).
+the package exports still resolves (~33 MiB of a manager's RSS).
 
 Each check runs in a fresh interpreter: this test process has long since imported the
 full package, and what matters is what a manager's own imports load.

@@ -1,4 +1,4 @@
-"""Whose runner images the defaults name (issue 15, docs/fabric.md "Images").
+"""Whose runner images the defaults name (docs/fabric.md "Images").
 
 This project builds its runners as ``ghcr.io/glimmer-ai/glimmer-runner-<kind>``; the Go
 implementation publishes ``ghcr.io/baldwinspc/glimmer-burnin-<kind>``. A default must

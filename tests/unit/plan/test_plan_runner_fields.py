@@ -1,4 +1,4 @@
-"""Issue 19.14: runner fields that would fail only at attempt time are refused by the plan."""
+"""I24: runner fields that would fail only at attempt time are refused by the plan."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A simulated node whose GLIMMER_SIM_GPU is an AMD profile is an AMD node (h16amd2).
+"""A simulated node whose GLIMMER_SIM_GPU is an AMD profile is an AMD node.
 
 The fingerprint reads the vendor from the node's labels and extended resources; these
 tests run the fingerprint's own readers over what the config hands the node, so a node

@@ -1,4 +1,5 @@
-"""Issue 19 rules held by the verdict (I19.3-I19.6, I31) and issue 17's one constructor."""
+"""Verdict-integrity rules held by the verdict (I13-I16, I31), and its one attempt
+constructor (I4)."""
 
 from __future__ import annotations
 
@@ -250,7 +251,7 @@ def test_I31_more_gates_note_says_gate_or_gates() -> None:
     assert "gate(s)" not in one.message + two.message
 
 
-# --- issue 17 item 1: one attempt constructor ----------------------------------------
+# --- I4 one attempt constructor ------------------------------------------------------
 
 
 def test_I4_attempt_record_says_what_the_verdict_said() -> None:

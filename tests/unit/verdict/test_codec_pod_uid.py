@@ -1,4 +1,4 @@
-"""The result codec carries an attempt's ``podUID`` (19.8 audit trail), omitted when empty."""
+"""The result codec carries an attempt's ``podUID`` (I18 audit trail), omitted when empty."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one result codec (I21 codec part, issue 17 item 1) and wire.py over it."""
+"""The one result codec (I4; its free-text clamping, I21) and wire.py over it."""
 
 from __future__ import annotations
 

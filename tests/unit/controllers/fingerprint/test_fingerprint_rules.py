@@ -580,7 +580,7 @@ class _LaggingCache:
 
 
 async def test_K1_a_cache_lagging_an_existing_fingerprint_adopts_it_never_a_second() -> None:
-    # Issue 18: a cache miss goes straight to the create; the apiserver's AlreadyExists
+    # At fleet scale: a cache miss goes straight to the create; the apiserver's AlreadyExists
     # (the cache lagged) is answered by a live read, and that fingerprint is the one used.
     fake, clock = FakeClient(), Clock()
     await fake.create(NODES, node("n1"))

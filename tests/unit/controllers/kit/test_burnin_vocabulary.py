@@ -1,4 +1,4 @@
-"""Issue 17.2: one definition of each burn-in name, and none of them in the engine."""
+"""I5: one definition of each burn-in name, and none of them in the engine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""perf2 item 1: the stamp reaper copies only metadata from the cache (E21, E22)."""
+"""The stamp reaper copies only metadata from the cache (E21, E22)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""19.8 audit trail: an attempt keeps the UID of the pod it ran in once it is settled,
+"""I18 audit trail: an attempt keeps the UID of the pod it ran in once it is settled,
 not only while it is in flight (a pod name is reused by a re-created pod, a UID never)."""
 
 from __future__ import annotations

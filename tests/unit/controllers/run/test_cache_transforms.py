@@ -1,5 +1,5 @@
-"""perf2 item 3: the run controller's node and pod caches use the compact ingest
-transforms, and every field a reconciler reads survives them."""
+"""The run controller's node and pod caches use the compact ingest transforms, and every
+field a reconciler reads survives them (I9: a fleet's caches fit the manager)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""perf2 item 5: cordons and releases are written from the cached node under its
+"""Cordons and releases are written from the cached node under its
 resourceVersion; a stale cache never decides a cordon or a release (E10, E12, E22)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""perf2 item 2: a pass reads its pods from the cache, and a lagging cache never decides
+"""Cached pods (I6): a pass reads its pods from the cache, and a lagging cache never decides
 a release (E12, H) or settles a live pod early (E16)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Evidence rules of issue 19 against the in-memory apiserver: the whole log is judged as
+"""Evidence rules (I10) against the in-memory apiserver: the whole log is judged as
 bytes (I11, I19), provenance is the operator's own knowledge (I14), and an end the
 runner did not reach by itself is Error (I17)."""
 

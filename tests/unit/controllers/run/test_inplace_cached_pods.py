@@ -1,4 +1,4 @@
-"""Issue 18: a pass reads its cached pods in place (the informer store's own objects,
+"""I9: a pass reads its cached pods in place (the informer store's own objects,
 not copies), so nothing a pass does may edit one of them, or anything nested in one.
 
 The guard snapshots every object of the pod cache before each pass and checks after it
@@ -187,7 +187,7 @@ async def _deleted_pulling_overdue(g: Guarded) -> None:
 
 
 async def _foreign_pod(g: Guarded) -> None:
-    """19.8: a pod under our name that is not ours is never read, and left alone."""
+    """I18: a pod under our name that is not ours is never read, and left alone."""
     cluster = g.cluster
     await cluster.create_run()
     await g.reconcile()

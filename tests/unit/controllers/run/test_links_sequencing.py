@@ -437,7 +437,7 @@ async def test_D3_a_pair_retry_uses_new_names_and_the_old_service_goes() -> None
     assert len(servers) == 2 and len({p["metadata"]["name"] for p in servers}) == 2
 
 
-# --- E13/19.8: adoption, foreign pods -------------------------------------------------
+# --- E13/I18: adoption, foreign pods -------------------------------------------------
 
 
 async def test_E13_a_restarted_manager_adopts_the_pair_and_creates_no_twin() -> None:

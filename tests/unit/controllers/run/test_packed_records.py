@@ -1,4 +1,4 @@
-"""Packed records and the fingerprint shard (issue 18): a run's status grows by its node
+"""Packed records and the fingerprint shard (I9): a run's status grows by its node
 names, not by ~180 bytes a result, so a 5,000-node run and runs of tens of thousands of
 results fit (docs/status-checkpoint.md). FakeClient and the unit harness."""
 

@@ -1,5 +1,5 @@
-"""perf2 item 6: a pass's independent requests go out together, bounded, and the logs
-the walk judges are read ahead; a foreign pod is never read ahead either (19.8)."""
+"""Fan-out: a pass's independent requests go out together, bounded, and the logs the
+walk judges are read ahead; a foreign pod is never read ahead either (I18)."""
 
 from __future__ import annotations
 

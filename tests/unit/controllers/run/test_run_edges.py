@@ -259,7 +259,7 @@ async def test_E10_the_stamp_goes_with_the_cordon_in_one_write_before_the_pod() 
         if r.resource in ("nodes", "pods") and r.verb in ("patch", "create")
     ]
     # The stamp (who holds the node, and what it was before) and the cordon in one
-    # atomic write, so no observer ever sees a cordon without its owner (issue 18) ...
+    # atomic write, so no observer ever sees a cordon without its owner (E10) ...
     assert len(writes) >= 2, writes
     cordon, create = writes[:2]
     assert (cordon.verb, cordon.resource) == ("patch", "nodes")
@@ -321,7 +321,7 @@ async def test_E2_a_missing_test_ref_gets_the_grace_then_names_the_test_in_the_r
 
 
 async def test_E10_a_pass_cordons_its_launches_together_and_records_them_before_any_pod() -> None:
-    # Issue 18: the cordons of one pass's Node launches go out together, at the commit;
+    # The cordons of one pass's Node launches go out together, at the commit;
     # each node is stamped and cordoned in one write, and every one is in a status write
     # before the first pod of the pass exists.
     cluster = Cluster(nodes=6)

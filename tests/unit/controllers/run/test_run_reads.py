@@ -1,4 +1,4 @@
-"""Issue 17.4: the run reconciler reads the cache where the rules allow and live where
+"""I6: the run reconciler reads the cache where the rules allow and live where
 they require it (docs/development.md §7), and a NotCachedError falls back to live."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ async def test_I6_E10_a_cordon_from_the_cached_node_is_conditioned_on_its_versio
     assert stamp.body["metadata"]["resourceVersion"] == version
     # The run view (from the cache) was confirmed before that first cordon write: by a
     # live read, or by a status write the apiserver accepted under its resourceVersion
-    # (the pass writes what it settled before it touches a node: issue 18).
+    # (the pass writes what it settled before it touches a node: I9).
     confirming = {("get", str(RUNS), "r1"), ("replace", str(RUNS), "r1")}
     assert confirming & set(calls[:cordon]), calls
 

@@ -1,4 +1,4 @@
-"""Issue 17.6: a pass decodes each result once, steps each unit with explicit
+"""I8: a pass decodes each result once, steps each unit with explicit
 outcomes, and its log lines about a unit carry the unit's test and node."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 17.5: the run controller reads a BurnInRun through RunView only, and each
+"""I7: the run controller reads a BurnInRun through RunView only, and each
 field's default is the glimmer.api model's."""
 
 from __future__ import annotations

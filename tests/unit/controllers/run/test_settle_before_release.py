@@ -1,4 +1,4 @@
-"""Issue 18: what a pass settles reaches status before the pass's releases and the next
+"""I9: what a pass settles reaches status before the pass's releases and the next
 wave's cordons (at fleet scale, hundreds of node writes), so exit -> status is the
 pass's walk, not a wave of node patches."""
 

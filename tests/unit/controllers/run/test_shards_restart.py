@@ -1,4 +1,4 @@
-"""A run that shards mid-way, across a manager restart (issue 18): every pass re-derives
+"""A run that shards mid-way, across a manager restart (I9): every pass re-derives
 from status + pods (E1); the shards are evidence, never needed to continue."""
 
 from __future__ import annotations

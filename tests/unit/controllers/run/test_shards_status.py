@@ -1,4 +1,4 @@
-"""Runs with thousands of results (issue 18): compact records in status, evidence in
+"""Runs with thousands of results (I9): compact records in status, evidence in
 run-owned shards (docs/status-checkpoint.md). FakeClient, so 6,000 results are cheap."""
 
 from __future__ import annotations

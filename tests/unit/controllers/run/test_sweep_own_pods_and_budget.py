@@ -1,6 +1,6 @@
-"""Issue 19 rules in the run sweep, on the fake apiserver: own pods only (19.8), refused
-pods (19.10), the status size budget (19.11), structural selectors (19.12), evidence kept
-on Error (19.13) and served namespaces (19.19)."""
+"""Verdict-integrity rules in the run sweep, on the fake apiserver: own pods only (I18),
+refused pods (I20), the status size budget (I21), structural selectors (I22), evidence
+kept on Error (I23) and served namespaces (I29)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ async def resume(cluster: Cluster) -> None:
     await cluster.client.patch(RUNS, "r1", {"spec": {"suspend": False}}, namespace=NS)
 
 
-# --- 19.8 adopt only our own pods ---------------------------------------------------
+# --- I18 adopt only our own pods ---------------------------------------------------
 
 
 async def test_I18_a_pod_precreated_on_another_node_under_our_name_is_foreign_never_read() -> None:
@@ -251,7 +251,7 @@ def test_I18_canonicalised_resource_quantities_still_match() -> None:
     assert foreign_reason(found, expected=ours) == "spec.containers[0].resources.limits.memory"
 
 
-# --- 19.10 a refused pod is an Error attempt, its cordon recorded first and released ---
+# --- I20 a refused pod is an Error attempt, its cordon recorded first and released ---
 
 
 def refuse_pods(cluster: Cluster, *, times: int = 100, node: str | None = None) -> list[int]:
@@ -356,14 +356,14 @@ async def test_I20_the_cordon_is_in_status_before_the_pod_is_created() -> None:
             written.append(("node", r.body))
     steps = [step for step, _ in written]
     first_pod = steps.index("create pods")
-    assert steps[0] == "node"  # stamp and cordon, one atomic write (E10, issue 18)
+    assert steps[0] == "node"  # stamp and cordon, one atomic write (E10)
     assert names.CORDON_OWNER in written[0][1]["metadata"]["annotations"]
     assert written[0][1]["spec"] == {"unschedulable": True}
     status_writes = [i for i, (step, nodes) in enumerate(written) if step == "status"]
     assert any(i < first_pod and written[i][1] == ["n0"] for i in status_writes), written
 
 
-# --- 19.11 the status size budget ----------------------------------------------------
+# --- I21 the status size budget ----------------------------------------------------
 
 
 def _big_run(*, results: int, attempts: int, text: int) -> dict[str, Any]:
@@ -481,7 +481,7 @@ def decided_metrics(result: dict[str, Any]) -> dict[str, str]:
     return dict(result_from_json(result, required=True).attempts[-1].metrics)
 
 
-# --- 19.12 selectors are built structurally -------------------------------------------
+# --- I22 selectors are built structurally -------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -535,7 +535,7 @@ async def test_I22_a_valid_selector_selects_the_labelled_nodes() -> None:
     assert listed  # owned_pods' selector is built the same way
 
 
-# --- 19.13 checkpointed evidence survives an Error ------------------------------------
+# --- I23 checkpointed evidence survives an Error ------------------------------------
 
 
 async def started_with_checkpoint(cluster: Cluster) -> str:
@@ -578,7 +578,7 @@ async def test_I23_an_overdue_pod_keeps_its_checkpointed_metrics_on_the_error() 
     assert decided_metrics(result) == {"bw": "1", "miscompares": "12"}
 
 
-# --- 19.19 served namespaces ----------------------------------------------------------
+# --- I29 served namespaces ----------------------------------------------------------
 
 
 def serving(cluster: Cluster, namespaces: frozenset[str] | None) -> None:

@@ -1,4 +1,4 @@
-"""Issue 17.6: the pass that ends a run writes its status once, and that write is the
+"""I8: the pass that ends a run writes its status once, and that write is the
 verdict; the pass's TestCompleted deliveries and the terminal envelope follow it (L4)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18: a finished run's results are indexed by node once per run version for the
+"""I9: a finished run's results are indexed by node once per run version for the
 node verdicts (a 5,000-node run was read whole for each node it names); a new version
 of the run is never answered from an older one's index."""
 
