@@ -71,5 +71,8 @@ def test_the_controllers_picture_is_the_import_graph() -> None:
 
 def test_the_picture_parser_reads_boxes_and_arrows() -> None:
     """The check can fail: a drawn arrow is read, so a missing or extra one is seen."""
-    text = f'{MARKER}\n```mermaid\nflowchart TD\n    a["controllers.run<br/>x"]\n    b["api"]\n    a --> b\n```\n'
+    text = (
+        f"{MARKER}\n```mermaid\nflowchart TD\n"
+        '    a["controllers.run<br/>x"]\n    b["api"]\n    a --> b\n```\n'
+    )
     assert diagram(text) == ({"a": "glimmer.controllers.run", "b": "glimmer.api"}, {("a", "b")})
