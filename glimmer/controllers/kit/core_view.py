@@ -17,13 +17,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.kit.view import ObjectView, _map, _maps
+from glimmer.controllers.kit.view import ObjectView, _entries, _is_map, _map, _maps
 
 
 class PodView(ObjectView):
-    """Typed reads of one Pod (``obj`` is the dict itself, not a copy)."""
+    """Typed reads of one Pod (``obj`` is the dict itself, not a copy). The runner's
+    container state is looked up once per view: a view is one read of the pod."""
 
-    __slots__ = ()
+    __slots__ = ("_state",)
+
+    def __init__(self, obj: Mapping[str, Any]) -> None:
+        self.obj = obj
+        self._state: Mapping[str, Any] | None = None
 
     # --- spec -------------------------------------------------------------------------
 
@@ -76,14 +81,17 @@ class PodView(ObjectView):
     @property
     def runner_status(self) -> Mapping[str, Any]:
         """The runner container's status entry (empty when the kubelet shows none)."""
-        for entry in self.container_statuses:
-            if entry.get("name") == names.RUNNER_CONTAINER:
+        for entry in _entries(self.stored_status.get("containerStatuses")):
+            if _is_map(entry) and entry.get("name") == names.RUNNER_CONTAINER:
                 return entry
         return {}
 
     @property
     def runner_state(self) -> Mapping[str, Any]:
-        return _map(self.runner_status.get("state"))
+        state = self._state
+        if state is None:
+            state = self._state = _map(self.runner_status.get("state"))
+        return state
 
     @property
     def runner_running(self) -> Mapping[str, Any]:

@@ -67,7 +67,11 @@ def finished_at(pod: Mapping[str, Any]) -> str | None:
 
 def waiting(pod: Mapping[str, Any]) -> tuple[str, str]:
     """``(reason, message)`` of the runner container's Waiting state ("" when none)."""
-    wait = PodView(pod).runner_waiting
+    return _waiting(PodView(pod))
+
+
+def _waiting(view: PodView) -> tuple[str, str]:
+    wait = view.runner_waiting
     return str(wait.get("reason", "")), str(wait.get("message", ""))
 
 
@@ -86,7 +90,7 @@ def termination(pod: Mapping[str, Any]) -> Termination:
     pod_reason = view.reason if view.phase == "Failed" else ""
     pod_message = view.message
     done = view.runner_terminated
-    stopper = interruption(pod)
+    stopper = _interruption(view)
     if done is not None:
         account = Termination(
             exit_code=_exit_code(done),
@@ -95,7 +99,7 @@ def termination(pod: Mapping[str, Any]) -> Termination:
             deadline_exceeded=pod_reason == "DeadlineExceeded",
         )
     else:
-        reason, message = waiting(pod)
+        reason, message = _waiting(view)
         account = Termination(
             exit_code=-1,
             reason=pod_reason or reason or view.reason,
@@ -122,7 +126,10 @@ def interruption(pod: Mapping[str, Any]) -> tuple[str, str] | None:
     (OOMKilled...), a DisruptionTarget condition (eviction, preemption, taint manager,
     node pressure) or a deletion; the last two only when the runner was still running
     when they came (a runner that finished first completed on its own)."""
-    view = PodView(pod)
+    return _interruption(PodView(pod))
+
+
+def _interruption(view: PodView) -> tuple[str, str] | None:
     if view.phase == "Failed" and view.reason:
         return view.reason, view.message
     done = view.runner_terminated

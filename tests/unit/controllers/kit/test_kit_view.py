@@ -169,7 +169,7 @@ VIEWS_OF_KINDS: Final = (ObjectView, RunView, PodView, NodeView, ServiceView, Fi
 
 
 @pytest.mark.parametrize("kind", VIEWS_OF_KINDS)
-def test_I7_a_view_wraps_the_object_itself_with_no_per_view_state(kind: type[ObjectView]) -> None:
+def test_I7_a_view_wraps_the_object_itself_in_slots(kind: type[ObjectView]) -> None:
     obj: dict[str, Any] = {"metadata": {"name": "x"}}
     view = kind(obj)
     assert view.obj is obj  # no copy
