@@ -39,18 +39,6 @@ NOT_SCANNED = ("bench/results/",)
 SCANNED_FILES = ("README.md",)
 _THIS_FILE = Path(__file__).resolve().relative_to(REPO).as_posix()
 
-#: Lines in files another session is rewriting (glimmer/controllers/fingerprint/), excused
-#: by their exact text until that rewrite lands. Remove an entry once its line names its
-#: subject.
-_AWAITING_REWRITE: frozenset[tuple[str, str]] = frozenset(
-    {
-        (
-            "glimmer/controllers/fingerprint/reconciler.py",
-            "# Issue 18: a cache miss goes straight to the create (a lagging cache gets",
-        ),
-    }
-)
-
 _PATH_TOKENS = (
     re.compile(r"(?i)issue[-_]?\d"),
     re.compile(r"(?i)perf\d"),
@@ -147,10 +135,8 @@ def problems(root: Path, paths: Iterable[str]) -> list[str]:
         if b"\0" in raw:
             continue
         text = raw.decode(errors="replace")
-        lines = text.splitlines()
         for line, what in text_problems(text):
-            if (path, lines[line - 1].strip()) not in _AWAITING_REWRITE:
-                found.append(f"{path}:{line}: names {what!r}")
+            found.append(f"{path}:{line}: names {what!r}")
         if path.endswith(".py"):
             found += [f"{path}:{line}: test name {name}" for line, name in backlog_test_names(text)]
     return found

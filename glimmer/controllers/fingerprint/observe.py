@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from glimmer.api import GROUP
+from glimmer.controllers.kit.core_view import NodeView
 
 JSON = dict[str, Any]
 
@@ -159,11 +160,10 @@ class Observation:
 
 def observe(node: Mapping[str, Any]) -> Observation:
     """The observation of ``node`` (K2, K3); a field the node lacks is empty, never guessed."""
-    meta = node.get("metadata") or {}
-    status = node.get("status") or {}
-    info = status.get("nodeInfo") or {}
-    labels = salient_labels(_strings(meta.get("labels")))
-    gpus = gpus_from_labels(labels) or gpus_from_allocatable(_strings(status.get("allocatable")))
+    view = NodeView(node)
+    info = view.node_info
+    labels = salient_labels(_strings(view.labels))
+    gpus = gpus_from_labels(labels) or gpus_from_allocatable(_strings(view.allocatable))
     return Observation(
         os_image=str(info.get("osImage") or ""),
         kernel=str(info.get("kernelVersion") or ""),

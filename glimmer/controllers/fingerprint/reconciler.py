@@ -32,7 +32,6 @@ import aiohttp
 import structlog
 
 from glimmer.api import API_VERSION, clamp_message, format_time
-from glimmer.api.status_layout import status_results
 from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.fingerprint import digests as fp_digest
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
@@ -60,6 +59,7 @@ from glimmer.controllers.kit.names import (
     node_label_value,
 )
 from glimmer.controllers.kit.reads import ConfirmingReader
+from glimmer.controllers.kit.view import FingerprintView, ObjectView, RunView
 from glimmer.engine import (
     EVENTS,
     NODES,
@@ -73,7 +73,6 @@ from glimmer.engine import (
     is_not_found,
 )
 from glimmer.verdict.expiry import newest_probe, probe_from_json
-from glimmer.verdict.phases import Phase
 
 log = structlog.get_logger("glimmer.controllers.fingerprint")
 
@@ -89,11 +88,11 @@ RESYNC_SECONDS: Final = 600.0
 
 def runs_by_node(run: Mapping[str, Any]) -> list[str]:
     """Index function: the nodes a terminal run's results name."""
-    status = run.get("status") or {}
-    if not Phase.is_terminal_text(status.get("phase")):
+    view = RunView(run)
+    if not view.terminal:
         return []
     nodes: set[str] = set()
-    for result in status_results(status):
+    for result in view.results:
         if isinstance(result, Mapping):
             nodes.update(str(n) for n in result.get("nodes") or () if n)
     return sorted(nodes)
@@ -161,7 +160,7 @@ class FingerprintReconciler:
     async def _ensure(self, node: str) -> JSON | None:
         name = fingerprint_name(node)
         namespace = self.options.operator_namespace
-        # Issue 18: a cache miss goes straight to the create (a lagging cache gets
+        # At fleet scale (K1): a cache miss goes straight to the create (a lagging cache gets
         # AlreadyExists, then the live read), not a live GET that 404s for every new node.
         found = await self.reads.get_before_create(FINGERPRINTS, name, namespace=namespace)
         if found is None:
@@ -188,12 +187,10 @@ class FingerprintReconciler:
                 found = await self.reads.live_get(FINGERPRINTS, name, namespace=namespace)
                 if found is None:
                     raise
-        if (found.get("spec") or {}).get("nodeName") != node:
-            log.warning(
-                "fingerprint names another node; left alone",
-                fingerprint=name,
-                names=(found.get("spec") or {}).get("nodeName"),
-            )
+        named = FingerprintView(found).node_name
+        if named != node:
+            log.warning("fingerprint names another node; left alone", fingerprint=name,
+                        names=named or None)  # fmt: skip
             return None
         return found
 
@@ -202,12 +199,13 @@ class FingerprintReconciler:
     async def _refresh(self, key: str, node: JSON, fingerprint: JSON) -> float | None:
         """Write what changed; return seconds until the verdict expires by age, if it does."""
         now = self.now()
-        stored: JSON = dict(fingerprint.get("status") or {})
+        view = FingerprintView(fingerprint)
+        stored: JSON = dict(view.stored_status)
         observation = observe(node)
         new_digest = fp_digest.digest(observation)
-        classification = fp_digest.classify(stored.get("digest"), new_digest)
+        classification = fp_digest.classify(view.digest, new_digest)
         before = observation_from_status(stored)
-        observation_changed = before != observation or not stored.get("capturedAt")
+        observation_changed = before != observation or not view.captured_at
         changes = fp_digest.describe_changes(before, observation)
         status: JSON = {
             k: v
@@ -218,22 +216,25 @@ class FingerprintReconciler:
         status["digest"] = new_digest
         if observation_changed:
             status["capturedAt"] = format_time(now)
-        generation = (fingerprint.get("metadata") or {}).get("generation")
+        generation = view.generation
         if generation is not None:
             status["observedGeneration"] = generation
-        conditions = [dict(c) for c in stored.get("conditions") or () if isinstance(c, Mapping)]
+        conditions = [dict(c) for c in view.conditions]
         drift_message = "; ".join(changes) if changes else "the digest changed"
-        conditions = _set_drifted(conditions, classification, drift_message, now, generation)
+        conditions = _set_drifted(
+            conditions, classification, drift_message, now, generation,
+            drifted=view.condition(DRIFTED) == ConditionStatus.TRUE,
+        )  # fmt: skip
 
-        verdict = stored.get("verdict")
+        verdict = view.verdict
         rebaseline = classification is fp_digest.Classification.DIGEST_SCHEME_CHANGED
-        if rebaseline and verdict and verdict.get("digest") == stored.get("digest"):
+        if rebaseline and verdict and verdict.get("digest") == view.digest:
             # Incomparable schemes re-baseline silently (K5); so does the verdict's binding,
             # or a scheme upgrade would expire every verdict of the fleet at once.
             verdict = {**verdict, "digest": new_digest}
         seen = await self._verdicts_of(key)
         verdicts = [v for v, _ in seen]
-        stored_probe = probe_from_json(stored.get("hardwareIdentity"))
+        stored_probe = probe_from_json(view.hardware_identity)
         probes = [stored_probe, *(p for _, p in seen)]
         probe = newest_probe(probes)
         if probe is not None:
@@ -249,9 +250,7 @@ class FingerprintReconciler:
             status.pop("verdict", None)
         else:
             status["verdict"] = verdict
-        max_age = (fingerprint.get("spec") or {}).get("maxVerdictAgeSeconds")
-        if not isinstance(max_age, int) or max_age <= 0:
-            max_age = self.options.max_verdict_age_seconds
+        max_age = view.max_verdict_age_seconds or self.options.max_verdict_age_seconds
         drifted_now = classification is fp_digest.Classification.DIGEST_CHANGED
         current = evaluate(
             verdict=verdict,
@@ -321,27 +320,23 @@ class FingerprintReconciler:
             return [view(r) for r in runs if node in runs_by_node(r)]
 
     async def _label(self, node: JSON, value: str) -> None:
-        labels = (node.get("metadata") or {}).get("labels") or {}
-        if labels.get(VERDICT_LABEL) == value:
+        view = ObjectView(node)
+        if view.labels.get(VERDICT_LABEL) == value:
             return
-        name = str((node.get("metadata") or {}).get("name"))
-        await self.client.patch(NODES, name, {"metadata": {"labels": {VERDICT_LABEL: value}}})
+        await self.client.patch(NODES, view.name, {"metadata": {"labels": {VERDICT_LABEL: value}}})
 
     async def _drift_event(self, fingerprint: JSON, node: str, message: str) -> None:
         """A Warning on the fingerprint; best effort, an Event never blocks the record."""
-        meta = fingerprint.get("metadata") or {}
+        view = ObjectView(fingerprint)
         stamp = format_time(self.now())
         body = {
-            "metadata": {
-                "generateName": f"{meta.get('name')}.",
-                "namespace": meta.get("namespace"),
-            },
+            "metadata": {"generateName": f"{view.name}.", "namespace": view.namespace},
             "involvedObject": {
                 "apiVersion": API_VERSION,
                 "kind": "NodeFingerprint",
-                "name": meta.get("name"),
-                "namespace": meta.get("namespace"),
-                "uid": meta.get("uid"),
+                "name": view.name,
+                "namespace": view.namespace,
+                "uid": view.uid or None,
             },
             "reason": HARDWARE_DRIFT,
             "message": clamp_message(f"node {node}: {message}"),
@@ -352,7 +347,7 @@ class FingerprintReconciler:
             "source": {"component": "glimmer-fingerprint-controller"},
         }
         with contextlib.suppress(ApiError, OSError, TimeoutError, aiohttp.ClientError):
-            await self.client.create(EVENTS, body, namespace=str(meta.get("namespace")))
+            await self.client.create(EVENTS, body, namespace=view.namespace)
 
 
 def _set_drifted(
@@ -360,10 +355,12 @@ def _set_drifted(
     classification: fp_digest.Classification,
     message: str,
     now: datetime,
-    generation: Any,
+    generation: int | None,
+    *,
+    drifted: bool,
 ) -> list[JSON]:
-    """K5: DigestChanged sets True; once True, no other reason overwrites it (sticky)."""
-    existing = next((c for c in conditions if c.get("type") == DRIFTED), None)
+    """K5: DigestChanged sets True; once True (``drifted``: the stored condition is),
+    no other reason overwrites it (sticky)."""
     if classification is fp_digest.Classification.DIGEST_CHANGED:
         return set_json_condition(
             conditions,
@@ -374,7 +371,7 @@ def _set_drifted(
             now=now,
             generation=generation,
         )
-    if existing is not None and existing.get("status") == ConditionStatus.TRUE:
+    if drifted:
         return conditions
     messages = {
         fp_digest.Classification.BASELINE_CAPTURED: "first capture of this node's identity",

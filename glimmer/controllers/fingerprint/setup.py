@@ -28,9 +28,11 @@ from glimmer.controllers.fingerprint.reconciler import (
     now_utc,
     runs_by_node,
 )
+from glimmer.controllers.kit.core_view import NodeView
 from glimmer.controllers.kit.indexes import node_watch
 from glimmer.controllers.kit.names import CORDON_OWNER, FINGERPRINTS, RUNS
 from glimmer.controllers.kit.reaper import StampReaper
+from glimmer.controllers.kit.view import FingerprintView, ObjectView
 from glimmer.controllers.kit.watches import Wiring
 from glimmer.engine import (
     ControllerOptions,
@@ -44,13 +46,12 @@ FINGERPRINT_CONTROLLER: Final = "nodefingerprint"
 
 
 def _relevant(node: Mapping[str, Any]) -> tuple[Any, ...]:
-    meta = node.get("metadata") or {}
-    status = node.get("status") or {}
+    view = NodeView(node)
     return (
-        meta.get("labels") or {},
-        (meta.get("annotations") or {}).get(CORDON_OWNER),
-        status.get("nodeInfo") or {},
-        status.get("allocatable") or {},
+        view.labels,
+        view.annotations.get(CORDON_OWNER),
+        view.node_info,
+        view.allocatable,
     )
 
 
@@ -61,12 +62,12 @@ def node_keys(event: InformerEvent) -> list[str]:
     unchanged = event.old is not None and _relevant(event.old) == _relevant(event.obj)
     if event.type == "update" and unchanged:
         return []
-    return [str((event.obj.get("metadata") or {}).get("name"))]
+    return [ObjectView(event.obj).name]
 
 
 def fingerprint_keys(event: InformerEvent) -> list[str]:
-    node = (event.obj.get("spec") or {}).get("nodeName")
-    return [str(node)] if isinstance(node, str) and node else []
+    node = FingerprintView(event.obj).node_name
+    return [node] if node else []
 
 
 def run_keys(event: InformerEvent) -> list[str]:

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from glimmer.api.status_layout import status_results
-from glimmer.plan import PinnedPlan, PlanDecodeError
+from glimmer.controllers.kit import names
+from glimmer.controllers.kit.view import RunView
 from glimmer.plan.units import verdict_units
 from glimmer.verdict.expiry import (
     VERDICT_CURRENT,
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: The pinned plan annotation (E5), as the run controller writes it.
-PLAN_ANNOTATION: Final = "burnin.glimmer.ai/plan"
+PLAN_ANNOTATION: Final = names.PLAN_ANNOTATION
 #: The fields of a result the node verdict reads.
 _VERDICT_FIELDS: Final = (
     "name", "kind", "phase", "nodes", "variantAxes", "provenance", "suspect", "startedAt",
@@ -84,12 +84,12 @@ _FACTS_RUNS: Final = 8
 
 def _facts(run: Mapping[str, Any]) -> _RunFacts:
     """Built as new values (nothing of ``run`` is held, so a cached run may be passed)."""
-    meta = run.get("metadata") or {}
-    key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+    view = RunView(run)
+    key = (view.uid, view.resource_version)
     if all(key) and key in _FACTS:
         _FACTS.move_to_end(key)
         return _FACTS[key]
-    pinned = _pinned(run)
+    pinned = view.readable_plan()
     planned = verdict_units(pinned)
     units: dict[str, list[PlannedUnit]] | None = None
     if planned is not None:
@@ -97,9 +97,8 @@ def _facts(run: Mapping[str, Any]) -> _RunFacts:
         for unit in planned:
             for node in unit.nodes:
                 units.setdefault(node, []).append(unit)
-    spec_baseline = (run.get("spec") or {}).get("baseline") is True
-    facts = _RunFacts(units=units, baseline=spec_baseline or bool(pinned and pinned.baseline))
-    for result in status_results(run.get("status") or {}):
+    facts = _RunFacts(units=units, baseline=view.baseline or bool(pinned and pinned.baseline))
+    for result in view.results:
         if not result.get("kind"):
             continue
         fields: dict[str, Any] = {k: result[k] for k in _VERDICT_FIELDS if k in result}
@@ -115,26 +114,10 @@ def _facts(run: Mapping[str, Any]) -> _RunFacts:
     return facts
 
 
-def _annotation(run: Mapping[str, Any]) -> str:
-    annotations = (run.get("metadata") or {}).get("annotations") or {}
-    return str(annotations.get(PLAN_ANNOTATION) or "")
-
-
-def _pinned(run: Mapping[str, Any]) -> PinnedPlan | None:
-    text = _annotation(run)
-    if not text:
-        return None
-    try:
-        return PinnedPlan.from_annotation(text)
-    except PlanDecodeError:
-        return None
-
-
 def run_node_verdict(run: Mapping[str, Any], node: str) -> NodeVerdict | None:
     """What a terminal ``run`` says about ``node`` (None: the run is not terminal, or no
     result of it names the node)."""
-    status = run.get("status") or {}
-    phase = Phase.parse_or_none(status.get("phase"))
+    phase = RunView(run).phase
     if phase is None or not phase.terminal or phase is Phase.SKIPPED:
         return None
     facts = _facts(run)
@@ -149,11 +132,10 @@ def run_probe(run: Mapping[str, Any], node: str) -> Probe | None:
     """The hardware identity a terminal ``run``'s fingerprint-probe recorded on ``node``
     (a Passed result naming only that node, with a ``hardwareIdentity`` metric). A compact
     record keeps no metrics, so a run past its status budget shows no identity here."""
-    status = run.get("status") or {}
-    phase = Phase.parse_or_none(status.get("phase"))
+    view = RunView(run)
+    phase = view.phase
     if phase is None or not phase.terminal:
         return None
-    meta = run.get("metadata") or {}
     for result in reversed(_facts(run).results.get(node) or []):
         metrics = result.get("metrics") or {}
         identity = metrics.get("hardwareIdentity")
@@ -166,15 +148,15 @@ def run_probe(run: Mapping[str, Any], node: str) -> Probe | None:
         ):
             continue
         ended = parse_optional_time(result.get("finishedAt")) or parse_optional_time(
-            status.get("finishedAt")
+            view.finished_at
         )
         if ended is None:
             continue
         return Probe(
             identity=identity,
             gpu_uuids=str(metrics.get("gpuUuids") or ""),
-            run_namespace=str(meta.get("namespace") or ""),
-            run_name=str(meta.get("name") or ""),
+            run_namespace=view.namespace,
+            run_name=view.name,
             observed_at=ended,
         )
     return None
@@ -187,20 +169,19 @@ def run_verdict(run: Mapping[str, Any], node: str) -> RunVerdict | None:
     verdict = run_node_verdict(run, node)
     if verdict is None:
         return None
-    status = run.get("status") or {}
-    finished = parse_optional_time(status.get("finishedAt"))
+    view = RunView(run)
+    finished = parse_optional_time(view.finished_at)
     if finished is None:
         return None
-    meta = run.get("metadata") or {}
     results = _facts(run).results.get(node) or []
     starts = [
         t for t in (parse_optional_time(r.get("startedAt")) for r in results) if t is not None
     ]
-    started = min(starts) if starts else parse_optional_time(status.get("startedAt"))
+    started = min(starts) if starts else parse_optional_time(view.started_at)
     return RunVerdict(
-        run_namespace=str(meta.get("namespace") or ""),
-        run_name=str(meta.get("name") or ""),
-        run_uid=str(meta.get("uid") or ""),
+        run_namespace=view.namespace,
+        run_name=view.name,
+        run_uid=view.uid,
         phase=str(verdict.state),
         started_at=started,
         finished_at=finished,

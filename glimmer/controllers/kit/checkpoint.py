@@ -53,7 +53,7 @@ from typing import Any, Final
 from glimmer.api import API_VERSION, GROUP, clamp_message, status_layout
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS
-from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.kit.view import ObjectView, RunView
 from glimmer.engine import CONFIGMAPS, ApiError, KubeClient, copy_json, is_already_exists
 from glimmer.plan import label_value
 from glimmer.verdict import codec
@@ -198,17 +198,15 @@ def plan_offload(run: JSON) -> list[JSON]:
 
 def _ours(current: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
     """An existing shard of that name is the one we would write: same bytes, same owner."""
-    owners = (current.get("metadata") or {}).get("ownerReferences") or []
-    uid = body["metadata"]["ownerReferences"][0]["uid"]
-    owned = any(isinstance(o, Mapping) and o.get("uid") == uid for o in owners)
-    return owned and (current.get("data") or {}) == body["data"]
+    uid = str(ObjectView(body).owner_references[0].get("uid") or "")
+    return ObjectView(current).owned_by(uid) and (current.get("data") or {}) == body["data"]
 
 
 async def create_shards(client: KubeClient, bodies: Sequence[JSON]) -> None:
     """Make every shard durable, or raise :class:`ShardError` (nothing is then written)."""
     for body in bodies:
-        namespace = str(body["metadata"]["namespace"])
-        name = str(body["metadata"]["name"])
+        shard = ObjectView(body)
+        namespace, name = shard.namespace, shard.name
         try:
             await client.create(CONFIGMAPS, body, namespace=namespace)
         except ApiError as err:
@@ -509,7 +507,7 @@ async def write_status(
     size = fit_status(body, budget=budget, terminal=terminal)
     try:
         return await client.replace(
-            RUNS, body, namespace=str(body["metadata"]["namespace"]), subresource="status"
+            RUNS, body, namespace=RunView(body).namespace, subresource="status"
         )
     except ApiError as err:
         if too_large(err):

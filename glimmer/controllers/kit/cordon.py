@@ -31,7 +31,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.core_view import NodeView
 from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.kit.view import ObjectView
 from glimmer.engine import FIELD_MANAGER, compact_node
 
 JSON = dict[str, Any]
@@ -62,11 +64,11 @@ class HeatMarker:
 
 
 def node_annotations(node: Mapping[str, Any]) -> Mapping[str, str]:
-    return (node.get("metadata") or {}).get("annotations") or {}
+    return NodeView(node).annotations
 
 
 def unschedulable(node: Mapping[str, Any]) -> bool:
-    return bool((node.get("spec") or {}).get("unschedulable"))
+    return NodeView(node).unschedulable
 
 
 def owner_of(node: Mapping[str, Any]) -> RunRef | None:
@@ -74,7 +76,7 @@ def owner_of(node: Mapping[str, Any]) -> RunRef | None:
 
 
 def _precondition(node: Mapping[str, Any]) -> JSON:
-    version = (node.get("metadata") or {}).get("resourceVersion")
+    version = NodeView(node).resource_version
     return {"resourceVersion": version} if version else {}
 
 
@@ -156,7 +158,7 @@ def conditioned(patches: list[JSON], node: Mapping[str, Any]) -> list[JSON] | No
     if not patches or not version:
         return None
     first = dict(patches[0])
-    first["metadata"] = {**(first.get("metadata") or {}), **version}
+    first["metadata"] = {**ObjectView(first).meta, **version}
     return [first, *patches[1:]]
 
 
@@ -200,12 +202,12 @@ def cordon_writers(node: Mapping[str, Any], *, ours: str = FIELD_MANAGER) -> lis
 def _unschedulable_owners(node: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
     """The ``managedFields`` entries that own ``spec.unschedulable`` (the main resource,
     not a subresource); None when the view carries no ``managedFields``."""
-    entries = (node.get("metadata") or {}).get("managedFields")
-    if not isinstance(entries, list):
+    entries = NodeView(node).managed_fields
+    if entries is None:
         return None
     owners: list[Mapping[str, Any]] = []
     for entry in entries:
-        if not isinstance(entry, Mapping) or entry.get("subresource"):
+        if entry.get("subresource"):
             continue
         fields = entry.get("fieldsV1")
         spec = fields.get("f:spec") if isinstance(fields, Mapping) else None

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from glimmer.controllers.kit.view import FingerprintView
+
 #: The fingerprint's word for "a GPU of no known vendor" (api §7): no vendor.
 UNKNOWN_VENDOR: Final = "unknown"
 
@@ -28,12 +30,11 @@ def vendor_of(fingerprint: Mapping[str, Any] | None, *, node: str = "") -> str |
     where = f" of node {node}" if node else ""
     if fingerprint is None:
         raise FingerprintPendingError(f"the NodeFingerprint{where} does not exist yet")
-    status = fingerprint.get("status") or {}
-    if not status.get("digest"):
+    view = FingerprintView(fingerprint)
+    if not view.digest:
         raise FingerprintPendingError(f"the NodeFingerprint{where} has not been captured yet")
-    gpus = status.get("gpus") or []
-    first = gpus[0] if gpus and isinstance(gpus[0], Mapping) else {}
-    vendor = first.get("vendor")
+    gpus = view.gpus
+    vendor = gpus[0].get("vendor") if gpus else None
     if not isinstance(vendor, str) or vendor in ("", UNKNOWN_VENDOR):
         return None
     return vendor

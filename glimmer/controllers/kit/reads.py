@@ -31,6 +31,7 @@ from typing import Any
 
 import attrs
 
+from glimmer.controllers.kit.view import ObjectView
 from glimmer.engine import (
     ApiError,
     CachedReader,
@@ -100,7 +101,7 @@ class ConfirmingReader:
             if not is_not_found(err):
                 raise
         live = await self.live_get(resource, name, namespace=namespace)
-        return None if live is None else dict(live.get("metadata") or {})
+        return None if live is None else dict(ObjectView(live).meta)
 
     async def get_before_create(
         self, resource: Resource, name: str, *, namespace: str | None = None
@@ -178,16 +179,10 @@ class ConfirmingReader:
     async def confirm(self, resource: Resource, obj: Mapping[str, Any]) -> None:
         """Raise :class:`StaleViewError` unless ``obj`` is what the apiserver holds now
         (same UID and resourceVersion), by a live read."""
-        meta = obj.get("metadata") or {}
-        current = await self.live_get(
-            resource, str(meta["name"]), namespace=meta.get("namespace") or None
-        )
-        now = (current or {}).get("metadata") or {}
-        if (now.get("uid"), now.get("resourceVersion")) != (
-            meta.get("uid"),
-            meta.get("resourceVersion"),
-        ):
+        view = ObjectView(obj)
+        current = await self.live_get(resource, view.name, namespace=view.namespace or None)
+        now = ObjectView(current or {})
+        if (now.uid, now.resource_version) != (view.uid, view.resource_version):
             raise StaleViewError(
-                f"{resource} {meta.get('name')} moved on from resourceVersion "
-                f"{meta.get('resourceVersion')}"
+                f"{resource} {view.name} moved on from resourceVersion {view.resource_version}"
             )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from glimmer.api import API_VERSION
+from glimmer.controllers.kit.view import ObjectView
 
 JSON = dict[str, Any]
 
@@ -27,8 +28,11 @@ class RunRef:
     @classmethod
     def of(cls, run: Mapping[str, Any]) -> RunRef:
         """The reference of a run object (its metadata must name all three)."""
-        meta = run.get("metadata") or {}
-        return cls(namespace=str(meta["namespace"]), name=str(meta["name"]), uid=str(meta["uid"]))
+        view = ObjectView(run)
+        ref = cls(namespace=view.namespace, name=view.name, uid=view.uid)
+        if not (ref.namespace and ref.name and ref.uid):
+            raise KeyError(f"the run {ref.key!r} does not name its namespace, name and uid")
+        return ref
 
     @property
     def key(self) -> str:

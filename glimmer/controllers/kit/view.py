@@ -1,14 +1,17 @@
-"""How the run controller sees a BurnInRun: the raw JSON object behind typed accessors.
+"""How the controllers see an object: the raw JSON behind typed accessors (any kind's
+metadata, and Glimmer's own kinds: BurnInRun, NodeFingerprint, BurnInSchedule).
 
 I7's decision, for this controller and the ones that follow it: the object
 stays the apiserver's JSON (so every write sends back exactly what was read, unknown
 and newer fields included, with no re-encoding in between), and every *read* of
-``metadata``, ``spec`` or ``status`` goes through :class:`RunView`. A field's meaning,
-its coercion and its default live here once; the defaults are taken from the
-``glimmer.api`` models (the attrs types the CRDs are generated from), so the CRD
-schema's ``default``, the typed model and the controller cannot disagree. Writes edit
-the status dict in place (:attr:`RunView.status` is that dict), and results are
-decoded once per pass by the result codec (``glimmer.verdict.codec``), not here.
+``metadata``, ``spec`` or ``status`` goes through a view (:class:`RunView` and its
+siblings here; Pods, Nodes and Services in :mod:`~glimmer.controllers.kit.core_view`),
+rule I7. A field's meaning, its coercion and its default live here once; the defaults
+are taken from the ``glimmer.api`` models (the attrs types the CRDs are generated
+from), so the CRD schema's ``default``, the typed model and the controller cannot
+disagree. Writes edit the status dict in place (:attr:`RunView.status` is that dict),
+and results are decoded once per pass by the result codec (``glimmer.verdict.codec``),
+not here.
 
 Reads never crash on a malformed value: an unreadable number reads as the API's
 default, an unreadable list or map as empty.
@@ -16,12 +19,12 @@ default, an unreadable list or map as empty.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Iterator, Mapping
+from typing import Any, Final, TypeGuard
 
 import attrs
 
-from glimmer.api import BurnInRunSpec, BurnInRunStatus
+from glimmer.api import BurnInRunSpec, BurnInRunStatus, BurnInScheduleSpec
 from glimmer.api.fields import spec_of
 from glimmer.api.status_layout import status_results
 from glimmer.controllers.kit import names
@@ -44,14 +47,36 @@ def _defaults(model: type[Any]) -> dict[str, Any]:
 
 SPEC_DEFAULTS: Final = _defaults(BurnInRunSpec)
 STATUS_DEFAULTS: Final = _defaults(BurnInRunStatus)
+SCHEDULE_DEFAULTS: Final = _defaults(BurnInScheduleSpec)
+
+
+def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    # A dict (or an absent field) is told by type first: an isinstance check against the
+    # Mapping ABC costs several times more, and these reads run per pod per pass.
+    return type(value) is dict or (value is not None and isinstance(value, Mapping))
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if _is_map(value) else {}
 
 
 def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
+
+
+def _entries(value: Any) -> list[Any] | tuple[Any, ...]:
+    """A list to walk in place (not copied), or none."""
+    return value if isinstance(value, list | tuple) else ()
+
+
+def _maps(value: Any) -> list[Mapping[str, Any]]:
+    """The readable (mapping) entries of a list; anything else is skipped."""
+    return [v for v in _entries(value) if _is_map(v)]
+
+
+def _whole(value: Any) -> int | None:
+    """A JSON integer as stored (a boolean or a string of digits is not one), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class ObjectView:
@@ -60,12 +85,15 @@ class ObjectView:
 
     __slots__ = ("obj",)
 
-    def __init__(self, obj: JSON) -> None:
+    def __init__(self, obj: Mapping[str, Any]) -> None:
         self.obj = obj
+
+    # meta, spec and stored_status take a dict by type first: every other read starts there.
 
     @property
     def meta(self) -> Mapping[str, Any]:
-        return _map(self.obj.get("metadata"))
+        value = self.obj.get("metadata")
+        return value if type(value) is dict else _map(value)
 
     @property
     def name(self) -> str:
@@ -85,6 +113,10 @@ class ObjectView:
         return f"{self.namespace}/{self.name}"
 
     @property
+    def resource_version(self) -> str:
+        return str(self.meta.get("resourceVersion") or "")
+
+    @property
     def generation(self) -> int | None:
         return int_or_default(self.meta.get("generation"), None) or None
 
@@ -95,6 +127,16 @@ class ObjectView:
     @property
     def deleting(self) -> bool:
         return bool(self.meta.get("deletionTimestamp"))
+
+    @property
+    def deletion_timestamp(self) -> str:
+        """When a deletion's grace period ends ("" when the object is not being deleted)."""
+        return str(self.meta.get("deletionTimestamp") or "")
+
+    @property
+    def deletion_grace_seconds(self) -> int:
+        """The grace period a deletion gave (0 when none or unreadable)."""
+        return max(int_or_default(self.meta.get("deletionGracePeriodSeconds"), 0), 0)
 
     @property
     def labels(self) -> Mapping[str, str]:
@@ -111,21 +153,53 @@ class ObjectView:
     @property
     def owner_references(self) -> list[Mapping[str, Any]]:
         """The readable entries of ``metadata.ownerReferences`` (others are skipped)."""
-        return [o for o in _list(self.meta.get("ownerReferences")) if isinstance(o, Mapping)]
+        return _maps(self.meta.get("ownerReferences"))
 
     def controlled_by(self, uid: str) -> bool:
         """Whether the object's controller reference names ``uid``."""
-        return any(o.get("controller") and o.get("uid") == uid for o in self.owner_references)
+        for owner in _entries(self.meta.get("ownerReferences")):
+            if _is_map(owner) and owner.get("controller") and owner.get("uid") == uid:
+                return True
+        return False
 
     def owned_by(self, uid: str) -> bool:
         """Whether any owner reference names ``uid``."""
-        return any(o.get("uid") == uid for o in self.owner_references)
+        for owner in _entries(self.meta.get("ownerReferences")):
+            if _is_map(owner) and owner.get("uid") == uid:
+                return True
+        return False
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        """The spec for reading (empty when absent or unreadable)."""
+        value = self.obj.get("spec")
+        return value if type(value) is dict else _map(value)
+
+    @property
+    def stored_status(self) -> Mapping[str, Any]:
+        """The status for reading, as stored (never created by a read)."""
+        value = self.obj.get("status")
+        return value if type(value) is dict else _map(value)
 
     @property
     def conditions(self) -> list[Mapping[str, Any]]:
         """The readable entries of ``status.conditions``."""
-        status = _map(self.obj.get("status"))
-        return [c for c in _list(status.get("conditions")) if isinstance(c, Mapping)]
+        return _maps(self.stored_status.get("conditions"))
+
+    def condition(self, type_: str) -> str | None:
+        """The status text (compare with :class:`~glimmer.api.vocabulary.ConditionStatus`)
+        of the first condition of ``type_``; None when there is none."""
+        for entry in _entries(self.stored_status.get("conditions")):
+            if _is_map(entry) and entry.get("type") == type_:
+                return str(entry.get("status") or "")
+        return None
+
+    def conditions_of(self, type_: str, status: str) -> Iterator[Mapping[str, Any]]:
+        """The conditions of ``type_`` whose status is ``status``, in order (for what
+        else they say: reason, message, lastTransitionTime)."""
+        for entry in _entries(self.stored_status.get("conditions")):
+            if _is_map(entry) and entry.get("type") == type_ and entry.get("status") == status:
+                yield entry
 
 
 class RunView(ObjectView):
@@ -158,10 +232,6 @@ class RunView(ObjectView):
 
     # --- spec -------------------------------------------------------------------------
 
-    @property
-    def spec(self) -> Mapping[str, Any]:
-        return _map(self.obj.get("spec"))
-
     def _spec_int(self, key: str) -> int | None:
         value = int_or_default(self.spec.get(key), None)
         return value if value is not None else SPEC_DEFAULTS.get(key)
@@ -188,7 +258,7 @@ class RunView(ObjectView):
 
     @property
     def tolerations(self) -> list[Mapping[str, Any]]:
-        return [t for t in _list(self.target.get("tolerations")) if isinstance(t, Mapping)]
+        return _maps(self.target.get("tolerations"))
 
     @property
     def max_concurrent_nodes(self) -> int:
@@ -238,21 +308,20 @@ class RunView(ObjectView):
 
     @property
     def status(self) -> JSON:
-        """The status dict itself (created if absent): what a write edits."""
+        """The status dict itself (created if absent): what a write edits. A run held
+        as a read-only mapping (a cached object read in place) is never written."""
         status = self.obj.get("status")
-        if not isinstance(status, dict):
-            status = self.obj["status"] = {}
+        if isinstance(status, dict):
+            return status
+        if not isinstance(self.obj, dict):
+            raise TypeError("a run read in place is never written")
+        status = self.obj["status"] = {}
         return status
-
-    @property
-    def _status(self) -> Mapping[str, Any]:
-        """The status for reading (never created by a read)."""
-        return _map(self.obj.get("status"))
 
     @property
     def phase_text(self) -> str:
         """``status.phase`` as written ("" when unset)."""
-        return str(self._status.get("phase") or "")
+        return str(self.stored_status.get("phase") or "")
 
     @property
     def phase(self) -> Phase | None:
@@ -270,39 +339,39 @@ class RunView(ObjectView):
 
     @property
     def started_at(self) -> str | None:
-        return self._status.get("startedAt") or None
+        return self.stored_status.get("startedAt") or None
 
     @property
     def finished_at(self) -> str | None:
-        return self._status.get("finishedAt") or None
+        return self.stored_status.get("finishedAt") or None
 
     @property
     def results(self) -> list[JSON]:
         """Every result: ``status.results`` entries (each a dict; anything else is
         dropped) after the compact records of ``status.packedResults``, if any."""
-        return status_results(self._status)
+        return status_results(self.stored_status)
 
     @property
     def counts(self) -> tuple[int, int, int, int]:
         """``(passed, failed, errored, skipped)`` as the status records them."""
         passed, failed, errored, skipped = (
-            max(int_or_default(self._status.get(k), 0), 0)
+            max(int_or_default(self.stored_status.get(k), 0), 0)
             for k in ("passed", "failed", "errored", "skipped")
         )
         return passed, failed, errored, skipped
 
     @property
     def cordoned_nodes(self) -> list[str]:
-        return [str(n) for n in _list(self._status.get("cordonedNodes"))]
+        return [str(n) for n in _list(self.stored_status.get("cordonedNodes"))]
 
     @property
     def prior_unschedulable(self) -> dict[str, bool]:
-        prior = _map(self._status.get("priorUnschedulable"))
+        prior = _map(self.stored_status.get("priorUnschedulable"))
         return {str(k): bool(v) for k, v in prior.items()}
 
     @property
     def fingerprint(self) -> dict[str, str]:
-        prints = _map(self._status.get("fingerprint"))
+        prints = _map(self.stored_status.get("fingerprint"))
         return {str(k): str(v) for k, v in prints.items()}
 
     def held_nodes(self) -> set[str]:
@@ -312,3 +381,114 @@ class RunView(ObjectView):
             if result.get("phase") == str(Phase.RUNNING):
                 held.update(str(n) for n in _list(result.get("nodes")))
         return held
+
+
+class FingerprintView(ObjectView):
+    """Typed reads of one NodeFingerprint (``obj`` is the dict itself, not a copy)."""
+
+    __slots__ = ()
+
+    @property
+    def node_name(self) -> str:
+        """``spec.nodeName``: the node this fingerprint describes ("" when unreadable)."""
+        name = self.spec.get("nodeName")
+        return name if isinstance(name, str) else ""
+
+    @property
+    def max_verdict_age_seconds(self) -> int | None:
+        """``spec.maxVerdictAgeSeconds`` when a positive integer, else None (the default)."""
+        age = _whole(self.spec.get("maxVerdictAgeSeconds"))
+        return age if age is not None and age > 0 else None
+
+    @property
+    def digest(self) -> str:
+        """``status.digest`` ("" before the first capture)."""
+        return str(self.stored_status.get("digest") or "")
+
+    @property
+    def captured_at(self) -> str:
+        return str(self.stored_status.get("capturedAt") or "")
+
+    @property
+    def verdict(self) -> Mapping[str, Any] | None:
+        """The bound ``status.verdict``, None when there is none (or it is unreadable)."""
+        verdict = self.stored_status.get("verdict")
+        return verdict if verdict and _is_map(verdict) else None
+
+    @property
+    def hardware_identity(self) -> Any:
+        """``status.hardwareIdentity`` as stored (its reader, ``probe_from_json``, decides)."""
+        return self.stored_status.get("hardwareIdentity")
+
+    @property
+    def gpus(self) -> list[Mapping[str, Any]]:
+        """The readable entries of ``status.gpus``."""
+        return _maps(self.stored_status.get("gpus"))
+
+
+class ScheduleView(ObjectView):
+    """Typed reads of one BurnInSchedule (``obj`` is the dict itself, not a copy); an
+    integer field reads as stored (a string of digits is not one) or its default."""
+
+    __slots__ = ()
+
+    def _spec_count(self, key: str) -> int:
+        value = _whole(self.spec.get(key))
+        return value if value is not None else int(SCHEDULE_DEFAULTS[key])
+
+    @property
+    def schedule(self) -> str | None:
+        """The cron expression as written (its parser refuses what is not one)."""
+        value = self.spec.get("schedule")
+        return value if isinstance(value, str) else None
+
+    @property
+    def time_zone(self) -> str | None:
+        value = self.spec.get("timeZone")
+        return value if isinstance(value, str) else None
+
+    @property
+    def suspend(self) -> bool:
+        return self.spec.get("suspend") is True
+
+    @property
+    def concurrency_policy(self) -> str:
+        return str(self.spec.get("concurrencyPolicy") or SCHEDULE_DEFAULTS["concurrencyPolicy"])
+
+    @property
+    def starting_deadline_seconds(self) -> int | None:
+        return _whole(self.spec.get("startingDeadlineSeconds"))
+
+    @property
+    def successful_runs_history_limit(self) -> int:
+        return self._spec_count("successfulRunsHistoryLimit")
+
+    @property
+    def failed_runs_history_limit(self) -> int:
+        return self._spec_count("failedRunsHistoryLimit")
+
+    @property
+    def profile_ref(self) -> str | None:
+        value = self.spec.get("profileRef")
+        return value if isinstance(value, str) else None
+
+    @property
+    def target(self) -> Mapping[str, Any]:
+        return _map(self.spec.get("target"))
+
+    @property
+    def target_verdicts(self) -> list[str]:
+        return [str(v) for v in _list(self.spec.get("targetVerdicts"))]
+
+    @property
+    def max_verdict_age_seconds(self) -> int | None:
+        return _whole(self.spec.get("maxVerdictAgeSeconds"))
+
+    @property
+    def run_template(self) -> Mapping[str, Any]:
+        return _map(self.spec.get("runTemplate"))
+
+    @property
+    def last_schedule_time(self) -> str | None:
+        value = self.stored_status.get("lastScheduleTime")
+        return value if isinstance(value, str) and value else None

@@ -38,6 +38,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.view import ObjectView
 
 __all__ = ["foreign_reason", "stored_form"]
 
@@ -307,18 +308,19 @@ def foreign_reason(pod: Mapping[str, Any], *, expected: Mapping[str, Any]) -> st
     """Why ``pod`` is not the pod the builder made (``expected``), or None when it is.
 
     The answer names the first field that differs (e.g. ``spec.nodeSelector``)."""
-    meta = pod.get("metadata") or {}
-    want = expected["metadata"]
-    if meta.get("name") != want["name"]:
+    found, want = ObjectView(pod), ObjectView(expected)
+    if found.name != want.name:
         return "metadata.name"
-    refs = [r for r in meta.get("ownerReferences") or [] if r.get("controller")]
-    if [r.get("uid") for r in refs] != [want["ownerReferences"][0]["uid"]]:
+    refs = [r for r in found.owner_references if r.get("controller")]
+    if [r.get("uid") for r in refs] != [want.owner_references[0].get("uid")]:
         return "metadata.ownerReferences"
-    for key in ("labels", "annotations"):
-        problem = _covers(want[key], meta.get(key) or {}, path=f"metadata.{key}")
+    for key, ours, theirs in (
+        ("labels", want.labels, found.labels),
+        ("annotations", want.annotations, found.annotations),
+    ):
+        problem = _covers(ours, theirs, path=f"metadata.{key}")
         if problem is not None:
             return problem
-    theirs = pod.get("spec")
-    if not isinstance(theirs, Mapping):
+    if not found.spec:
         return "spec"
-    return _pod_spec_problem(stored_form(expected["spec"]), stored_form(theirs))
+    return _pod_spec_problem(stored_form(want.spec), stored_form(found.spec))

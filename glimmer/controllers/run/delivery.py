@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import aiohttp
 
 from glimmer.contract.envelope import ClusterRef
-from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.kit.view import ObjectView, RunView
 from glimmer.engine import NAMESPACES, ApiError
 from glimmer.plan import PinnedPlan
 from glimmer.plan.units import verdict_units
@@ -114,7 +114,7 @@ class SinkDeliverer:
         if self._cluster_uid is None:
             try:
                 namespace = await self.fanout.client.get(NAMESPACES, CLUSTER_IDENTITY_NAMESPACE)
-                self._cluster_uid = str((namespace.get("metadata") or {}).get("uid") or "")
+                self._cluster_uid = ObjectView(namespace).uid
             except (ApiError, OSError, TimeoutError, aiohttp.ClientError):
                 return ClusterRef(name=self.cluster_name)
         return ClusterRef(name=self.cluster_name, uid=self._cluster_uid)

@@ -26,7 +26,9 @@ from glimmer.api import format_time, parse_time
 from glimmer.contract import SIM_GPU_ENV, RunnerReport
 from glimmer.contract.report import MAX_LINE_BYTES, Outcome, ReportReader
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.core_view import PodView
 from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.kit.view import ObjectView
 from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.artifacts import configmap_name, plan_store, store_failed
 from glimmer.controllers.run.context import Part
@@ -163,16 +165,17 @@ def cut_log_verdict(
 
 def sim_gpu_in_spec(pod: Mapping[str, Any]) -> bool:
     """The runner container was pointed at the simulated GPU (any ``GLIMMER_SIM_GPU``)."""
-    for container in (pod.get("spec") or {}).get("containers") or []:
+    for container in PodView(pod).containers:
         if container.get("name") != names.RUNNER_CONTAINER:
             continue
-        if any(env.get("name") == SIM_GPU_ENV for env in container.get("env") or []):
+        env = container.get("env")
+        if any(isinstance(e, Mapping) and e.get("name") == SIM_GPU_ENV for e in env or []):
             return True
     return False
 
 
 def sim_node(node: Mapping[str, Any] | None) -> bool:
-    node_labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+    node_labels = ObjectView(node or {}).labels
     return any(label in node_labels for label in SIM_NODE_LABELS)
 
 
@@ -233,8 +236,7 @@ class Evidence(Part):
         is judged once, over every side (F3, F6)."""
         exit_code = podstate.exit_code(pod)
         read = await read_runner_log(
-            self.client, pod=str(kube.meta(pod)["name"]),
-            namespace=str(kube.meta(work.run)["namespace"]), kind=test.kind,
+            self.client, pod=ObjectView(pod).name, namespace=work.view.namespace, kind=test.kind,
             exit_code=exit_code,
         )  # fmt: skip
         return SideRead(
@@ -256,11 +258,12 @@ class Evidence(Part):
         self, work: Pass, test: PlannedTest, pod: JSON
     ) -> tuple[AttemptVerdict, list[JSON]]:
         """Logs + kubelet account of a terminated pod -> its verdict and artifact refs."""
-        name = str(kube.meta(pod)["name"])
-        namespace = str(kube.meta(work.run)["namespace"])
+        seen = ObjectView(pod)
+        name = seen.name
+        namespace = work.view.namespace
         exit_code = podstate.exit_code(pod)
         ahead = work.prefetched.pop(name, None)
-        if ahead is not None and ahead[0] == str(kube.meta(pod).get("uid") or ""):
+        if ahead is not None and ahead[0] == seen.uid:
             read: LogRead = await ahead[1]  # the same read, started ahead of the walk
         else:
             if ahead is not None:
@@ -297,19 +300,19 @@ class Evidence(Part):
     ) -> None:
         """Start the whole-log read :meth:`judge` will make of terminated ``pod``, bounded
         by ``gate`` (the caller has proven the pod ours: a foreign pod is never read)."""
-        meta = kube.meta(pod)
-        name = str(meta["name"])
+        seen = ObjectView(pod)
+        name = seen.name
         if name in work.prefetched:
             return
 
         async def read() -> LogRead:
             async with gate:
                 return await read_runner_log(
-                    self.client, pod=name, namespace=str(kube.meta(work.run)["namespace"]),
+                    self.client, pod=name, namespace=work.view.namespace,
                     kind=test.kind, exit_code=podstate.exit_code(pod),
                 )  # fmt: skip
 
-        work.prefetched[name] = (str(meta.get("uid") or ""), asyncio.ensure_future(read()))
+        work.prefetched[name] = (seen.uid, asyncio.ensure_future(read()))
 
     async def simulated(self, pod: Mapping[str, Any]) -> bool:
         """I14: the dispatcher's own knowledge that the pod ran against the simulated
@@ -329,8 +332,8 @@ class Evidence(Part):
         self, work: Pass, test: PlannedTest, pod: str, report: RunnerReport
     ) -> list[JSON]:
         run = work.run
-        namespace = str(kube.meta(run)["namespace"])
-        cm_name = configmap_name(str(kube.meta(run)["name"]))
+        namespace = work.view.namespace
+        cm_name = configmap_name(work.view.name)
         # Cached where a cache holds it: the write below carries this resourceVersion.
         current = await self.reads.get(CONFIGMAPS, cm_name, namespace=namespace)
         stored = plan_store(
@@ -349,7 +352,7 @@ class Evidence(Part):
                 body: JSON = {
                     "metadata": {
                         "name": cm_name,
-                        "labels": {names.RUN_LABEL: label_value(str(kube.meta(run)["name"]))},
+                        "labels": {names.RUN_LABEL: label_value(work.view.name)},
                         "ownerReferences": [ref.owner_reference()],
                     },
                     "data": stored.data,
@@ -359,7 +362,7 @@ class Evidence(Part):
                 await self.client.create(CONFIGMAPS, body, namespace=namespace)
             else:
                 patch: JSON = {
-                    "metadata": {"resourceVersion": kube.meta(current).get("resourceVersion")},
+                    "metadata": {"resourceVersion": ObjectView(current).resource_version or None},
                     "data": stored.data,
                 }
                 if stored.binary_data:
@@ -387,8 +390,8 @@ class Evidence(Part):
             return
         read = await read_runner_log(
             self.client,
-            pod=str(kube.meta(pod)["name"]),
-            namespace=str(kube.meta(work.run)["namespace"]),
+            pod=ObjectView(pod).name,
+            namespace=work.view.namespace,
             kind=test.kind,
             exit_code=0,
             running=True,

@@ -20,7 +20,7 @@ from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.kit.cordon import kept_message, owner_of, release_decision
 from glimmer.controllers.kit.ref import RunRef
-from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.kit.view import ObjectView, RunView
 from glimmer.controllers.run import kube, wire
 from glimmer.controllers.run.context import Part, RunContext
 from glimmer.controllers.run.delivery import (
@@ -168,7 +168,7 @@ class Finisher(Part):
             owner = owner_of(node)
             if owner is None or owner.uid != stamp.uid:
                 continue
-            name = str(kube.meta(node)["name"])
+            name = ObjectView(node).name
             decision = release_decision(node, stamp=stamp, prior=prior.get(name))
             if decision is None:
                 continue

@@ -16,6 +16,7 @@ import aiohttp
 from glimmer.api import API_VERSION
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS, SERVICES
+from glimmer.controllers.kit.view import ObjectView
 from glimmer.controllers.run.podstate import live, owned_by
 from glimmer.engine import (
     EVENTS,
@@ -44,10 +45,6 @@ def refusal(err: ApiError) -> bool:
     return err.status in REFUSAL_CODES
 
 
-def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
 async def list_all(client: KubeClient, resource: Resource, **kwargs: Any) -> list[JSON]:
     """Every page of an uncached list."""
     return await LiveReader(client).list(resource, **kwargs)
@@ -55,23 +52,23 @@ async def list_all(client: KubeClient, resource: Resource, **kwargs: Any) -> lis
 
 async def patch_metadata(client: KubeClient, run: Mapping[str, Any], changes: JSON) -> JSON:
     """A merge patch of metadata with the run's resourceVersion as precondition."""
-    m = meta(run)
-    body = {"metadata": {"resourceVersion": m.get("resourceVersion"), **changes}}
-    return await client.patch(RUNS, str(m["name"]), body, namespace=str(m["namespace"]))
+    view = ObjectView(run)
+    body = {"metadata": {"resourceVersion": view.resource_version or None, **changes}}
+    return await client.patch(RUNS, view.name, body, namespace=view.namespace)
 
 
 def run_pod_selector(run: Mapping[str, Any]) -> tuple[str, str]:
     """The run label's value for ``run`` and the selector of its runner pods."""
-    value = label_value(str(meta(run)["name"]))
+    value = label_value(ObjectView(run).name)
     return value, names.equality_selector({names.RUN_LABEL: value}, field="metadata.name")
 
 
 async def owned_pods(client: KubeClient, run: Mapping[str, Any]) -> list[JSON]:
     """Uncached: the run's runner pods (controlled by its UID)."""
-    m = meta(run)
+    view = ObjectView(run)
     _, selector = run_pod_selector(run)
-    pods = await list_all(client, PODS, namespace=str(m["namespace"]), label_selector=selector)
-    return [p for p in pods if owned_by(p, str(m["uid"]))]
+    pods = await list_all(client, PODS, namespace=view.namespace, label_selector=selector)
+    return [p for p in pods if owned_by(p, view.uid)]
 
 
 async def delete_live_pods(client: KubeClient, run: Mapping[str, Any]) -> int:
@@ -80,12 +77,10 @@ async def delete_live_pods(client: KubeClient, run: Mapping[str, Any]) -> int:
     for pod in await owned_pods(client, run):
         if not live(pod):
             continue
+        found = ObjectView(pod)
         with contextlib.suppress(ApiError):
             await client.delete(
-                PODS,
-                str(meta(pod)["name"]),
-                namespace=str(meta(pod)["namespace"]),
-                precondition_uid=str(meta(pod).get("uid") or "") or None,
+                PODS, found.name, namespace=found.namespace, precondition_uid=found.uid or None
             )
             deleted += 1
     return deleted
@@ -97,19 +92,19 @@ async def delete_owned_services(client: KubeClient, run: Mapping[str, Any]) -> i
     The terminal unload's sweep, so a manager killed between the verdict write and the
     settling pass's own Service deletes leaves none behind: the run label selects, the
     controller UID decides, and the delete carries the UID precondition."""
-    m = meta(run)
+    view = ObjectView(run)
     _, selector = run_pod_selector(run)
-    found = await list_all(client, SERVICES, namespace=str(m["namespace"]), label_selector=selector)
+    found = await list_all(client, SERVICES, namespace=view.namespace, label_selector=selector)
     deleted = 0
-    for service in found:
-        if not owned_by(service, str(m["uid"])):
+    for service in map(ObjectView, found):
+        if not service.controlled_by(view.uid):
             continue
         with contextlib.suppress(ApiError):
             await client.delete(
                 SERVICES,
-                str(meta(service)["name"]),
-                namespace=str(meta(service)["namespace"]),
-                precondition_uid=str(meta(service).get("uid") or "") or None,
+                service.name,
+                namespace=service.namespace,
+                precondition_uid=service.uid or None,
             )
             deleted += 1
     return deleted
@@ -119,16 +114,16 @@ async def record_event(
     client: KubeClient, run: Mapping[str, Any], *, type_: str, reason: str, message: str
 ) -> None:
     """A core/v1 Event on the run; best effort, an event never blocks a verdict."""
-    m = meta(run)
+    view = ObjectView(run)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     body = {
-        "metadata": {"generateName": f"{m['name']}.", "namespace": m["namespace"]},
+        "metadata": {"generateName": f"{view.name}.", "namespace": view.namespace},
         "involvedObject": {
             "apiVersion": API_VERSION,
             "kind": "BurnInRun",
-            "name": m["name"],
-            "namespace": m["namespace"],
-            "uid": m.get("uid"),
+            "name": view.name,
+            "namespace": view.namespace,
+            "uid": view.uid or None,
         },
         "reason": reason,
         "message": message[:1024],
@@ -139,4 +134,4 @@ async def record_event(
         "source": {"component": "glimmer-run-controller"},
     }
     with contextlib.suppress(ApiError, OSError, TimeoutError, aiohttp.ClientError):
-        await client.create(EVENTS, body, namespace=str(m["namespace"]))
+        await client.create(EVENTS, body, namespace=view.namespace)

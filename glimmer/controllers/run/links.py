@@ -51,7 +51,9 @@ from typing import Any, Final, Protocol
 from glimmer.api import format_time, parse_time
 from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.kit import checkpoint, names
+from glimmer.controllers.kit.core_view import PodView
 from glimmer.controllers.kit.ref import RunRef
+from glimmer.controllers.kit.view import ObjectView
 from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.context import RunOptions
 from glimmer.controllers.run.evidence import Evidence, SideRead, sim_node
@@ -181,7 +183,7 @@ def link_attempt(work: Pass, ex: Execution) -> LinkAttempt:
 
 
 def _age(work: Pass, pod: Mapping[str, Any]) -> float:
-    created = kube.meta(pod).get("creationTimestamp")
+    created = ObjectView(pod).created_at
     return (work.now - parse_time(str(created))).total_seconds() if created else 0.0
 
 
@@ -189,17 +191,13 @@ def ready(pod: Mapping[str, Any]) -> bool:
     """The kubelet's PodReady condition (F1): what gates the client and the workers."""
     if not podstate.live(pod) or not podstate.started_at(pod):
         return False
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return bool(condition.get("status") == ConditionStatus.TRUE)
-    return False
+    return PodView(pod).condition("Ready") == ConditionStatus.TRUE
 
 
 def lead_alone(pod: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> bool:
     """E18: a Pair server or Group rank 0 whose client or workers were not created yet
     is not running a measurement (a Graceful cancel does not wait for it)."""
-    meta = pod.get("metadata") or {}
-    pod_labels = meta.get("labels") or {}
+    pod_labels = ObjectView(pod).labels
     if pod_labels.get(names.PAIR_ROLE_LABEL) == SERVER:
         partner = {names.PAIR_ROLE_LABEL: CLIENT}
     elif pod_labels.get(names.RANK_LABEL) == "0":
@@ -208,7 +206,7 @@ def lead_alone(pod: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> boo
         return False
     keys = (names.RUN_LABEL, names.TEST_LABEL, names.ATTEMPT_LABEL)
     for other in pods:
-        other_labels = (other.get("metadata") or {}).get("labels") or {}
+        other_labels = ObjectView(other).labels
         if other is pod or any(other_labels.get(k) != pod_labels.get(k) for k in keys):
             continue
         if partner and all(other_labels.get(k) == v for k, v in partner.items()):
@@ -324,7 +322,7 @@ class Links:
         with contextlib.suppress(ApiError):
             await self.ops.client.delete(
                 names.SERVICES, name, namespace=namespace,
-                precondition_uid=str(kube.meta(found).get("uid") or "") or None,
+                precondition_uid=ObjectView(found).uid or None,
             )  # fmt: skip
 
     def every_service(self, work: Pass) -> list[str]:
@@ -464,7 +462,7 @@ class Links:
             "phase": str(Phase.RUNNING),
             "node": att.lead.node,
             "podName": att.lead.pod,
-            "podUID": str(kube.meta(lead).get("uid") or ""),
+            "podUID": ObjectView(lead).uid,
             "startedAt": started,
         }
         base["attempts"] = [*(base.get("attempts") or []), flight]
@@ -490,7 +488,7 @@ class Links:
         ex = att.ex
         killed = False
         for pod in unload:
-            name = str(kube.meta(pod)["name"])
+            name = ObjectView(pod).name
             if podstate.live(pod) and name not in work.delete_after_write:
                 work.delete_after_write.append(name)
                 killed = True
@@ -502,7 +500,7 @@ class Links:
         step = self.ops.record(
             work, ex, verdict, pod=att.lead.pod, started=started, finished=finished,
             artifacts=artifacts,
-            pod_uid=str(kube.meta(lead).get("uid") or "") if lead is not None else "",
+            pod_uid=ObjectView(lead).uid if lead is not None else "",
         )  # fmt: skip
         return live_pod_settled(step) if killed else step
 
@@ -667,7 +665,7 @@ class Links:
         step = self.ops.record_foreign(work, att.ex, pod, problem=problem, record_as=att.lead.pod)
         killed = False
         for found in ours:
-            name = str(kube.meta(found)["name"])
+            name = ObjectView(found).name
             if podstate.live(found) and name not in work.delete_after_write:
                 work.delete_after_write.append(name)
                 killed = True

@@ -16,8 +16,8 @@ from datetime import datetime
 from typing import Any
 
 from glimmer.controllers.kit import names
-from glimmer.controllers.kit.view import RunView
-from glimmer.controllers.run import kube, podstate, soak, wire
+from glimmer.controllers.kit.view import ObjectView, RunView
+from glimmer.controllers.run import podstate, soak, wire
 from glimmer.controllers.run.delivery import Delivery
 from glimmer.plan import PinnedPlan, PlannedTest, Unit, label_value, pod_name, units_of_test
 from glimmer.plan import spec as specs
@@ -255,7 +255,7 @@ class Pass:
         return self._stops
 
     def add_pod(self, pod: JSON) -> None:
-        self.pods[str(kube.meta(pod)["name"])] = pod
+        self.pods[ObjectView(pod).name] = pod
         self._busy = None
 
     def forget_pod(self, name: str) -> None:
@@ -266,18 +266,15 @@ class Pass:
 
     def replace_pods(self, pods: Sequence[JSON]) -> None:
         """The run's pods as a live list shows them (foreign ones stay forgotten)."""
-        self.pods = {
-            str(kube.meta(p)["name"]): p
-            for p in pods
-            if str(kube.meta(p)["name"]) not in self.foreign
-        }
+        named = ((ObjectView(p).name, p) for p in pods)
+        self.pods = {name: p for name, p in named if name not in self.foreign}
         self.pods_cached = False
         self._busy = None
 
     def _link_unit_nodes(self, pod: Mapping[str, Any], node: str) -> set[str]:
         """Every node of the Pair or Group unit ``pod`` is a member of (its role or rank
         label says it is one), found by its test label and node; none for a Node pod."""
-        pod_labels = (pod.get("metadata") or {}).get("labels") or {}
+        pod_labels = ObjectView(pod).labels
         if names.PAIR_ROLE_LABEL not in pod_labels and names.RANK_LABEL not in pod_labels:
             return set()
         if self._links is None:

@@ -12,8 +12,9 @@ from typing import Any, Final
 
 from glimmer.api import parse_time
 from glimmer.api.vocabulary import ConditionStatus
-from glimmer.controllers.kit import names
+from glimmer.controllers.kit.core_view import PodView
 from glimmer.verdict import Termination
+from glimmer.verdict.codec import int_or_default
 
 #: Waiting reasons that mean the image will not arrive by waiting longer.
 PERMANENT_IMAGE_REASONS: Final = frozenset({"InvalidImageName", "ErrImageNeverPull"})
@@ -28,64 +29,55 @@ SELF_ENDED_REASONS: Final = frozenset({"", "Completed", "Error"})
 DISRUPTION_CONDITION: Final = "DisruptionTarget"
 
 
-def _status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
-    return pod.get("status") or {}
-
-
 def pinned_node(pod: Mapping[str, Any]) -> str:
     """The node the builder pinned the pod to (its hostname selector), "" if none."""
-    selector = (pod.get("spec") or {}).get("nodeSelector") or {}
-    return str(selector.get(names.HOSTNAME_LABEL) or "")
+    return PodView(pod).pinned_node
 
 
 def node_of(pod: Mapping[str, Any]) -> str:
     """The node the pod was bound to, else the one it was pinned to."""
-    return str((pod.get("spec") or {}).get("nodeName") or "") or pinned_node(pod)
+    return PodView(pod).node
 
 
 def runner_status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
-    for entry in _status(pod).get("containerStatuses") or []:
-        if entry.get("name") == names.RUNNER_CONTAINER:
-            return dict(entry)
-    return {}
+    return PodView(pod).runner_status
+
+
+def _ended(view: PodView) -> bool:
+    return view.phase in ("Succeeded", "Failed")
 
 
 def terminated(pod: Mapping[str, Any]) -> bool:
-    return _status(pod).get("phase") in ("Succeeded", "Failed")
+    return _ended(PodView(pod))
 
 
 def started_at(pod: Mapping[str, Any]) -> str | None:
     """The kubelet's StartTime once the runner has run at all; None while it has not."""
-    state = runner_status(pod).get("state") or {}
-    if not (state.get("running") or state.get("terminated") or terminated(pod)):
+    view = PodView(pod)
+    running, done = view.runner_running, view.runner_terminated
+    if not (running or done or _ended(view)):
         return None
-    stamp = (
-        _status(pod).get("startTime")
-        or (state.get("running") or {}).get("startedAt")
-        or (state.get("terminated") or {}).get("startedAt")
-    )
+    stamp = view.start_time or running.get("startedAt") or (done or {}).get("startedAt")
     return str(stamp) if stamp else None
 
 
 def finished_at(pod: Mapping[str, Any]) -> str | None:
-    state = runner_status(pod).get("state") or {}
-    return (state.get("terminated") or {}).get("finishedAt")
+    return (PodView(pod).runner_terminated or {}).get("finishedAt")
 
 
 def waiting(pod: Mapping[str, Any]) -> tuple[str, str]:
     """``(reason, message)`` of the runner container's Waiting state ("" when none)."""
-    state = runner_status(pod).get("state") or {}
-    wait = state.get("waiting") or {}
+    return _waiting(PodView(pod))
+
+
+def _waiting(view: PodView) -> tuple[str, str]:
+    wait = view.runner_waiting
     return str(wait.get("reason", "")), str(wait.get("message", ""))
 
 
 def scheduler_message(pod: Mapping[str, Any]) -> str:
-    for condition in _status(pod).get("conditions") or []:
-        if (
-            condition.get("type") == "PodScheduled"
-            and condition.get("status") == ConditionStatus.FALSE
-        ):
-            return str(condition.get("message") or condition.get("reason") or "")
+    for condition in PodView(pod).conditions_of("PodScheduled", ConditionStatus.FALSE):
+        return str(condition.get("message") or condition.get("reason") or "")
     return ""
 
 
@@ -94,24 +86,23 @@ def termination(pod: Mapping[str, Any]) -> Termination:
     terminated reason; with no terminated runner the code is -1 and the account comes from
     a waiting container or the pod. I17: ``interrupted`` when anything but the runner
     ended it, with what did in ``reason``/``detail``."""
-    status = _status(pod)
-    pod_reason = str(status.get("reason") or "") if status.get("phase") == "Failed" else ""
-    pod_message = str(status.get("message") or "")
-    state = runner_status(pod).get("state") or {}
-    done = state.get("terminated")
-    stopper = interruption(pod)
+    view = PodView(pod)
+    pod_reason = view.reason if view.phase == "Failed" else ""
+    pod_message = view.message
+    done = view.runner_terminated
+    stopper = _interruption(view)
     if done is not None:
         account = Termination(
-            exit_code=int(done.get("exitCode", -1)),
+            exit_code=_exit_code(done),
             reason=pod_reason or str(done.get("reason") or ""),
             detail=pod_message if pod_reason else str(done.get("message") or ""),
             deadline_exceeded=pod_reason == "DeadlineExceeded",
         )
     else:
-        reason, message = waiting(pod)
+        reason, message = _waiting(view)
         account = Termination(
             exit_code=-1,
-            reason=pod_reason or reason or str(status.get("reason") or ""),
+            reason=pod_reason or reason or view.reason,
             detail=pod_message or message,
             deadline_exceeded=pod_reason == "DeadlineExceeded",
         )
@@ -135,27 +126,24 @@ def interruption(pod: Mapping[str, Any]) -> tuple[str, str] | None:
     (OOMKilled...), a DisruptionTarget condition (eviction, preemption, taint manager,
     node pressure) or a deletion; the last two only when the runner was still running
     when they came (a runner that finished first completed on its own)."""
-    status = _status(pod)
-    if status.get("phase") == "Failed" and status.get("reason"):
-        return str(status["reason"]), str(status.get("message") or "")
-    done = (runner_status(pod).get("state") or {}).get("terminated")
+    return _interruption(PodView(pod))
+
+
+def _interruption(view: PodView) -> tuple[str, str] | None:
+    if view.phase == "Failed" and view.reason:
+        return view.reason, view.message
+    done = view.runner_terminated
     if done is not None and str(done.get("reason") or "") not in SELF_ENDED_REASONS:
         return str(done["reason"]), str(done.get("message") or "")
     finished = str(done.get("finishedAt") or "") if done is not None else ""
-    for condition in status.get("conditions") or []:
-        if (
-            condition.get("type") != DISRUPTION_CONDITION
-            or condition.get("status") != ConditionStatus.TRUE
-        ):
-            continue
+    for condition in view.conditions_of(DISRUPTION_CONDITION, ConditionStatus.TRUE):
         if not _strictly_before(finished, str(condition.get("lastTransitionTime") or "")):
             reason = str(condition.get("reason") or DISRUPTION_CONDITION)
             return reason, str(condition.get("message") or "")
-    meta = pod.get("metadata") or {}
-    deleted = str(meta.get("deletionTimestamp") or "")
+    deleted = view.deletion_timestamp
     if deleted:
         # deletionTimestamp is the end of the grace period: the request came that long before.
-        grace = int(meta.get("deletionGracePeriodSeconds") or 0)
+        grace = view.deletion_grace_seconds
         if not _strictly_before(finished, deleted, minus_seconds=grace):
             return "Deleted", f"the pod was deleted (deletionTimestamp {deleted}) while it ran"
     return None
@@ -170,14 +158,18 @@ def _strictly_before(first: str, second: str, *, minus_seconds: int = 0) -> bool
         return False
 
 
+def _exit_code(done: Mapping[str, Any]) -> int:
+    """A terminated state's exit code; -1 when it records none that can be read."""
+    return int_or_default(done.get("exitCode"), -1)
+
+
 def exit_code(pod: Mapping[str, Any]) -> int:
-    done = (runner_status(pod).get("state") or {}).get("terminated")
-    return -1 if done is None else int(done.get("exitCode", -1))
+    done = PodView(pod).runner_terminated
+    return -1 if done is None else _exit_code(done)
 
 
 def owned_by(pod: Mapping[str, Any], uid: str) -> bool:
-    refs = (pod.get("metadata") or {}).get("ownerReferences") or []
-    return any(ref.get("uid") == uid and ref.get("controller") for ref in refs)
+    return PodView(pod).controlled_by(uid)
 
 
 def live(pod: Mapping[str, Any]) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 from glimmer.controllers.kit.indexes import PODS_BY_RUN
 from glimmer.controllers.kit.reads import ConfirmingReader, Objects
+from glimmer.controllers.kit.view import ObjectView
 from glimmer.controllers.run import kube
 from glimmer.controllers.run.podstate import owned_by
 from glimmer.engine import PODS, ApiError, NotCachedError, Readers, is_not_found
@@ -52,28 +53,28 @@ class RunReads(ConfirmingReader):
         them each pass cost more than the pass read). So a pass only reads its pods;
         whatever would edit one copies it first (the guard test is
         ``test_I9_a_pass_never_mutates_a_cached_pod``). The live answer is fresh."""
-        meta = run.get("metadata") or {}
+        view = ObjectView(run)
         value, selector = kube.run_pod_selector(run)
         try:
             pods = self.cached.by_index(
                 PODS,
                 PODS_BY_RUN,
                 value,
-                namespace=str(meta["namespace"]),
+                namespace=view.namespace,
                 label_selector=selector,
                 shared=True,
             )
             cached = True
         except NotCachedError:
             pods, cached = await self.live_pods_of(run), False
-        return [p for p in pods if owned_by(p, str(meta["uid"]))], cached
+        return [p for p in pods if owned_by(p, view.uid)], cached
 
     def wrote(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> None:
         """This process wrote the run: ``before`` as it was read, ``after`` the answer."""
-        old = str((before.get("metadata") or {}).get("resourceVersion") or "")
-        new = str((after.get("metadata") or {}).get("resourceVersion") or "")
+        answer = ObjectView(after)
+        old, new = ObjectView(before).resource_version, answer.resource_version
         if old and new and old != new:
-            uid = str((after.get("metadata") or {})["uid"])
+            uid = answer.uid
             previous = self._wrote.get(uid)
             chained = previous is not None and previous[1] == old
             replaced = previous[0] | {old} if previous is not None and chained else {old}
@@ -85,10 +86,10 @@ class RunReads(ConfirmingReader):
         the caller to wait for the cache (the write's own watch event requeues the run),
         at most ``patience`` times in a row; then False (a cache that does not catch up
         costs 409s, as before, never a wrong decision)."""
-        meta = run.get("metadata") or {}
-        uid = str(meta.get("uid") or "")
+        view = ObjectView(run)
+        uid = view.uid
         seen = self._wrote.get(uid)
-        if seen is None or str(meta.get("resourceVersion") or "") not in seen[0]:
+        if seen is None or view.resource_version not in seen[0]:
             self._wrote.pop(uid, None)  # caught up (or someone else wrote since)
             return False
         if seen[2] >= patience:
@@ -100,7 +101,7 @@ class RunReads(ConfirmingReader):
     def shows_created(self, run: Mapping[str, Any], pods: Mapping[str, Any]) -> bool:
         """Whether ``pods`` (the cached pods of ``run``, by name) hold every pod this
         process created for it (those seen are forgotten: the cache keeps them now)."""
-        unseen = self._unseen.get(str((run.get("metadata") or {})["uid"]))
+        unseen = self._unseen.get(ObjectView(run).uid)
         if not unseen:
             return True
         unseen.difference_update(pods)
@@ -109,11 +110,11 @@ class RunReads(ConfirmingReader):
     def pods_for_release_settled(self, run: Mapping[str, Any]) -> None:
         """A live list of ``run``'s pods was just read: nothing created before it is
         unseen any more."""
-        self._unseen[str((run.get("metadata") or {})["uid"])] = set()
+        self._unseen[ObjectView(run).uid] = set()
 
     def created(self, run: Mapping[str, Any], name: str) -> None:
         """This process created runner pod ``name`` for ``run`` (the apiserver said so)."""
-        self._unseen.setdefault(str((run.get("metadata") or {})["uid"]), set()).add(name)
+        self._unseen.setdefault(ObjectView(run).uid, set()).add(name)
 
     async def pods_for_release(self, run: Mapping[str, Any]) -> Objects | None:
         """E12/H: None when the cached pods of ``run`` can decide a release, else the
@@ -126,15 +127,14 @@ class RunReads(ConfirmingReader):
         live list each run gets first in a process (the cache synced after they
         existed). Anything else (a pod not shown yet, no cache) is a live list, after
         which nothing is unseen."""
-        meta = run.get("metadata") or {}
-        uid = str(meta["uid"])
-        unseen = self._unseen.get(uid)
+        view = ObjectView(run)
+        unseen = self._unseen.get(view.uid)
         if unseen is not None:
             _, selector = kube.run_pod_selector(run)
             try:
                 for name in sorted(unseen):
                     await self.cached.get_metadata(
-                        PODS, name, namespace=str(meta["namespace"]), label_selector=selector
+                        PODS, name, namespace=view.namespace, label_selector=selector
                     )
                     unseen.discard(name)
                 return None

@@ -25,7 +25,7 @@ from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.kit.reads import StaleViewError, uncached
-from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.kit.view import ObjectView, RunView
 from glimmer.controllers.run import kube, podstate, wire
 from glimmer.controllers.run.context import RunContext, RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
@@ -176,7 +176,7 @@ class RunReconciler:
             found = None
         if found is None:
             live = await self.reads.live_get(NAMESPACES, namespace)
-            found = None if live is None else dict(live.get("metadata") or {})
+            found = None if live is None else dict(ObjectView(live).meta)
         if found is None:
             return False
         return options.serves(namespace, namespace_labels=found.get("labels") or {})

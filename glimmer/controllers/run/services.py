@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from glimmer.controllers.kit import names
+from glimmer.controllers.kit.core_view import ServiceView
 from glimmer.controllers.kit.ref import RunRef
 from glimmer.plan import label_value
 
@@ -60,17 +61,14 @@ def build_service(*, run: RunRef, name: str, test: str, attempt: int) -> JSON:
 
 def foreign_service_reason(found: Mapping[str, Any], *, expected: Mapping[str, Any]) -> str | None:
     """Why ``found`` is not the Service :func:`build_service` made, or None when it is."""
-    meta = found.get("metadata") or {}
-    refs = [r for r in meta.get("ownerReferences") or [] if r.get("controller")]
-    want_uid = expected["metadata"]["ownerReferences"][0]["uid"]
-    if [r.get("uid") for r in refs] != [want_uid]:
+    service, want = ServiceView(found), ServiceView(expected)
+    refs = [r for r in service.owner_references if r.get("controller")]
+    if [r.get("uid") for r in refs] != [want.owner_references[0].get("uid")]:
         return "it does not name this run as its controller"
-    spec = found.get("spec") or {}
-    want = expected["spec"]
-    if dict(spec.get("selector") or {}) != want["selector"]:
+    if service.selector != want.selector:
         return "its selector is not this attempt's pods"
-    if spec.get("clusterIP") != "None" or spec.get("publishNotReadyAddresses") is not True:
+    if service.cluster_ip != "None" or not service.publishes_not_ready:
         return "it is not headless with publishNotReadyAddresses"
-    if spec.get("ports"):
+    if service.has_ports:
         return "it has ports"
     return None

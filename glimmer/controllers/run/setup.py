@@ -35,6 +35,7 @@ from glimmer.controllers.kit.indexes import (
     pods_by_run,
 )
 from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
+from glimmer.controllers.kit.view import ObjectView
 from glimmer.controllers.kit.watches import Wiring, no_keys
 from glimmer.controllers.run.delivery import Deliverer
 from glimmer.controllers.run.metrics import RunMetrics
@@ -61,8 +62,8 @@ RUNS_BY_NAMESPACE: Final = "runs-by-namespace"
 
 
 def runs_by_namespace(obj: Mapping[str, Any]) -> list[str]:
-    namespace = (obj.get("metadata") or {}).get("namespace")
-    return [str(namespace)] if namespace else []
+    namespace = ObjectView(obj).namespace
+    return [namespace] if namespace else []
 
 
 def run_log_context(key: str) -> dict[str, str]:
@@ -73,10 +74,10 @@ def run_log_context(key: str) -> dict[str, str]:
 
 def owner_run_keys(event: InformerEvent) -> list[str]:
     """A runner pod's event concerns the BurnInRun that controls it."""
-    meta = event.obj.get("metadata") or {}
+    pod = ObjectView(event.obj)
     return [
-        f"{meta.get('namespace')}/{ref.get('name')}"
-        for ref in meta.get("ownerReferences") or []
+        f"{pod.namespace}/{ref.get('name')}"
+        for ref in pod.owner_references
         if ref.get("kind") == "BurnInRun" and ref.get("controller")
     ]
 
@@ -86,7 +87,7 @@ def namespace_run_keys(cached: CachedReader | None) -> KeyMapper:
     while that cache cannot answer: its own sync then enqueues every run anyway)."""
 
     def keys(event: InformerEvent) -> list[str]:
-        name = str((event.obj.get("metadata") or {}).get("name") or "")
+        name = ObjectView(event.obj).name
         if cached is None or not name:
             return []
         try:

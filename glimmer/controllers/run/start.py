@@ -17,7 +17,8 @@ from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.kit.cordon import prior_for_capture
-from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.kit.core_view import NodeView
+from glimmer.controllers.kit.view import ObjectView, RunView
 from glimmer.controllers.run import kube, wire
 from glimmer.controllers.run.admission import find_conflict, holds, precedence_key
 from glimmer.controllers.run.context import Part
@@ -65,8 +66,8 @@ class Pinned:
 
 
 def fingerprint_of(node: Mapping[str, Any]) -> str:
-    info = (node.get("status") or {}).get("nodeInfo") or {}
-    node_labels = kube.meta(node).get("labels") or {}
+    view = NodeView(node)
+    info, node_labels = view.node_info, view.labels
     text = (
         f"kernel={info.get('kernelVersion', '')} os={info.get('osImage', '')} "
         f"arch={info.get('architecture', '')}"
@@ -105,7 +106,7 @@ class Starter(Part):
             ) from err
         if not nodes:
             raise ConfigError(f"spec.target.nodeSelector {text} matches no nodes")
-        return [str(kube.meta(n)["name"]) for n in nodes]
+        return [ObjectView(n).name for n in nodes]
 
     async def _resolve(self, view: RunView) -> tuple[JSON, dict[str, JSON], list[str]]:
         namespace = view.namespace
@@ -113,7 +114,7 @@ class Starter(Part):
         profile = await self.reads.get(names.PROFILES, profile_name, namespace=namespace)
         if profile is None:
             raise ConfigError(f"BurnInProfile {namespace}/{profile_name} not found")
-        profile_spec = dict(profile.get("spec") or {})
+        profile_spec = dict(ObjectView(profile).spec)
         tests: dict[str, JSON] = {}
         for entry in profile_spec.get("tests") or []:
             ref = entry.get("testRef") if isinstance(entry, Mapping) else None
@@ -122,7 +123,7 @@ class Starter(Part):
             test = await self.reads.get(names.TESTS, str(ref), namespace=namespace)
             if test is None:
                 continue  # build_plan reports it as an unresolved ref (grace applies)
-            tests[str(ref)] = dict(test.get("spec") or {})
+            tests[str(ref)] = dict(ObjectView(test).spec)
         targets = await self._resolve_targets(view)
         return profile_spec, tests, targets
 
@@ -243,11 +244,8 @@ class Starter(Part):
         gets at the client's rate limit would outlast a reconcile)."""
         if len(targets) > self.options.node_list_threshold:
             wanted = set(targets)
-            return {
-                str(kube.meta(n)["name"]): n
-                for n in await self.reads.live_list(NODES)
-                if kube.meta(n).get("name") in wanted
-            }
+            named = ((ObjectView(n).name, n) for n in await self.reads.live_list(NODES))
+            return {name: n for name, n in named if name in wanted}
         found: dict[str, JSON] = {}
         for node in targets:
             current = await self.reads.live_get(NODES, node)

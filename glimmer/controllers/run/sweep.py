@@ -47,10 +47,11 @@ from glimmer.controllers.kit.cordon import (
     kept_message,
     release_decision,
 )
+from glimmer.controllers.kit.core_view import PodView
 from glimmer.controllers.kit.fingerprints import FingerprintPendingError, vendor_of
 from glimmer.controllers.kit.names import fingerprint_name
 from glimmer.controllers.kit.ref import RunRef
-from glimmer.controllers.kit.view import RunView
+from glimmer.controllers.kit.view import ObjectView, RunView
 from glimmer.controllers.run import kube, podstate, soak, wire
 from glimmer.controllers.run.artifacts import merge_refs
 from glimmer.controllers.run.context import Part, RunContext
@@ -97,7 +98,7 @@ JSON = dict[str, Any]
 
 def _uid(pod: Mapping[str, Any]) -> str:
     """The pod's UID: kept on its attempt once settled (the audit trail, I18)."""
-    return str(kube.meta(pod).get("uid") or "")
+    return ObjectView(pod).uid
 
 
 #: E14: how long a launch waits for its node's NodeFingerprint to be captured (a node
@@ -158,13 +159,13 @@ class Sweeper(Part):
             found, cached = await self.reads.live_pods_of(run), False
         else:
             found, cached = await self.reads.pods_of(run)
-        pods = {str(kube.meta(p)["name"]): p for p in found}
+        pods = {ObjectView(p).name: p for p in found}
         if cached and not self.reads.shows_created(run, pods):
             # The cache has not shown pods this process just created: a walk over it
             # would create them again (AlreadyExists, then a live read each). One live
             # list instead, which also settles the release (pods_cached False).
             found = await self.reads.live_pods_of(run)
-            pods, cached = {str(kube.meta(p)["name"]): p for p in found}, False
+            pods, cached = {ObjectView(p).name: p for p in found}, False
             self.reads.pods_for_release_settled(run)
         return Pass(
             run=run,
@@ -209,7 +210,7 @@ class Sweeper(Part):
         elif work.changed:
             await self._write(work)
         run = work.run
-        namespace = str(kube.meta(run)["namespace"])
+        namespace = work.view.namespace
         for name in work.delete_after_write:
             with contextlib.suppress(ApiError):
                 await self.client.delete(PODS, name, namespace=namespace)
@@ -338,7 +339,7 @@ class Sweeper(Part):
                     else:
                         raise
                     continue
-            self.reads.created(work.run, str(kube.meta(created)["name"]))
+            self.reads.created(work.run, ObjectView(created).name)
             work.add_pod(created)
 
     async def _existing_twin(self, work: Pass, launch: Launch) -> None:
@@ -551,15 +552,15 @@ class Sweeper(Part):
         """:meth:`_foreign` for any pod of an attempt: ``recorded_uid`` is the UID its
         attempt entry pinned (None: none pinned for this pod), ``build`` what the
         builder makes for it with a given image."""
-        uid = str(kube.meta(pod).get("uid") or "")
+        uid = _uid(pod)
         if recorded_uid:
             if uid == recorded_uid:
                 return None
             return f"its UID {uid} is not {recorded_uid}, the one this run recorded for it"
         if not podstate.owned_by(pod, work.view.uid):
             return "it does not name this run as its controller"
-        containers = (pod.get("spec") or {}).get("containers") or [{}]
-        image = str(containers[0].get("image", "")) if isinstance(containers[0], Mapping) else ""
+        containers = PodView(pod).containers
+        image = str(containers[0].get("image", "")) if containers else ""
         if image not in allowed_images(test.kind, specs.runner(test.spec)):
             return f"its image {image!r} is not one this test runs"
         field = foreign_reason(pod, expected=build(image))
@@ -573,10 +574,11 @@ class Sweeper(Part):
         """I18: an Error attempt naming the pod; nothing it printed is read, and it is
         left where it is (the next attempt has another name). ``record_as``: the pod
         the attempt is recorded against (a link's server or rank 0, F9)."""
-        name = str(kube.meta(pod)["name"])
+        foreign = ObjectView(pod)
+        name = foreign.name
         work.forget_pod(name)
         message = (
-            f"foreign pod {name} (uid {kube.meta(pod).get('uid')}) was not created by this "
+            f"foreign pod {name} (uid {foreign.uid or None}) was not created by this "
             f"run: {problem}; its output was not read; no verdict"
         )
         work.events.append(("Warning", "ForeignPod", message))
@@ -669,7 +671,7 @@ class Sweeper(Part):
     def _gives_up(self, work: Pass, ex: Execution, pod: JSON) -> bool:
         """Whether :meth:`_running_or_pending` would settle this live pod as Error: it is
         overdue (E16), or it never started and its image will not arrive."""
-        created = kube.meta(pod).get("creationTimestamp")
+        created = ObjectView(pod).created_at
         age = (work.now - parse_time(str(created))).total_seconds() if created else 0.0
         if age >= overdue_after_seconds(ex.test.spec):
             return True
@@ -687,7 +689,7 @@ class Sweeper(Part):
         its image will not arrive: WAITING while it may still run, else settled."""
         name = ex.pod_name
         started = podstate.started_at(pod)
-        created = kube.meta(pod).get("creationTimestamp")
+        created = ObjectView(pod).created_at
         age = (work.now - parse_time(str(created))).total_seconds() if created else 0.0
         overdue = overdue_after_seconds(ex.test.spec)
         if started:

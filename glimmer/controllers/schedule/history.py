@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from glimmer.api import API_VERSION, GROUP
+from glimmer.controllers.kit.view import ObjectView, RunView
 from glimmer.verdict.phases import Phase
 
 JSON = dict[str, Any]
@@ -27,13 +28,12 @@ def owned_by(run: Mapping[str, Any], schedule_uid: str) -> bool:
         ref.get("kind") == "BurnInSchedule"
         and ref.get("controller")
         and ref.get("uid") == schedule_uid
-        for ref in (run.get("metadata") or {}).get("ownerReferences") or ()
-        if isinstance(ref, Mapping)
+        for ref in ObjectView(run).owner_references
     )
 
 
 def phase_of(run: Mapping[str, Any]) -> str:
-    return str((run.get("status") or {}).get("phase") or "")
+    return RunView(run).phase_text
 
 
 def is_active(run: Mapping[str, Any]) -> bool:
@@ -42,9 +42,9 @@ def is_active(run: Mapping[str, Any]) -> bool:
 
 def _recency(run: Mapping[str, Any]) -> tuple[str, str]:
     """Newest first by scheduled-at, else creation; the tie goes to the larger name."""
-    meta = run.get("metadata") or {}
-    stamp = (meta.get("annotations") or {}).get(SCHEDULED_AT) or meta.get("creationTimestamp") or ""
-    return (str(stamp), str(meta.get("name") or ""))
+    view = ObjectView(run)
+    stamp = view.annotations.get(SCHEDULED_AT) or view.created_at or ""
+    return (str(stamp), view.name)
 
 
 def newest_first(runs: Iterable[Mapping[str, Any]]) -> list[JSON]:
@@ -53,7 +53,7 @@ def newest_first(runs: Iterable[Mapping[str, Any]]) -> list[JSON]:
 
 
 def _finished(run: Mapping[str, Any]) -> str:
-    return str((run.get("status") or {}).get("finishedAt") or "")
+    return str(RunView(run).finished_at or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,7 @@ def view_runs(
     successes = sorted((_finished(r) for r in passed if _finished(r)), reverse=True)
     return RunsView(
         active=[r for r in ordered if is_active(r)],
-        last_run_name=str((newest.get("metadata") or {}).get("name")) if newest else None,
+        last_run_name=ObjectView(newest).name if newest else None,
         last_run_phase=(phase_of(newest) or "Pending") if newest else None,
         last_successful_time=successes[0] if successes else None,
         to_delete=passed[max(0, successful_limit) :] + failed[max(0, failed_limit) :],
@@ -83,11 +83,11 @@ def view_runs(
 
 
 def reference(run: Mapping[str, Any]) -> JSON:
-    meta = run.get("metadata") or {}
+    view = ObjectView(run)
     return {
         "apiVersion": API_VERSION,
         "kind": "BurnInRun",
-        "namespace": meta.get("namespace"),
-        "name": meta.get("name"),
-        "uid": meta.get("uid"),
+        "namespace": view.namespace or None,
+        "name": view.name or None,
+        "uid": view.uid or None,
     }

@@ -30,6 +30,7 @@ from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.kit.conditions import set_json_condition
 from glimmer.controllers.kit.names import FINGERPRINTS, RUNS, fingerprint_name
 from glimmer.controllers.kit.reads import ConfirmingReader
+from glimmer.controllers.kit.view import ObjectView, ScheduleView
 from glimmer.controllers.schedule.cron import ScheduleError, parse_schedule
 from glimmer.controllers.schedule.history import (
     SCHEDULE_LABEL,
@@ -84,34 +85,33 @@ class ScheduleReconciler:
     async def reconcile(self, key: str) -> Result:
         namespace, _, name = key.partition("/")
         schedule = await self.reads.get(self.schedules, name, namespace=namespace)
-        if schedule is None or (schedule.get("metadata") or {}).get("deletionTimestamp"):
+        if schedule is None or ScheduleView(schedule).deleting:
             return Result()  # owned runs go with it (garbage collection by ownerReference)
         now = self.now()
-        meta = schedule.get("metadata") or {}
-        spec = schedule.get("spec") or {}
-        stored: JSON = dict(schedule.get("status") or {})
+        view = ScheduleView(schedule)
+        stored: JSON = dict(view.stored_status)
         status = copy.deepcopy(stored)
-        generation = meta.get("generation")
+        generation = view.generation
 
         runs = [
             r
             for r in await self.reads.readers.live.list(
                 RUNS, namespace=namespace, label_selector=f"{SCHEDULE_LABEL}={label_value(name)}"
             )
-            if owned_by(r, str(meta.get("uid") or ""))
+            if owned_by(r, view.uid)
         ]
-        view = view_runs(
+        history = view_runs(
             runs,
-            successful_limit=_int(spec.get("successfulRunsHistoryLimit"), 3),
-            failed_limit=_int(spec.get("failedRunsHistoryLimit"), 10),
+            successful_limit=view.successful_runs_history_limit,
+            failed_limit=view.failed_runs_history_limit,
         )
-        await self._collect(view.to_delete)
-        _set_runs_status(status, view)
+        await self._collect(history.to_delete)
+        _set_runs_status(status, history)
         if generation is not None:
             status["observedGeneration"] = generation
 
         try:
-            parsed = parse_schedule(spec.get("schedule"), spec.get("timeZone"))
+            parsed = parse_schedule(view.schedule, view.time_zone)
         except ScheduleError as err:
             status["conditions"] = set_json_condition(
                 status.get("conditions"),
@@ -135,7 +135,7 @@ class ScheduleReconciler:
             generation=generation,
         )
 
-        if spec.get("suspend") is True:
+        if view.suspend:
             status.pop("nextScheduleTime", None)
             await self._write(schedule, stored, status)
             return Result(requeue_after=IDLE_RECHECK_SECONDS)
@@ -146,10 +146,10 @@ class ScheduleReconciler:
                 parsed,
                 since=cursor,
                 now=now,
-                starting_deadline_seconds=starting_deadline(spec),
+                starting_deadline_seconds=view.starting_deadline_seconds,
             ),
-            concurrency_policy=spec.get("concurrencyPolicy", "Forbid"),
-            active=bool(view.active),
+            concurrency_policy=view.concurrency_policy,
+            active=bool(history.active),
         )
         if plan.jumped:
             log.warning("more than 1000 ticks passed; cursor jumped to now, nothing fired",
@@ -167,7 +167,7 @@ class ScheduleReconciler:
         if fire is None:
             await self._write(schedule, stored, status)
             return Result(requeue_after=requeue)
-        target = await self._target(spec, now=now)
+        target = await self._target(view, now=now)
         if target is None:
             log.info("no target node needs re-qualification; tick consumed", schedule=key)
             await self._write(schedule, stored, status)
@@ -177,19 +177,18 @@ class ScheduleReconciler:
         created = await self.client.create(
             RUNS, run_body(schedule, tick=fire, target=target), namespace=namespace
         )
-        run_name = (created.get("metadata") or {}).get("name")
+        run_name = ObjectView(created).name
         log.info("scheduled run created", schedule=key, run=run_name, tick=format_time(fire))
         return Result(requeue_after=requeue)
 
     async def _collect(self, runs: list[JSON]) -> None:
-        for run in runs:
-            meta = run.get("metadata") or {}
+        for run in map(ObjectView, runs):
             try:
                 await self.client.delete(
                     RUNS,
-                    str(meta.get("name")),
-                    namespace=str(meta.get("namespace")),
-                    precondition_uid=str(meta.get("uid")) if meta.get("uid") else None,
+                    run.name,
+                    namespace=run.namespace,
+                    precondition_uid=run.uid or None,
                     propagation_policy="Background",
                 )
             except ApiError as err:
@@ -202,19 +201,18 @@ class ScheduleReconciler:
         """Status with the read resourceVersion (a conflict raises: re-read, retry)."""
         if status == stored and not force:
             return
-        meta = schedule.get("metadata") or {}
         await self.client.replace(
             self.schedules,
             {**schedule, "status": status},
-            namespace=str(meta.get("namespace")),
+            namespace=ObjectView(schedule).namespace,
             subresource="status",
         )
 
-    async def _target(self, spec: Mapping[str, Any], *, now: datetime) -> JSON | None:
+    async def _target(self, view: ScheduleView, *, now: datetime) -> JSON | None:
         """The run's target: the schedule's, or with ``targetVerdicts`` only the nodes whose
         verdict is in those states (None: no node is)."""
-        target = copy.deepcopy(dict(spec.get("target") or {}))
-        wanted = {str(v) for v in spec.get("targetVerdicts") or ()}
+        target = copy.deepcopy(dict(view.target))
+        wanted = set(view.target_verdicts)
         if not wanted:
             return target
         names = [str(n) for n in target.get("nodeNames") or () if n]
@@ -222,8 +220,8 @@ class ScheduleReconciler:
             selector = target.get("nodeSelector") or {}
             terms = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
             nodes = await self.reads.list(NODES, label_selector=terms or None)
-            names = sorted(str((n.get("metadata") or {}).get("name")) for n in nodes)
-        max_age = _optional_int(spec.get("maxVerdictAgeSeconds"))
+            names = sorted(ObjectView(n).name for n in nodes)
+        max_age = view.max_verdict_age_seconds
         chosen = []
         for node in names:
             fingerprint = await self.reads.get(
@@ -242,9 +240,8 @@ class ScheduleReconciler:
 
 def schedule_cursor(schedule: Mapping[str, Any], *, now: datetime) -> datetime:
     """J4's cursor: ``lastScheduleTime``, else the schedule's creation, else now."""
-    meta = schedule.get("metadata") or {}
-    stored = schedule.get("status") or {}
-    return _time(stored.get("lastScheduleTime")) or _time(meta.get("creationTimestamp")) or now
+    view = ScheduleView(schedule)
+    return _time(view.last_schedule_time) or _time(view.created_at) or now
 
 
 def starting_deadline(spec: Mapping[str, Any]) -> int | None:
@@ -256,12 +253,11 @@ def run_body(schedule: Mapping[str, Any], *, tick: datetime, target: Mapping[str
 
     Not templated: ``force``, ``suspend``, ``cancel*`` (a scheduled run is never forced).
     """
-    meta = schedule.get("metadata") or {}
-    spec = schedule.get("spec") or {}
-    template = spec.get("runTemplate") or {}
-    name = str(meta.get("name"))
+    view = ScheduleView(schedule)
+    template = view.run_template
+    name = view.name
     run_spec: JSON = {
-        "profileRef": spec.get("profileRef"),
+        "profileRef": view.profile_ref,
         "target": copy.deepcopy(dict(target)),
         "maxConcurrentNodes": _int(template.get("maxConcurrentNodes"), 1),
         "retryOnErrorLimit": _int(template.get("retryOnErrorLimit"), 0),
@@ -276,7 +272,7 @@ def run_body(schedule: Mapping[str, Any], *, tick: datetime, target: Mapping[str
         "kind": "BurnInRun",
         "metadata": {
             "generateName": f"{name[:_NAME_STEM]}-",
-            "namespace": meta.get("namespace"),
+            "namespace": view.namespace or None,
             "labels": {SCHEDULE_LABEL: label_value(name)},
             "annotations": {SCHEDULED_AT: format_time(tick)},
             "ownerReferences": [
@@ -284,7 +280,7 @@ def run_body(schedule: Mapping[str, Any], *, tick: datetime, target: Mapping[str
                     "apiVersion": API_VERSION,
                     "kind": "BurnInSchedule",
                     "name": name,
-                    "uid": meta.get("uid"),
+                    "uid": view.uid or None,
                     "controller": True,
                     "blockOwnerDeletion": True,
                 }

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Final
 
 from glimmer.controllers.kit.names import RUNS, SCHEDULES
+from glimmer.controllers.kit.view import ObjectView
 from glimmer.controllers.kit.watches import Wiring
 from glimmer.controllers.schedule.reconciler import ScheduleReconciler, now_utc
 from glimmer.engine import (
@@ -26,10 +27,10 @@ SCHEDULE_CONTROLLER: Final = "burninschedule"
 
 
 def owner_schedule_keys(event: InformerEvent) -> list[str]:
-    meta = event.obj.get("metadata") or {}
+    run = ObjectView(event.obj)
     return [
-        f"{meta.get('namespace')}/{ref.get('name')}"
-        for ref in meta.get("ownerReferences") or []
+        f"{run.namespace}/{ref.get('name')}"
+        for ref in run.owner_references
         if ref.get("kind") == "BurnInSchedule" and ref.get("controller")
     ]
 
