@@ -1,7 +1,8 @@
 """Kubernetes core types embedded in the burn-in kinds, modelled as far as the schema needs.
 
-These mirror ``k8s.io/api/core/v1`` / ``metav1`` (as of the Kubernetes 1.32 API that
-controller-gen v0.17.2 saw), so the generated CRDs carry the same structural schemas
+These mirror ``k8s.io/api/core/v1`` / ``metav1`` as of the Kubernetes 1.34 API the
+reference's CRDs were generated from (controller-gen v0.17.2; ``EnvVarSource.fileKeyRef``,
+the EnvFiles field, is its newest), so the generated CRDs carry the same structural schemas
 controller-gen would emit instead of ``x-kubernetes-preserve-unknown-fields``: the
 apiserver then validates and prunes an ``env`` or ``readinessProbe`` exactly as it
 would on a Pod, and a typo is rejected at apply time rather than at pod creation.
@@ -26,6 +27,7 @@ __all__ = [
     "EnvVar",
     "EnvVarSource",
     "ExecAction",
+    "FileKeySelector",
     "GRPCAction",
     "HTTPGetAction",
     "HTTPHeader",
@@ -153,6 +155,42 @@ class ResourceFieldSelector:
 
 
 @attrs.define(kw_only=True)
+class FileKeySelector:
+    """FileKeySelector selects a key of the env file."""
+
+    map_type: ClassVar[str] = "atomic"
+
+    key: str = field(
+        json="key",
+        required=True,
+        description="The key within the env file. An invalid key will prevent the pod from "
+        "starting. The keys defined within a source may consist of any printable ASCII "
+        "characters except '='. During Alpha stage of the EnvFiles feature gate, the key size "
+        "is limited to 128 characters.",
+    )
+    optional: bool = field(
+        json="optional",
+        default=False,
+        description="Specify whether the file or its key must be defined. If the file or key "
+        "does not exist, then the env var is not published. If optional is set to true and "
+        "the specified key does not exist, the environment variable will not be set in the "
+        "Pod's containers. If optional is set to false and the specified key does not exist, "
+        "an error will be returned during Pod creation.",
+    )
+    path: str = field(
+        json="path",
+        required=True,
+        description="The path within the volume from which to select the file. Must be "
+        "relative and may not contain the '..' path or start with '..'.",
+    )
+    volume_name: str = field(
+        json="volumeName",
+        required=True,
+        description="The name of the volume mount containing the env file.",
+    )
+
+
+@attrs.define(kw_only=True)
 class EnvVarSource:
     """EnvVarSource represents a source for the value of an EnvVar."""
 
@@ -164,6 +202,11 @@ class EnvVarSource:
         description="Selects a field of the pod: supports metadata.name, metadata.namespace, "
         "metadata.labels['<KEY>'], metadata.annotations['<KEY>'], spec.nodeName, "
         "spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.",
+    )
+    file_key_ref: FileKeySelector | None = field(
+        json="fileKeyRef",
+        description="FileKeyRef selects a key of the env file. Requires the EnvFiles feature "
+        "gate to be enabled.",
     )
     resource_field_ref: ResourceFieldSelector | None = field(
         json="resourceFieldRef",

@@ -10,8 +10,13 @@ name, ``value`` and ``valueFrom`` exclude each other, ``valueFrom`` names exactl
 source and that source is complete and supported.
 
 The checks look only at shapes and vocabularies, never at the cluster, so the
-operator and the bare host refuse exactly the same specs. Unknown field names are not
-judged here: the apiserver prunes them and the CLI's strict loader refuses them.
+operator and the bare host refuse exactly the same malformed specs. Unknown field names
+are not judged here: the apiserver prunes them and the CLI's strict loader refuses them.
+
+Every corev1 ``EnvVarSource`` is accepted, ``fileKeyRef`` (a key of an env file on one
+of the pod's volumes) included: the operator passes it to the pod unchanged. It is the
+one well-formed field a bare host refuses, having no pod and so no volumes, rather than
+leave the variable unset (:func:`bare_host_env_refusal`, N2).
 """
 
 from __future__ import annotations
@@ -20,7 +25,13 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-ENV_SOURCES: Final = ("configMapKeyRef", "fieldRef", "resourceFieldRef", "secretKeyRef")
+ENV_SOURCES: Final = (
+    "configMapKeyRef",
+    "fieldRef",
+    "fileKeyRef",
+    "resourceFieldRef",
+    "secretKeyRef",
+)
 
 #: ``fieldRef.fieldPath`` values a container's env may select (the kubelet's list).
 FIELD_PATHS: Final[frozenset[str]] = frozenset(
@@ -128,6 +139,8 @@ def _source_problems(source: Any, *, at: str) -> list[str]:
         return _field_ref_problems(body, at=where)
     if key == "resourceFieldRef":
         return _resource_ref_problems(body, at=where)
+    if key == "fileKeyRef":
+        return _file_key_ref_problems(body, at=where)
     return _key_ref_problems(body, at=where)
 
 
@@ -179,6 +192,42 @@ def _key_ref_problems(body: Mapping[str, Any], *, at: str) -> list[str]:
     if optional is not None and not isinstance(optional, bool):
         found.append(_type_problem(optional, at=f"{at}.optional", want="true or false"))
     return found
+
+
+def _file_key_ref_problems(body: Mapping[str, Any], *, at: str) -> list[str]:
+    found: list[str] = []
+    for name in ("volumeName", "path", "key"):
+        value = body.get(name)
+        if not isinstance(value, str) or not value:
+            found.append(f"{at}.{name}: required (a non-empty string), got {value!r}")
+    path = body.get("path")
+    if isinstance(path, str) and path and (path.startswith("/") or ".." in path.split("/")):
+        found.append(f"{at}.path: {path!r} must be relative to the volume, with no '..'")
+    key = body.get("key")
+    if isinstance(key, str) and "=" in key:
+        found.append(f"{at}.key: {key!r} cannot be an env file key (no '=')")
+    optional = body.get("optional")
+    if optional is not None and not isinstance(optional, bool):
+        found.append(_type_problem(optional, at=f"{at}.optional", want="true or false"))
+    return found
+
+
+def bare_host_env_refusal(entry: Mapping[str, Any], *, at: str) -> str | None:
+    """Why a bare host refuses this ``runner.env`` entry (at path ``at``), or None (N2).
+
+    ``fileKeyRef`` reads a key of an env file on one of the pod's volumes. A bare host
+    has no pod and no volumes, so nothing can be read; and since the reference is not
+    optional unless it says so, it names a variable the cluster would never start the
+    runner without. Refusing it names the field instead of running the test without it.
+    """
+    source = entry.get("valueFrom")
+    if isinstance(source, Mapping) and source.get("fileKeyRef") is not None:
+        return (
+            f"{at}.valueFrom.fileKeyRef ({entry.get('name')}): reads an env file from a pod "
+            "volume, and a bare host has no volumes; set value instead, or run the test in "
+            "the cluster"
+        )
+    return None
 
 
 def runner_problems(spec: Mapping[str, Any], *, at: str) -> list[str]:

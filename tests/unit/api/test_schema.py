@@ -98,6 +98,16 @@ EXPECTED: list[tuple[str, str, dict[str, Any]]] = [
     ("BurnInTest", "spec.runner.env[]", {"required": ["name"]}),
     ("BurnInTest", "spec.runner.env[].valueFrom.secretKeyRef", {"required": ["key"]}),
     ("BurnInTest", "spec.runner.env[].valueFrom.fieldRef", {"required": ["fieldPath"]}),
+    (
+        "BurnInTest",
+        "spec.runner.env[].valueFrom.fileKeyRef",
+        {"required": ["key", "path", "volumeName"], "x-kubernetes-map-type": "atomic"},
+    ),
+    (
+        "BurnInTest",
+        "spec.runner.env[].valueFrom.fileKeyRef.optional",
+        {"type": "boolean", "default": False},
+    ),
     ("BurnInTest", "spec.runner.readinessProbe.tcpSocket", {"required": ["port"]}),
     (
         "BurnInTest",
