@@ -5,9 +5,8 @@ bare-host CLI's containers see the same variables in the same order: duration,
 attempt, resource limits, variant axes (sorted), rendezvous variables, then the
 author's ``runner.env``. Later entries win on duplicate names, so in-cluster a
 profile *can* override an injected name (upstream behaviour, upstream issue #404); the
-bare-host CLI instead drops reserved names from ``runner.env`` and refuses a
-``valueFrom.fileKeyRef`` it has no volume to read (N2), both selected with
-``ignore_reserved_runner_env``, the bare host's reading of ``runner.env``.
+bare-host CLI instead drops reserved names from ``runner.env`` (N2), selected with
+``ignore_reserved_runner_env``.
 
 Group ranks get no ``BURNIN_ROLE``: a rank that found ``client`` there would take
 itself for a Pair client (F4).
@@ -21,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from glimmer.plan import spec as specs
-from glimmer.plan.runner_fields import bare_host_env_refusal
 from glimmer.plan.units import CLIENT, SERVER, execution_window_seconds, rank_hostname
 
 DURATION: Final = "BURNIN_DURATION_SECONDS"
@@ -138,9 +136,6 @@ def runner_env(
 
     ``attempt`` is 1-based. ``include_resource_limits=False`` is for the bare-host CLI,
     whose accelerator containers get every device and no limits variable (N2).
-    ``ignore_reserved_runner_env=True`` is the bare host's reading of ``runner.env``
-    (N2): reserved names are dropped, and a ``fileKeyRef`` raises :class:`SpecError`
-    naming the field, which ``glimmer run`` reports before anything runs (I24).
     """
     if attempt < 1:
         raise ValueError(f"attempt numbers are 1-based, got {attempt}")
@@ -166,12 +161,8 @@ def runner_env(
             _var(ROOT_HOST, rendezvous.root_host),
             _var(ROOT_NODE, rendezvous.root_node),
         ]
-    for index, entry in enumerate(specs.runner_env(spec)):
-        if ignore_reserved_runner_env:
-            if entry["name"] in RESERVED_NAMES:
-                continue
-            refusal = bare_host_env_refusal(entry, at=f"runner.env[{index}]")
-            if refusal is not None:
-                raise specs.SpecError(refusal)
+    for entry in specs.runner_env(spec):
+        if ignore_reserved_runner_env and entry["name"] in RESERVED_NAMES:
+            continue
         env.append(copy.deepcopy(dict(entry)))
     return env

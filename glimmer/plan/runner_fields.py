@@ -13,10 +13,13 @@ The checks look only at shapes and vocabularies, never at the cluster, so the
 operator and the bare host refuse exactly the same malformed specs. Unknown field names
 are not judged here: the apiserver prunes them and the CLI's strict loader refuses them.
 
-Every corev1 ``EnvVarSource`` is accepted, ``fileKeyRef`` (a key of an env file on one
-of the pod's volumes) included: the operator passes it to the pod unchanged. It is the
-one well-formed field a bare host refuses, having no pod and so no volumes, rather than
-leave the variable unset (:func:`bare_host_env_refusal`, N2).
+Every corev1 ``EnvVarSource`` is in the schema, ``fileKeyRef`` included (the reference's
+CRDs carry it). A ``fileKeyRef`` reads a key of an env file on one of the pod's
+``emptyDir`` volumes, and a runner pod has none (its only volumes are
+``runner.hostPaths``; a bare host has no pod at all), so no runner could ever start with
+it: the apiserver would refuse the pod after its node was cordoned, and a bare host would
+run the test without the variable. It is refused here instead, naming the field, in both
+dispatchers (I24).
 """
 
 from __future__ import annotations
@@ -209,25 +212,14 @@ def _file_key_ref_problems(body: Mapping[str, Any], *, at: str) -> list[str]:
     optional = body.get("optional")
     if optional is not None and not isinstance(optional, bool):
         found.append(_type_problem(optional, at=f"{at}.optional", want="true or false"))
-    return found
-
-
-def bare_host_env_refusal(entry: Mapping[str, Any], *, at: str) -> str | None:
-    """Why a bare host refuses this ``runner.env`` entry (at path ``at``), or None (N2).
-
-    ``fileKeyRef`` reads a key of an env file on one of the pod's volumes. A bare host
-    has no pod and no volumes, so nothing can be read; and since the reference is not
-    optional unless it says so, it names a variable the cluster would never start the
-    runner without. Refusing it names the field instead of running the test without it.
-    """
-    source = entry.get("valueFrom")
-    if isinstance(source, Mapping) and source.get("fileKeyRef") is not None:
-        return (
-            f"{at}.valueFrom.fileKeyRef ({entry.get('name')}): reads an env file from a pod "
-            "volume, and a bare host has no volumes; set value instead, or run the test in "
-            "the cluster"
+    if not found:
+        found.append(
+            f"{at}: reads an env file from an emptyDir volume of the pod, and a runner "
+            "pod has none (its only volumes are runner.hostPaths; a bare host has no pod), "
+            "so the runner could never start with it; set value, or use secretKeyRef or "
+            "configMapKeyRef"
         )
-    return None
+    return found
 
 
 def runner_problems(spec: Mapping[str, Any], *, at: str) -> list[str]:

@@ -1,5 +1,7 @@
-"""``env[].valueFrom.fileKeyRef``: checked at plan time (I24), passed to the pod unchanged
-in the cluster, refused on a bare host naming the field (N2), never silently dropped."""
+"""``env[].valueFrom.fileKeyRef`` is in the schema but refused at plan time (I24), in both
+dispatchers, naming the field: it reads an env file from an emptyDir volume, and no runner
+pod has one, so no runner could ever start with it (the cluster would refuse the pod after
+the cordon; a bare host would run the test without the variable)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from glimmer.plan import PinnedPlan, PlanRefusal, SpecError, build_plan, runner_env
-from glimmer.plan.runner_fields import bare_host_env_refusal
+from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
 
 FILE_KEY = {"volumeName": "config", "path": "app.env", "key": "TOKEN"}
 
@@ -22,9 +23,25 @@ def plan(*env: dict[str, Any]) -> PinnedPlan | PlanRefusal:
     return build_plan(profile={"tests": [{"inline": inline}]}, tests={}, targets=["n1"])
 
 
-def test_I24_a_complete_file_key_ref_is_a_valid_env_source() -> None:
-    assert isinstance(plan(entry()), PinnedPlan)
-    assert isinstance(plan(entry(optional=True)), PinnedPlan)
+@pytest.mark.parametrize("optional", [None, True, False])
+def test_I24_a_well_formed_file_key_ref_is_refused_runner_pods_have_no_empty_dir(
+    optional: bool | None,
+) -> None:
+    outcome = plan(entry() if optional is None else entry(optional=optional))
+    assert isinstance(outcome, PlanRefusal)
+    assert "spec.tests[0].inline.runner.env[0].valueFrom.fileKeyRef: reads an env file" in (
+        outcome.message
+    )
+    assert "a runner pod has none" in outcome.message
+
+
+def test_I24_the_other_env_sources_still_plan() -> None:
+    others = [
+        {"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        {"name": "S", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+        {"name": "V", "value": "x"},
+    ]
+    assert isinstance(plan(*others), PinnedPlan)
 
 
 @pytest.mark.parametrize(
@@ -52,27 +69,3 @@ def test_I24_a_file_key_ref_beside_another_source_is_refused() -> None:
     outcome = plan(both)
     assert isinstance(outcome, PlanRefusal)
     assert "found fileKeyRef, secretKeyRef" in outcome.message
-
-
-def test_a_file_key_ref_reaches_the_cluster_runner_env_unchanged() -> None:
-    """The operator's pod env is runner_env's list; the entry must arrive as written."""
-    spec = {"kind": "custom", "runner": {"env": [entry(optional=False)]}}
-    assert runner_env(spec=spec, attempt=1)[-1] == entry(optional=False)
-
-
-def test_N2_a_bare_host_refuses_a_file_key_ref_naming_the_field() -> None:
-    spec = {"kind": "custom", "runner": {"env": [{"name": "A", "value": "1"}, entry()]}}
-    with pytest.raises(SpecError, match=r"runner\.env\[1\]\.valueFrom\.fileKeyRef \(TOKEN\)"):
-        runner_env(spec=spec, attempt=1, ignore_reserved_runner_env=True)
-
-
-def test_N2_only_a_file_key_ref_is_refused_on_a_bare_host() -> None:
-    others = [
-        {"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-        {"name": "S", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
-        {"name": "V", "value": "x"},
-    ]
-    assert all(bare_host_env_refusal(e, at="runner.env[0]") is None for e in others)
-    refusal = bare_host_env_refusal(entry(), at="runner.env[0]")
-    assert refusal is not None
-    assert "a bare host has no volumes" in refusal
