@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from runners.gpu_burn.xid_watch import XidWatch
-from runners.sdk.clocks import ClockSample, ClockTally, read_clock_sample
+from runners.sdk.clocks import RunningClocks, read_clock_sample
 from runners.sdk.gpus import DeviceSlot, Gpus
 from runners.sdk.outcome import RunnerError
 from runners.sdk.protocols import (
@@ -53,15 +53,16 @@ def read_ecc(device: GpuDevice) -> tuple[str, int | None]:
 
 
 @dataclass
-class DeviceBurn(ClockTally):
-    """One GPU's tally over the window (the clock and throttle counts are the SDK's,
-    :class:`runners.sdk.clocks.ClockTally`)."""
+class DeviceBurn:
+    """One GPU's tally over the window (the clock and throttle counts are the SDK's
+    running fold, :class:`runners.sdk.clocks.RunningClocks`: constant memory however
+    long the window)."""
 
     slot: DeviceSlot
     rated_sm_mhz: int
     ecc_mode: str
     ecc_before: int | None
-    samples: list[ClockSample] = field(default_factory=list)
+    clocks: RunningClocks = field(default_factory=RunningClocks)
     checks: int = 0
     miscompares: int = 0
     sdc: int = 0
@@ -96,11 +97,7 @@ class DeviceBurn(ClockTally):
 
     @property
     def sustained_pct(self) -> float:
-        return self.mean_sm_mhz / self.rated_sm_mhz * 100.0
-
-    @property
-    def powers(self) -> list[float]:
-        return [s.power_w for s in self.samples if s.power_w is not None]
+        return self.clocks.mean_sm_mhz / self.rated_sm_mhz * 100.0
 
     def badness(self) -> tuple[int, int, int, int, float]:
         """Sort key for the fold's worst device: wrong results first, then driver-reported
@@ -155,7 +152,7 @@ def run_burn(
     try:
         while (now := clock.monotonic()) - started < window_s:
             for device in devices:
-                device.samples.append(read_clock_sample(handles[device.slot.index]))
+                device.clocks.add(read_clock_sample(handles[device.slot.index]))
             if now >= next_check:
                 for device in devices:
                     device.record(
@@ -180,7 +177,7 @@ def run_burn(
     if xid is not None:
         xid.poll()
     for device in devices:
-        if len(device.samples) < MIN_SAMPLES or device.checks == 0:
+        if device.clocks.count < MIN_SAMPLES or device.checks == 0:
             raise RunnerError(f"window {window_s:g} s too short to sample and check every GPU")
         if device.slot.index not in achieved:
             raise RunnerError(f"GPU {device.slot.index}: the load reported no throughput")

@@ -36,17 +36,17 @@ def print_running_totals(report: Report, burn: Burn, *, metrics: MetricSet) -> N
     report.metric("miscompares", sum(d.miscompares for d in devices))
     report.metric("sdcDetections", sum(d.sdc for d in devices))
     report.metric("nonfiniteCount", sum(d.nonfinite for d in devices))
-    throttle_known = all(d.reasons_readable for d in devices)
+    throttle_known = all(d.clocks.reasons_readable for d in devices)
     if throttle_known:
-        report.metric("throttleEvents", sum(d.throttle_events for d in devices))
-    if all(d.samples for d in devices):
+        report.metric("throttleEvents", sum(d.clocks.throttle_events for d in devices))
+    if all(d.clocks.count for d in devices):
         report.metric("sustainedClockPct", min(d.sustained_pct for d in devices))
-    temps = [t for d in devices if (t := d.max_temp_c) is not None]
+    temps = [t for d in devices if (t := d.clocks.max_temp_c) is not None]
     if temps:
         report.metric("gpuTempC", max(temps))
-    powers = [p for d in devices for p in d.powers]
-    if powers:
-        report.metric("powerDrawW", max(powers))
+    peaks = [p for d in devices if (p := d.clocks.max_power_w) is not None]
+    if peaks:
+        report.metric("powerDrawW", max(peaks))
     if metrics.xid_watched and burn.xid is not None:
         report.metric("xidEvents", burn.xid.count)
     report.metric("elapsedS", burn.elapsed_s)
@@ -61,8 +61,9 @@ def print_burn(
         report.note(
             f"device {d.slot.index} ({d.slot.pci_bus_id}): {d.checks} checks, "
             f"{d.miscompares} miscompares ({d.sdc} silent), {d.nonfinite} non-finite, "
-            f"max relative error {d.max_relative_error}, mean SM {d.mean_sm_mhz:.0f} MHz of "
-            f"{d.rated_sm_mhz}, {d.throttle_events} throttle events, {d.tflops or 0.0:.0f} TFLOP/s"
+            f"max relative error {d.max_relative_error}, mean SM {d.clocks.mean_sm_mhz:.0f} MHz "
+            f"of {d.rated_sm_mhz}, {d.clocks.throttle_events} throttle events, "
+            f"{d.tflops or 0.0:.0f} TFLOP/s"
         )
     print_running_totals(report, burn, metrics=metrics)
     report.metric("sustainedThroughputTflops", min(d.tflops or 0.0 for d in devices))
@@ -90,13 +91,13 @@ def print_burn(
                 report.metric("lastXidCode", burn.xid.last_code)
     if metrics.soak_extras:
         worst = burn.worst
-        report.metric("smClockMHz", round(worst.mean_sm_mhz))
-        powers = [p for d in devices for p in d.powers]
-        if powers:
-            report.metric("meanPowerW", sum(powers) / len(powers))
-        if all(d.reasons_readable for d in devices):
-            report.metric("throttledSamples", sum(d.throttled_samples for d in devices))
-    report.metric("samplesTaken", sum(len(d.samples) for d in devices))
+        report.metric("smClockMHz", round(worst.clocks.mean_sm_mhz))
+        readings = sum(d.clocks.power_readings for d in devices)
+        if readings:
+            report.metric("meanPowerW", sum(d.clocks.power_w_sum for d in devices) / readings)
+        if all(d.clocks.reasons_readable for d in devices):
+            report.metric("throttledSamples", sum(d.clocks.throttled_samples for d in devices))
+    report.metric("samplesTaken", sum(d.clocks.count for d in devices))
     print_spread(
         report=report,
         name="sustainedClockSpreadPct",

@@ -13,7 +13,7 @@ unknown, never zero, and :attr:`ClockTally.reasons_readable` says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from runners.sdk.protocols import ClockKind, GpuDevice, NotSupportedError
@@ -59,36 +59,94 @@ def read_clock_sample(device: GpuDevice) -> ClockSample:
     )
 
 
-class ClockTally:
-    """What one device's samples say; mixed into a runner's per-device record, which
-    holds the ``samples``."""
+@dataclass
+class RunningClocks:
+    """One device's clock samples folded as they arrive, in constant memory.
 
-    samples: Sequence[ClockSample]
+    Why a fold and not a list: a load window re-prints its running totals every 15 s and
+    a week-long soak samples each device 604,800 times. Kept as a list, every re-print
+    re-walked the whole window (quadratic: a simulated week did not finish in minutes)
+    and a device's samples alone held hundreds of MiB by the end. Folded, a sample costs
+    the same on day seven as in the first minute, and every figure reads in O(1).
+    """
+
+    count: int = 0
+    sm_mhz_sum: float = 0.0
+    max_temp_c: float | None = None
+    #: Samples whose throttle reasons the part could not give.
+    unreadable_reasons: int = 0
+    throttled_samples: int = 0
+    #: Entries into a throttled state (a run of throttled samples counts once).
+    throttle_events: int = 0
+    power_w_sum: float = 0.0
+    power_readings: int = 0
+    max_power_w: float | None = None
+    _throttled: bool = False
+
+    @classmethod
+    def of(cls, samples: Iterable[ClockSample]) -> RunningClocks:
+        clocks = cls()
+        for sample in samples:
+            clocks.add(sample)
+        return clocks
+
+    def add(self, sample: ClockSample) -> None:
+        self.count += 1
+        self.sm_mhz_sum += sample.sm_mhz
+        temp = sample.temp_c
+        if temp is not None and (self.max_temp_c is None or temp > self.max_temp_c):
+            self.max_temp_c = temp
+        if sample.power_w is not None:
+            self.power_w_sum += sample.power_w
+            self.power_readings += 1
+            if self.max_power_w is None or sample.power_w > self.max_power_w:
+                self.max_power_w = sample.power_w
+        if sample.reasons is None:
+            self.unreadable_reasons += 1
+        throttled = bool((sample.reasons or 0) & THROTTLE_MASK)
+        self.throttled_samples += throttled
+        self.throttle_events += throttled and not self._throttled
+        self._throttled = throttled
 
     @property
     def mean_sm_mhz(self) -> float:
-        return sum(s.sm_mhz for s in self.samples) / len(self.samples)
-
-    @property
-    def max_temp_c(self) -> float | None:
-        temps = [s.temp_c for s in self.samples if s.temp_c is not None]
-        return max(temps) if temps else None
+        return self.sm_mhz_sum / self.count
 
     @property
     def reasons_readable(self) -> bool:
         """Whether every sample read the throttle reasons (else no count may be claimed)."""
-        return all(s.reasons is not None for s in self.samples)
+        return self.unreadable_reasons == 0
+
+
+class ClockTally:
+    """What one device's kept samples say (a runner with a short window that keeps its
+    samples for more than these figures, clockprobe); the rules are
+    :class:`RunningClocks`'s, folded over ``samples``."""
+
+    samples: Sequence[ClockSample]
+
+    @property
+    def _clocks(self) -> RunningClocks:
+        return RunningClocks.of(self.samples)
+
+    @property
+    def mean_sm_mhz(self) -> float:
+        return self._clocks.mean_sm_mhz
+
+    @property
+    def max_temp_c(self) -> float | None:
+        return self._clocks.max_temp_c
+
+    @property
+    def reasons_readable(self) -> bool:
+        """Whether every sample read the throttle reasons (else no count may be claimed)."""
+        return self._clocks.reasons_readable
 
     @property
     def throttled_samples(self) -> int:
-        return sum(1 for s in self.samples if (s.reasons or 0) & THROTTLE_MASK)
+        return self._clocks.throttled_samples
 
     @property
     def throttle_events(self) -> int:
         """Entries into a throttled state (a run of throttled samples counts once)."""
-        events, previous = 0, False
-        for sample in self.samples:
-            now = bool((sample.reasons or 0) & THROTTLE_MASK)
-            events += now and not previous
-            previous = now
-        return events
+        return self._clocks.throttle_events

@@ -60,9 +60,9 @@ def test_fail_closed_a_check_with_nothing_comparable_is_an_error_not_a_clean_che
 def test_a_run_of_throttled_samples_is_one_throttle_event() -> None:
     burn = tally()
     for reasons in (0x0, 0x20, 0x40, 0x0, 0x4, 0x1):
-        burn.samples.append(Sample(sm_mhz=1500, reasons=reasons, temp_c=80.0, power_w=600.0))
-    assert burn.throttle_events == 2  # idle (0x1) is not a throttle
-    assert burn.throttled_samples == 3
+        burn.clocks.add(Sample(sm_mhz=1500, reasons=reasons, temp_c=80.0, power_w=600.0))
+    assert burn.clocks.throttle_events == 2  # idle (0x1) is not a throttle
+    assert burn.clocks.throttled_samples == 3
 
 
 def _sdc_on_device_1(device: int, precision: str, real: GemmCheck | None, call: int) -> GemmCheck:
@@ -185,3 +185,29 @@ def test_A9_running_totals_are_reprinted_as_the_load_runs() -> None:
     assert sum(line.startswith("miscompares=") for line in lines) == 4
     assert sum(line.startswith("elapsedS=") for line in lines) == 4
     assert lines[-1] == "GPU_BURN_PASS"
+
+
+def test_a_device_tally_holds_no_per_sample_state_however_long_the_window() -> None:
+    """A week-long soak samples each GPU 604,800 times: the tally folds each sample and
+    keeps none, so a re-print of the running totals never re-walks the window."""
+    burn = tally()
+    for second in range(5000):
+        burn.clocks.add(Sample(sm_mhz=1900 + second % 7, reasons=0x0, temp_c=70.0, power_w=600.0))
+    state = dataclasses.asdict(burn)
+    assert all(not isinstance(value, list | tuple | dict) for value in state["clocks"].values())
+    assert not any(isinstance(value, list) for value in state.values())
+    assert burn.clocks.count == 5000
+
+
+def test_A9_a_simulated_day_reprints_its_totals_and_counts_every_sample() -> None:
+    report, text = run_in_process(
+        kind="gpu-burn",
+        prefix="GPU_BURN",
+        measure=gpu_burn.measure,
+        platform=simulated("h200"),
+        env={"BURNIN_DURATION_SECONDS": "86400"},
+    )
+    assert float(report.metrics["samplesTaken"]) == 86400
+    assert float(report.metrics["elapsedS"]) == 86400
+    # Every 15 s before the end (15 ... 86385 s), then once more with the final figures.
+    assert sum(line.startswith("elapsedS=") for line in text.splitlines()) == 86400 // 15
