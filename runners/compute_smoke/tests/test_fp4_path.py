@@ -15,7 +15,14 @@ from runners.catalog import RUNNERS
 from runners.compute_smoke import runner as compute_smoke
 from runners.conformance import Case, check
 from runners.fault_matrix import ERROR, EXIT_CODES, FAILED, FAULTS, PASSED
-from runners.sdk.protocols import Compute, GemmCheck, NotSupportedError, Nvml, Platform
+from runners.sdk.protocols import (
+    Compute,
+    GemmCheck,
+    GpuLostError,
+    NotSupportedError,
+    Nvml,
+    Platform,
+)
 from runners.tests.fake_tools import run_module
 from runners.tests.inprocess_harness import WrappedCompute, run_in_process, simulated
 
@@ -99,11 +106,13 @@ def test_A3_the_pre_ampere_skip_names_its_architecture() -> None:
     assert "FP4_GEMM_SKIP: sm_75 (Turing) has no FP4 tensor cores" in report.message
 
 
-class _OneGpuWithoutFp4:
-    """NVML whose device 1 reports Hopper's capability: one GPU of the node lacks FP4."""
+class _Device1Capability:
+    """NVML whose device 1 answers ``compute_capability`` with ``answer`` (a value, or an
+    exception raised), everything else as the simulated part does."""
 
-    def __init__(self, inner: Nvml) -> None:
+    def __init__(self, inner: Nvml, answer: tuple[int, int] | Exception) -> None:
         self._inner = inner
+        self._answer = answer
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -112,26 +121,39 @@ class _OneGpuWithoutFp4:
         device = self._inner.device(index)
         if index != 1:
             return device
+        answer = self._answer
 
-        class _Hopper:
+        class _Answering:
             def __getattr__(self, name: str) -> Any:
                 return getattr(device, name)
 
             def compute_capability(self) -> tuple[int, int]:
-                return (9, 0)
+                if isinstance(answer, Exception):
+                    raise answer
+                return answer
 
-        return _Hopper()
+        return _Answering()
+
+
+def _device1(spec: str, answer: tuple[int, int] | Exception) -> tuple[Platform, WrappedCompute]:
+    base, compute = _counting(spec)
+    nvml = _Device1Capability(simulated(spec).nvml(), answer)
+    return dataclasses.replace(base, _nvml=lambda: nvml), compute
 
 
 def test_A3_fp4_never_passes_over_a_subset_of_the_gpus() -> None:
-    base, compute = _counting("b200x2")
-    platform = dataclasses.replace(
-        base, _nvml=lambda: _OneGpuWithoutFp4(simulated("b200x2").nvml())
-    )
+    platform, compute = _device1("b200x2", (9, 0))  # GPU 1 of the node lacks FP4
     report, stdout = _in_process(platform)
     assert report.exit_code == 2 and report.skip_declared, stdout
     assert "sm_90 (Hopper)" in report.message and "1 of 2 GPUs, first GPU 1" in report.message
     assert compute.calls == {}
+
+
+def test_fail_closed_a_gpu_whose_rule_cannot_be_read_is_an_error_never_the_skip() -> None:
+    # GPU 0 alone would be the Hopper skip; GPU 1 cannot be read: the node is unjudged.
+    platform, _ = _device1("h200x2", GpuLostError("GPU 1 is lost", index=1))
+    report, stdout = _in_process(platform)
+    assert report.exit_code == 3 and not report.skip_declared, stdout
 
 
 def test_fail_closed_a_lost_gpu_on_a_part_without_fp4_is_an_error_not_a_skip() -> None:
