@@ -24,6 +24,10 @@ EXIT_CODES: Final[dict[str, int]] = {PASSED: 0, FAILED: 1, SKIPPED: 2, ERROR: 3}
 #: Two devices, so every fault lands on device 1 and the fold must find it.
 MATRIX_PROFILE: Final = "h200x2"
 
+#: The simulated profiles with FP4 tensor cores (sm_100 and newer): where compute-smoke,
+#: the FP4 test, runs at all.
+FP4_PROFILES: Final = frozenset({"b200", "gb200", "gb10"})
+
 FAULTS: Final[tuple[str, ...]] = (
     "healthy",
     "low-clock",
@@ -38,11 +42,14 @@ FAULTS: Final[tuple[str, ...]] = (
     "crash",
 )
 
-_P, _F, _E, _N = PASSED, FAILED, ERROR, NOT_READ
+_P, _F, _E, _S, _N = PASSED, FAILED, ERROR, SKIPPED, NOT_READ
 
-#: kind -> one phase per entry of FAULTS, in order.
+#: kind -> one phase per entry of FAULTS, in order. compute-smoke is the FP4 test: an H200
+#: has no FP4 tensor cores, so every cell it can reach is its declared skip (A3), and a
+#: lost GPU or a missing driver is still an Error (the rule reads every GPU first). Its
+#: row on an FP4 part is ``runners/compute_smoke/tests/test_fp4_path.py:FP4_PART_ROW``.
 _ROWS: Final[dict[str, tuple[str, ...]]] = {
-    "compute-smoke": (_P, _P, _P, _P, _E, _P, _P, _F, _P, _E, _E),
+    "compute-smoke": (_S, _S, _S, _S, _E, _S, _S, _S, _S, _E, _E),
     "gpu-burn": (_P, _P, _P, _P, _E, _P, _P, _F, _F, _E, _E),
     "thermal-soak": (_P, _P, _P, _P, _E, _F, _P, _F, _F, _E, _E),
     "gemm-sweep": (_P, _P, _P, _P, _E, _P, _P, _F, _P, _E, _E),
@@ -69,8 +76,9 @@ AMD_MATRIX_PROFILE: Final = "mi300xx2"
 #: an AMD profile: an Xid is an NVIDIA driver event. DCGM does not exist there (Error).
 #: fingerprint-probe reads PCI sysfs, not amdsmi, on AMD: ``fallen-off-bus`` and
 #: ``no-driver`` do not reach it (a finding, as a Passed cell always is).
+#: compute-smoke: gfx942 has no FP4 matrix cores, a declared skip wherever it is reached.
 _AMD_ROWS: Final[dict[str, tuple[str, ...]]] = {
-    "compute-smoke": (_P, _P, _P, _P, _E, _E, _P, _F, _P, _E, _E),
+    "compute-smoke": (_S, _S, _S, _S, _E, _E, _S, _S, _S, _E, _E),
     "gpu-burn": (_P, _P, _P, _P, _E, _E, _P, _F, _F, _E, _E),
     "thermal-soak": (_P, _P, _P, _P, _E, _E, _P, _F, _F, _E, _E),
     "gemm-sweep": (_P, _P, _P, _P, _E, _E, _P, _F, _P, _E, _E),
@@ -147,8 +155,8 @@ FABRIC_FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
 def _healthy_phase(kind: str, profile: str) -> str:
     if kind == "dcgm-diag" and profile in AMD_PROFILES:
         return ERROR  # DCGM is NVIDIA's: the AMD node has none
-    if kind == "compute-smoke" and profile == "t4":
-        return SKIPPED  # sm_75: no low-precision tensor path, declared skip
+    if kind == "compute-smoke" and profile not in FP4_PROFILES:
+        return SKIPPED  # no FP4 tensor cores (sm_75, sm_90, gfx942): the declared skip
     if kind == "gemm-sweep" and profile == "t4":
         return SKIPPED  # sm_75: no BF16 tensor cores (the sweep's default precision)
     if kind == "nccl":

@@ -1,4 +1,13 @@
-"""``glimmer lint``: find gates that cannot mean what their author intends (C4)."""
+"""``glimmer lint``: find gates that cannot mean what their author intends (C4).
+
+It reviews every threshold a run would evaluate, with the one function ``glimmer run``
+and the operator review a plan with (:func:`glimmer.plan.gates.lint_tests`): each
+BurnInTest as written, and each profile expanded as the plan expands it
+(:func:`glimmer.plan.variants.expand_profile`): inline tests, tests named by
+``testRef`` and every variant cell of either, whose thresholds replace the parent's
+(I1). A ``testRef`` whose BurnInTest is in none of the files cannot be reviewed, so
+lint says so and exits 2 rather than report a clean profile it did not see.
+"""
 
 from __future__ import annotations
 
@@ -18,16 +27,22 @@ from glimmer.local.manifests import (
     test_kind,
     thresholds_of,
 )
-from glimmer.local.serialize import finding_json
-from glimmer.verdict import Severity, Threshold, lint_thresholds
+from glimmer.plan import PlannedTest
+from glimmer.plan import spec as specs
+from glimmer.plan.gates import GateFinding, lint_tests
+from glimmer.plan.variants import expand_profile, normalise_spec
+from glimmer.verdict import Severity
+
+_LINTED_KINDS = ("BurnInTest", "BurnInProfile")
 
 
-def _gated_tests(document: Document) -> Iterator[tuple[str, str, list[Threshold]]]:
-    """(planned test name, kind, thresholds) for every gate set a document carries."""
+def _read_gates(document: Document) -> None:
+    """Refuse, as bad input, a threshold list the apiserver's schema would refuse (I28):
+    the same strict reading ``glimmer evaluate`` and ``glimmer run`` apply."""
     spec = spec_of(document)
     if document.kind == "BurnInTest":
-        kind = test_kind(spec, where=document.where)
-        yield document.name, kind, thresholds_of(spec, where=document.where)
+        test_kind(spec, where=document.where)
+        thresholds_of(spec, where=document.where)
         return
     tests = spec.get("tests")
     if not isinstance(tests, list):
@@ -36,29 +51,71 @@ def _gated_tests(document: Document) -> Iterator[tuple[str, str, list[Threshold]
         if not isinstance(entry, Mapping):
             raise ManifestError(f"{document.where}: spec.tests[{index}] must be a mapping")
         inline = entry.get("inline")
-        if not isinstance(inline, Mapping):
-            continue  # a testRef: linted where the BurnInTest itself is
-        field = f"spec.tests[{index}].inline"
-        kind = test_kind(inline, where=document.where, field=field)
-        name = f"inline-{index}-{kind}"
-        yield name, kind, thresholds_of(inline, where=document.where, field=f"{field}.thresholds")
-        yield from _variant_gates(document, entry, index=index, parent=name, kind=kind)
+        if isinstance(inline, Mapping):
+            field = f"spec.tests[{index}].inline"
+            test_kind(inline, where=document.where, field=field)
+            thresholds_of(inline, where=document.where, field=f"{field}.thresholds")
+        variants = entry.get("variants") or []
+        if not isinstance(variants, list):
+            raise ManifestError(f"{document.where}: spec.tests[{index}].variants must be a list")
+        for v_index, variant in enumerate(variants):
+            if isinstance(variant, Mapping):
+                field = f"spec.tests[{index}].variants[{v_index}].thresholds"
+                thresholds_of(variant, where=document.where, field=field)
 
 
-def _variant_gates(
-    document: Document, entry: Mapping[str, Any], *, index: int, parent: str, kind: str
-) -> Iterator[tuple[str, str, list[Threshold]]]:
-    variants = entry.get("variants") or []
-    if not isinstance(variants, list):
-        raise ManifestError(f"{document.where}: spec.tests[{index}].variants must be a list")
-    for v_index, variant in enumerate(variants):
-        if isinstance(variant, Mapping) and variant.get("thresholds") is not None:
-            field = f"spec.tests[{index}].variants[{v_index}].thresholds"
-            yield (
-                f"{parent}-{variant.get('name', v_index)}",
-                kind,
-                thresholds_of(variant, where=document.where, field=field),
+def _burnin_tests(documents: list[Document]) -> dict[str, Mapping[str, Any]]:
+    """Each BurnInTest spec by name; a name defined twice is refused, as ``glimmer run``
+    refuses it (which one a profile meant cannot be known)."""
+    found: dict[str, Document] = {}
+    for document in documents:
+        if document.kind != "BurnInTest" or not document.name:
+            continue
+        first = found.setdefault(document.name, document)
+        if first is not document and (first.path.resolve(), first.index) != (
+            document.path.resolve(),
+            document.index,
+        ):
+            raise ManifestError(
+                f"{document.where}: BurnInTest {document.name!r} is defined twice "
+                f"(also in {first.path}); keep one"
             )
+    return {name: spec_of(document) for name, document in found.items()}
+
+
+def _reviewed(
+    document: Document, tests: Mapping[str, Mapping[str, Any]], unresolved: list[str]
+) -> Iterator[PlannedTest]:
+    """The planned tests whose gates ``document`` contributes to a run."""
+    spec = spec_of(document)
+    if document.kind == "BurnInTest":
+        yield PlannedTest(name=document.name, required=True, spec=normalise_spec(spec))
+        return
+    try:
+        expansion = expand_profile(profile=spec, tests=tests)
+    except specs.SpecError as err:
+        raise ManifestError(f"{document.where}: {err}") from None
+    unresolved += [
+        f"{document.where}: testRef {ref!r} names a BurnInTest in none of the given files, "
+        "so its thresholds and its variants' cannot be reviewed; give its file too"
+        for ref in expansion.unresolved
+    ]
+    for entry in expansion.entries:
+        for test in entry.tests:
+            if entry.test_ref and not test.parent:
+                continue  # the BurnInTest itself, reviewed where it is defined
+            yield test
+
+
+def _finding_json(finding: GateFinding, *, file: str) -> dict[str, Any]:
+    return {
+        "file": file,
+        "test": finding.test,
+        "index": finding.index,
+        "metric": finding.metric,
+        "severity": finding.severity,
+        "reason": finding.reason,
+    }
 
 
 @click.command()
@@ -67,22 +124,23 @@ def _variant_gates(
 @click.option("--strict", is_flag=True, help="Exit 1 on Unsound findings too.")
 @no_traceback(code=BAD_INPUT)
 def lint(files: tuple[Path, ...], output_format: str, strict: bool) -> None:
-    """Lint the thresholds of every BurnInTest and inline profile test in FILES.
+    """Lint every threshold a run of FILES would evaluate: each BurnInTest, and each
+    BurnInProfile's inline tests, tests by testRef and their variants.
 
     Exit status: 0 clean (or only Unsound), 1 any Malformed (or, with --strict, any
-    finding), 2 bad input (or an internal error).
+    finding), 2 bad input, a testRef whose BurnInTest is in none of FILES, or an
+    internal error.
     """
     findings: list[dict[str, Any]] = []
+    unresolved: list[str] = []
     try:
-        for path in files:
-            for document in load_documents(path):
-                if document.kind not in ("BurnInTest", "BurnInProfile"):
-                    continue
-                for name, kind, thresholds in _gated_tests(document):
-                    findings.extend(
-                        finding_json(f, file=str(path), test=name)
-                        for f in lint_thresholds(kind, thresholds)
-                    )
+        documents = [d for path in files for d in load_documents(path) if d.kind in _LINTED_KINDS]
+        for document in documents:
+            _read_gates(document)
+        tests = _burnin_tests(documents)
+        for document in documents:
+            reviewed = list(_reviewed(document, tests, unresolved))
+            findings += [_finding_json(f, file=str(document.path)) for f in lint_tests(reviewed)]
     except ManifestError as exc:
         fail(str(exc))
     if output_format == "json":
@@ -92,7 +150,9 @@ def lint(files: tuple[Path, ...], output_format: str, strict: bool) -> None:
             colour = "red" if f["severity"] == Severity.MALFORMED else "yellow"
             severity = click.style(f["severity"], fg=colour, bold=True)
             click.echo(f"{f['file']}: {f['test']}: {f['metric']}: {severity}: {f['reason']}")
-        if not findings:
+        if not findings and not unresolved:
             click.echo("no findings")
+    if unresolved:
+        fail("; ".join(unresolved))
     malformed = any(f["severity"] == Severity.MALFORMED for f in findings)
     raise SystemExit(1 if malformed or (strict and findings) else 0)

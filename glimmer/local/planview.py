@@ -6,16 +6,29 @@ pinned gates), so the plan shown is the plan that would run, and no GPU is neede
 see it. An execution whose image cannot be justified reads ``UNRESOLVED`` with the
 reason (P4: in-cluster that is a per-execution Error at launch), never a guessed
 default.
+
+The environment shown is the one the first attempt's runner is given
+(``runner_variables``), value for value: a segmented soak therefore shows its whole
+``durationSeconds`` as ``BURNIN_DURATION_SECONDS``, the one window a bare host runs
+(N2), never the segment length an operator's pod would get. Names the host leaves unset
+are listed too, with no value.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from glimmer.local.dispatcher import LocalOptions, execution_image, launch, planned_env
+from glimmer.local.dispatcher import (
+    LocalOptions,
+    execution_image,
+    launch,
+    planned_env,
+    runner_variables,
+)
 from glimmer.local.links import GroupFlags, PairFlags, plan_targets, rendezvous_of
-from glimmer.plan import ImageError, PinnedPlan
+from glimmer.plan import ImageError, PinnedPlan, PlannedTest
 from glimmer.plan import spec as specs
+from glimmer.plan.env import GroupRendezvous, PairRendezvous
 
 UNRESOLVED = "UNRESOLVED"
 
@@ -46,10 +59,27 @@ def plan_view(
                 "durationSeconds": specs.duration_seconds(test.spec),
                 "gates": [dict(t) for t in specs.thresholds(test.spec)],
                 "variantAxes": dict(test.axes),
-                "env": [
-                    {"name": n, "value": v}
-                    for n, v in planned_env(test, options=options, rendezvous=rendezvous)
-                ],
+                "env": shown_env(test, options=options, rendezvous=rendezvous),
             }
         )
     return view
+
+
+def shown_env(
+    test: PlannedTest,
+    *,
+    options: LocalOptions,
+    rendezvous: PairRendezvous | GroupRendezvous | None,
+) -> list[dict[str, str | None]]:
+    """The first attempt's runner environment, in assembly order, one entry per name.
+
+    Values come from ``runner_variables``, the function the attempt itself calls, so
+    nothing shown can differ from what the runner gets; ``planned_env`` contributes only
+    the order and the names a bare host leaves unset (value None, N2).
+    """
+    given = runner_variables(test, attempt=1, options=options, rendezvous=rendezvous)
+    names = dict.fromkeys(
+        name for name, _ in planned_env(test, options=options, rendezvous=rendezvous)
+    )
+    names.update(dict.fromkeys(given))
+    return [{"name": name, "value": given.get(name)} for name in names]

@@ -8,6 +8,13 @@ profile *can* override an injected name (upstream behaviour, upstream issue #404
 bare-host CLI instead drops reserved names from ``runner.env`` (N2), selected with
 ``ignore_reserved_runner_env``.
 
+What else a bare host does differently (N2) is decided here too, once, by
+:func:`bare_host_runner_env`: no ``BURNIN_RESOURCE_LIMITS`` (its accelerator containers
+get every GPU), and a segmented soak runs as one runner for its whole
+``durationSeconds``, so that is its ``BURNIN_DURATION_SECONDS``, never the segment
+length. ``glimmer run`` and ``glimmer plan`` both read it, so the plan shown is the
+environment the runner gets.
+
 Group ranks get no ``BURNIN_ROLE``: a rank that found ``client`` there would take
 itself for a Pair client (F4).
 """
@@ -137,10 +144,63 @@ def runner_env(
     ``attempt`` is 1-based. ``include_resource_limits=False`` is for the bare-host CLI,
     whose accelerator containers get every device and no limits variable (N2).
     """
+    return _assemble(
+        spec=spec,
+        attempt=attempt,
+        window_seconds=execution_window_seconds(spec),
+        axes=axes,
+        rendezvous=rendezvous,
+        include_resource_limits=include_resource_limits,
+        ignore_reserved_runner_env=ignore_reserved_runner_env,
+    )
+
+
+def bare_host_window_seconds(spec: Mapping[str, Any]) -> int:
+    """``BURNIN_DURATION_SECONDS`` on a bare host (N2): a segmented soak is one window of
+    its whole ``durationSeconds``; anything else gets the in-cluster window."""
+    if specs.soak(spec) is not None:
+        return specs.duration_seconds(spec)
+    return execution_window_seconds(spec)
+
+
+def bare_host_runner_env(
+    *,
+    spec: Mapping[str, Any],
+    attempt: int,
+    axes: Mapping[str, str] | None = None,
+    rendezvous: PairRendezvous | GroupRendezvous | None = None,
+) -> list[dict[str, Any]]:
+    """The runner's ``env`` list on a bare host: api §10 as N2 adjusts it.
+
+    No ``BURNIN_RESOURCE_LIMITS``, reserved names in ``runner.env`` ignored, and the
+    window of :func:`bare_host_window_seconds`. Unresolved ``valueFrom`` entries are
+    returned as written; the caller resolves what a bare host can (N2).
+    """
+    return _assemble(
+        spec=spec,
+        attempt=attempt,
+        window_seconds=bare_host_window_seconds(spec),
+        axes=axes,
+        rendezvous=rendezvous,
+        include_resource_limits=False,
+        ignore_reserved_runner_env=True,
+    )
+
+
+def _assemble(
+    *,
+    spec: Mapping[str, Any],
+    attempt: int,
+    window_seconds: int,
+    axes: Mapping[str, str] | None,
+    rendezvous: PairRendezvous | GroupRendezvous | None,
+    include_resource_limits: bool,
+    ignore_reserved_runner_env: bool,
+) -> list[dict[str, Any]]:
     if attempt < 1:
         raise ValueError(f"attempt numbers are 1-based, got {attempt}")
     env = [
-        _var(DURATION, str(execution_window_seconds(spec))),
+        _var(DURATION, str(window_seconds)),
         _var(ATTEMPT, str(attempt)),
     ]
     limits = resource_limits_value(spec) if include_resource_limits else None

@@ -34,6 +34,8 @@ class GateFinding:
     severity: str
     metric: str
     reason: str
+    #: The threshold's position in the test's list (None: the list itself is unreadable).
+    index: int | None = None
 
     def describe(self) -> str:
         return f"{self.test}: {self.reason}"
@@ -68,28 +70,41 @@ def lint_test(test: PlannedTest) -> list[GateFinding]:
     except specs.SpecError as err:
         return [_malformed(test, metric="", reason=str(err))]
     findings: list[GateFinding] = []
-    for entry in entries:
+    for index, entry in enumerate(entries):
         findings += [
             _malformed(
                 test,
                 metric=_text(entry, "metric"),
                 reason=f"threshold {key} must be a string, got {entry[key]!r}",
+                index=index,
             )
             for key in _TEXT_FIELDS
             if key in entry and not isinstance(entry[key], str)
         ]
         findings += [
-            GateFinding(test=test.name, severity=str(f.severity), metric=f.metric, reason=f.reason)
+            GateFinding(
+                test=test.name,
+                severity=str(f.severity),
+                metric=f.metric,
+                reason=f.reason,
+                index=index,
+            )
             for f in lint_thresholds(test.kind, [threshold_from_wire(entry)])
         ]
     return findings
 
 
-def _malformed(test: PlannedTest, *, metric: str, reason: str) -> GateFinding:
-    return GateFinding(test=test.name, severity=MALFORMED, metric=metric, reason=reason)
+def _malformed(
+    test: PlannedTest, *, metric: str, reason: str, index: int | None = None
+) -> GateFinding:
+    return GateFinding(
+        test=test.name, severity=MALFORMED, metric=metric, reason=reason, index=index
+    )
 
 
 def lint_tests(tests: Iterable[PlannedTest]) -> list[GateFinding]:
+    """C4 over planned tests, after variant expansion: the one review ``glimmer lint``,
+    ``glimmer run`` and the operator's plan builder share."""
     return [finding for test in tests for finding in lint_test(test)]
 
 

@@ -6,12 +6,16 @@ to know that a matrix existed. Overlays *replace* the parent's value and never m
 with it: merged thresholds would quietly keep a gate the author removed from a cell,
 which is the mistake this rule exists to prevent. A variant's ``thresholds: []`` is
 therefore "no gates", while an absent ``thresholds`` inherits the parent's.
+
+:func:`expand_profile` resolves and expands a whole profile without targets, so that
+``glimmer lint`` reviews exactly the tests a run would evaluate (C4, C5).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from glimmer.plan import spec as specs
@@ -98,3 +102,64 @@ def _axes(variant: Mapping[str, Any], *, where: str) -> dict[str, str]:
     ):
         raise specs.SpecError(f"{where}: variant axes must map strings to strings")
     return dict(raw)
+
+
+@dataclass(frozen=True)
+class ProfileEntryTests:
+    """What one profile entry plans: its concrete tests, and the BurnInTest it names."""
+
+    index: int
+    #: The ``testRef`` ("" for an inline entry).
+    test_ref: str
+    tests: tuple[PlannedTest, ...]
+
+
+@dataclass(frozen=True)
+class ProfileExpansion:
+    """Every concrete test a profile plans (I1), without targets: what a run evaluates."""
+
+    entries: tuple[ProfileEntryTests, ...]
+    #: ``testRef`` names that ``tests`` did not hold, in entry order.
+    unresolved: tuple[str, ...]
+
+    @property
+    def tests(self) -> tuple[PlannedTest, ...]:
+        return tuple(test for entry in self.entries for test in entry.tests)
+
+
+def expand_profile(
+    *, profile: Mapping[str, Any], tests: Mapping[str, Mapping[str, Any]]
+) -> ProfileExpansion:
+    """Resolve each entry of ``profile`` (a BurnInProfile ``spec``) to its test spec,
+    ``testRef`` from ``tests`` or ``inline``, and expand it with :func:`expand_entry`, as
+    the plan builder does. A ``testRef`` missing from ``tests`` is listed, not guessed;
+    an entry the builder would refuse raises ``SpecError`` naming it."""
+    entries = profile.get("tests")
+    if not isinstance(entries, list | tuple):
+        raise specs.SpecError("profile spec.tests must be a list")
+    found: list[ProfileEntryTests] = []
+    unresolved: list[str] = []
+    for index, entry in enumerate(entries):
+        where = f"profile entry {index}"
+        if not isinstance(entry, Mapping):
+            raise specs.SpecError(f"{where} is not an object")
+        ref = entry.get("testRef") or ""
+        inline = entry.get("inline")
+        if ref and inline is not None:
+            raise specs.SpecError(f"{where} sets both testRef {ref!r} and inline; keep one")
+        if ref:
+            if not isinstance(ref, str):
+                raise specs.SpecError(f"{where}: testRef must be a string, got {ref!r}")
+            spec = tests.get(ref)
+            if spec is None:
+                unresolved.append(ref)
+                continue
+            name = ref
+        elif isinstance(inline, Mapping):
+            spec = inline
+            name = inline_name(entry_index=index, kind=specs.kind(inline))
+        else:
+            raise specs.SpecError(f"{where} needs exactly one of testRef and inline (an object)")
+        planned = expand_entry(entry=entry, name=name, spec=spec)
+        found.append(ProfileEntryTests(index=index, test_ref=ref, tests=tuple(planned)))
+    return ProfileExpansion(entries=tuple(found), unresolved=tuple(unresolved))

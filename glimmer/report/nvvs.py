@@ -1,11 +1,18 @@
-"""NVVS-schema JSON (``diag-<node>.json`` + ``diag-unassigned.json``, M3).
+"""NVVS-schema JSON (``diag-<node>.json``, and ``diag-unassigned.json`` when needed, M3).
 
 Tools built to read DCGM's ``dcgmi diag -j`` document can read these: the same
 ``test_categories[] -> tests[] -> results[]`` shape with NVVS status words. Nothing
 DCGM-specific is invented: no ``error_id``, no DCGM error codes, no NVIDIA plugin
 names, no DCGM version; ``provenance`` says ``NVVS-compatible`` so nobody mistakes
-the file for DCGM output. Pair/Group results and synthetic refusals belong to no one
-node, so they are in ``diag-unassigned.json``.
+the file for DCGM output.
+
+Such a tool reads one file per node, so a Pair or Group result goes, whole, into the
+document of every node it names: never split into per-node verdicts (M2), its entry
+naming the link (``Pair: a + b``) and carrying its scope and nodes under ``glimmer``.
+It counts in each member's Overall Result as it counts in that node's verdict
+(``glimmer.verdict.nodes``): a node whose link failed never reads Pass. Only what names
+no node (a result with no nodes, a synthetic refusal of the run) goes to
+``diag-unassigned.json``, which is written only when it has something to say.
 
 Mapping: Passed -> Pass (a baseline's Passed -> Skip: it measured, it did not judge),
 Failed -> Fail, Skipped -> Skip, everything else -> Not Run. A node's Overall Result
@@ -88,6 +95,8 @@ def _entry(result: ResultView, *, baseline: bool) -> dict[str, Any]:
     if result.nodes and result.link:
         info.append(f"{result.scope} over {' + '.join(result.nodes)}")
     entry["info"] = info
+    if result.link:
+        entry["glimmer"] = {"scope": result.scope, "nodes": list(result.nodes)}
     return entry
 
 
@@ -130,21 +139,36 @@ def file_name(node: str) -> str:
     return f"diag-{stem}.json"
 
 
+def _links(report: Report) -> list[ResultView]:
+    """Pair and Group results (a synthetic refusal is about the run, whatever its scope)."""
+    return [r for r in report.link_results if not r.synthetic]
+
+
+def _member_nodes(report: Report) -> tuple[str, ...]:
+    """Every node a result names: Node-scope results' nodes first, then the links'."""
+    seen: dict[str, None] = dict.fromkeys(report.nodes)
+    for result in _links(report):
+        seen.update(dict.fromkeys(result.nodes))
+    return tuple(seen)
+
+
+def _json(body: dict[str, Any]) -> str:
+    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+
+
 def render_nvvs(report: Report) -> dict[str, str]:
-    """File name -> content: one file per node, plus the unassigned file."""
+    """File name -> content: one file per node a result names (its Node results, then
+    each link it is a member of), plus ``diag-unassigned.json`` only when some result
+    names no node."""
     files: dict[str, str] = {}
-    for node in report.nodes:
+    for node in _member_nodes(report):
         results = [r for r in report.node_results if node in r.nodes]
-        files[file_name(node)] = (
-            json.dumps(document(report, node=node, results=results), indent=2, ensure_ascii=False)
-            + "\n"
+        results += [r for r in _links(report) if node in r.nodes]
+        files[file_name(node)] = _json(document(report, node=node, results=results))
+    unassigned = [r for r in (*report.node_results, *_links(report)) if not r.nodes]
+    unassigned += report.run_results
+    if unassigned:
+        files[f"diag-{UNASSIGNED}.json"] = _json(
+            document(report, node=UNASSIGNED, results=unassigned)
         )
-    unassigned = [r for r in report.node_results if not r.nodes]
-    unassigned += [*report.link_results, *report.run_results]
-    files[f"diag-{UNASSIGNED}.json"] = (
-        json.dumps(
-            document(report, node=UNASSIGNED, results=unassigned), indent=2, ensure_ascii=False
-        )
-        + "\n"
-    )
     return files

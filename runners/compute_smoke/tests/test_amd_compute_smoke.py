@@ -1,7 +1,9 @@
-"""compute-smoke on the simulated AMD parts: gfx-target precision rule, matrix cells.
+"""compute-smoke on the simulated AMD parts: the gfx-target FP4 rule, matrix cells.
 
 The mi300xx2 cells run in the conformance suite (``AMD_FAULT_MATRIX``); here the same
-row on the MI325X, the AMD evidence, and the refusals of the gfx rule.
+row on the MI325X, the AMD evidence, and the refusals of the gfx rule. gfx942 has no
+FP4 matrix cores: a declared skip naming it (A3). No simulated AMD part has FP4, so the
+gfx950 path is reached by reading the simulated MI300X as gfx950.
 """
 
 from __future__ import annotations
@@ -13,9 +15,8 @@ import pytest
 from glimmer.contract import RunnerReport
 from runners.catalog import RUNNERS
 from runners.compute_smoke import runner as compute_smoke
-from runners.compute_smoke.precision import gfx_precision, image_runs_on_gfx
+from runners.compute_smoke.precision import image_runs_on_gfx
 from runners.conformance import Case, check
-from runners.sdk.outcome import RunnerError
 from runners.sdk.protocols import Compute, NotSupportedError
 from runners.tests.amd_fixtures import amd_matrix_cases
 from runners.tests.fake_tools import run_module
@@ -30,21 +31,17 @@ def test_amd_fault_gives_its_matrix_phase_on_mi325x(case: Case) -> None:
 
 
 @pytest.mark.parametrize("profile", ["mi300x", "mi325x"])
-def test_gfx942_is_tested_in_fp8_with_its_gfx_target_and_no_cuda_capability(
+def test_A3_gfx942_declares_the_fp4_skip_with_its_gfx_target_and_no_cuda_capability(
     profile: str,
 ) -> None:
     report = run_module("runners.compute_smoke", kind=KIND, env={"GLIMMER_SIM_GPU": profile})
-    assert report.exit_code == 0, report.message
-    assert report.metrics["gemmPrecision"] == "fp8"
+    assert report.exit_code == 2 and report.skip_declared, report.message
+    assert "FP4_GEMM_SKIP: gfx942 (CDNA 3) has no FP4 matrix cores" in report.message
+    assert "gemmPrecision" not in report.metrics  # no FP8 GEMM in FP4's place
     assert report.metrics["gfxTarget"] == "gfx942"
     assert "computeCap" in report.unmeasurable
     assert "gfx942" in report.metrics["builtCudaArch"]
     assert report.provenance == "sim"
-
-
-def test_fail_closed_unknown_gfx_target_is_refused_not_guessed() -> None:
-    with pytest.raises(RunnerError, match="gfx1100"):
-        gfx_precision("gfx1100")
 
 
 def test_gfx_code_objects_match_the_target_only() -> None:
@@ -57,7 +54,16 @@ class _OtherArches(WrappedCompute):
         return ["gfx90a", "gfx1100"]
 
 
-def _refused(compute: Callable[[Compute], Compute]) -> RunnerReport:
+class _Gfx950Build(WrappedCompute):
+    def built_arch_list(self) -> list[str]:
+        return [*super().built_arch_list(), "gfx950"]
+
+
+def _as_gfx950(
+    monkeypatch: pytest.MonkeyPatch, compute: Callable[[Compute], Compute]
+) -> RunnerReport:
+    """The simulated MI300X read as an FP4 part (gfx950), its compute wrapped."""
+    monkeypatch.setattr(compute_smoke, "gfx_target", lambda device: "gfx950")
     report, _ = run_in_process(
         kind=KIND,
         prefix="FP4_GEMM",
@@ -68,15 +74,21 @@ def _refused(compute: Callable[[Compute], Compute]) -> RunnerReport:
     return report
 
 
-def test_fail_closed_rocm_image_without_gfx942_code_is_an_error() -> None:
-    report = _refused(_OtherArches)
+def test_fail_closed_rocm_image_without_gfx950_code_is_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    report = _as_gfx950(monkeypatch, _OtherArches)
     assert report.exit_code == 3
-    assert "image not built for gfx942" in report.message
+    assert "image not built for gfx950" in report.message
 
 
-def test_fail_closed_fp8_missing_from_the_rocm_library_is_an_error() -> None:
-    report = _refused(
-        lambda inner: WrappedCompute(inner, refuse=NotSupportedError("no float8_e4m3fnuz"))
+def test_fp4_missing_from_the_rocm_library_on_gfx950_is_a_declared_skip_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    report = _as_gfx950(
+        monkeypatch,
+        lambda inner: _Gfx950Build(inner, refuse=NotSupportedError("no float4_e2m1fn_x2")),
     )
-    assert report.exit_code == 3
-    assert "gfx942" in report.message
+    assert report.exit_code == 2 and report.skip_declared
+    assert "gfx950 has FP4 matrix units" in report.message
+    assert "float4_e2m1fn_x2" in report.message

@@ -176,7 +176,12 @@ kind: BurnInProfile
 metadata: {name: p}
 spec:
   tests:
-  - testRef: elsewhere
+  - testRef: bw
+    variants:
+    - name: strict
+      thresholds:
+      - {metric: gpu_temp, comparison: LessThanOrEqual, value: "85"}
+    - name: inherits
   - inline:
       kind: clockprobe
       thresholds:
@@ -185,19 +190,92 @@ spec:
     - name: strict
       thresholds:
       - {metric: gpu_temp, comparison: LessThanOrEqual, value: "85"}
+    - name: inherits
 """
 
+UNSOUND_BW = TEST_YAML.replace('GreaterThanOrEqual, value: "50"', 'Equal, value: "50"')
 
-def test_lint_profiles_inline_and_variants(tmp_path: Path) -> None:
+
+def lint_json(*paths: Path) -> tuple[int, list[dict[str, object]], str]:
+    code, stdout, stderr = run("lint", *(str(p) for p in paths), "-o", "json")
+    return code, json.loads(stdout), stderr
+
+
+def test_C4_lint_reviews_every_gate_a_run_evaluates_inline_by_testref_and_variants(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "p.yaml").write_text(PROFILE)
-    code, stdout, _ = run("lint", str(tmp_path / "p.yaml"), "-o", "json")
-    findings = json.loads(stdout)
+    (tmp_path / "t.yaml").write_text(UNSOUND_BW)
+    code, findings, _ = lint_json(tmp_path / "p.yaml", tmp_path / "t.yaml")
     assert code == 1
-    assert [(f["test"], f["metric"], f["severity"]) for f in findings] == [
-        ("inline-1-clockprobe", "sustainedClockPct", "Unsound"),
-        ("inline-1-clockprobe-strict", "gpu_temp", "Malformed"),
+    assert [(f["file"], f["test"], f["metric"], f["severity"]) for f in findings] == [
+        # Variant cells of the test by testRef: one replaces the gates, one inherits them.
+        (str(tmp_path / "p.yaml"), "bw-strict", "gpu_temp", "Malformed"),
+        (str(tmp_path / "p.yaml"), "bw-inherits", "hostToDeviceBandwidthGBs", "Unsound"),
+        # The inline entry plans only its cells (I1): the parent's gates run in "inherits".
+        (str(tmp_path / "p.yaml"), "inline-1-clockprobe-strict", "gpu_temp", "Malformed"),
+        (str(tmp_path / "p.yaml"), "inline-1-clockprobe-inherits", "sustainedClockPct", "Unsound"),
+        # The BurnInTest itself, where it is defined.
+        (str(tmp_path / "t.yaml"), "bw", "hostToDeviceBandwidthGBs", "Unsound"),
     ]
     assert set(findings[0]) == {"file", "test", "index", "metric", "severity", "reason"}
+    assert findings[0]["index"] == 0
+
+
+def test_C4_a_test_by_testref_without_variants_is_reviewed_once_where_it_is_defined(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "p.yaml").write_text(
+        "kind: BurnInProfile\nmetadata: {name: p}\nspec:\n  tests:\n  - testRef: bw\n"
+    )
+    (tmp_path / "t.yaml").write_text(UNSOUND_BW)
+    code, findings, _ = lint_json(tmp_path / "p.yaml", tmp_path / "t.yaml")
+    assert code == 0
+    assert [(f["file"], f["test"]) for f in findings] == [(str(tmp_path / "t.yaml"), "bw")]
+
+
+def test_fail_closed_a_testref_lint_cannot_see_is_bad_input_never_clean(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(PROFILE)
+    code, findings, stderr = lint_json(tmp_path / "p.yaml")
+    assert code == 2
+    assert "testRef 'bw' names a BurnInTest in none of the given files" in stderr
+    # What it could see is still reported.
+    assert [f["test"] for f in findings] == [
+        "inline-1-clockprobe-strict",
+        "inline-1-clockprobe-inherits",
+    ]
+    code, stdout, _ = run("lint", str(tmp_path / "p.yaml"))
+    assert code == 2 and "no findings" not in stdout
+
+
+def test_C5_lint_reports_what_the_plan_review_reports(tmp_path: Path) -> None:
+    from glimmer.local.manifests import load_documents, spec_of
+    from glimmer.plan import PinnedPlan, build_plan
+    from glimmer.plan.gates import lint_tests
+
+    profile = PROFILE.replace(
+        '{metric: gpu_temp, comparison: LessThanOrEqual, value: "85"}',
+        ('{metric: gpuTempC, comparison: Equal, value: "85"}'),
+    )
+    (tmp_path / "p.yaml").write_text(profile)
+    (tmp_path / "t.yaml").write_text(UNSOUND_BW)
+    _, findings, _ = lint_json(tmp_path / "p.yaml", tmp_path / "t.yaml")
+    documents = load_documents(tmp_path / "p.yaml") + load_documents(tmp_path / "t.yaml")
+    plan = build_plan(
+        profile=dict(spec_of(documents[0])),
+        tests={"bw": dict(spec_of(documents[1]))},
+        targets=["n0"],
+    )
+    assert isinstance(plan, PinnedPlan)
+    reviewed = [(f.test, f.index, f.metric, f.severity, f.reason) for f in lint_tests(plan.tests)]
+    assert reviewed  # the variant cells' gates are there
+    from_profile = [
+        (f["test"], f["index"], f["metric"], f["severity"], f["reason"])
+        for f in findings
+        if f["file"] == str(tmp_path / "p.yaml")
+    ]
+    # The plan holds no "bw" test of its own here (only its cells), so the two agree.
+    assert from_profile == reviewed
 
 
 def test_lint_exit_codes(tmp_path: Path) -> None:

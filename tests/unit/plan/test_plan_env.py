@@ -8,6 +8,7 @@ import pytest
 
 from glimmer.plan.env import (
     RESERVED_NAMES,
+    bare_host_runner_env,
     group_rendezvous,
     pair_rendezvous,
     runner_env,
@@ -94,6 +95,45 @@ def test_N2_bare_host_gets_no_limits_variable() -> None:
 def test_api10_segmented_duration_is_the_segment_window() -> None:
     spec = {"kind": "thermal-soak", "durationSeconds": 7200, "soak": {"segmentSeconds": 1800}}
     assert _values(runner_env(spec=spec, attempt=1))["BURNIN_DURATION_SECONDS"] == "1800"
+
+
+def test_N2_a_bare_host_runs_a_segmented_soak_as_one_window_of_its_whole_duration() -> None:
+    spec = {"kind": "thermal-soak", "durationSeconds": 7200, "soak": {"segmentSeconds": 1800}}
+    values = _values(bare_host_runner_env(spec=spec, attempt=1))
+    assert values["BURNIN_DURATION_SECONDS"] == "7200"  # in-cluster: 1800 per segment
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"kind": "gpu-burn", "durationSeconds": 900},
+        {"kind": "custom"},
+        {"kind": "clockprobe", "durationSeconds": 30},
+    ],
+)
+def test_N2_a_bare_host_window_is_the_in_cluster_one_when_not_segmented(
+    spec: dict[str, Any],
+) -> None:
+    assert (
+        _values(bare_host_runner_env(spec=spec, attempt=1))["BURNIN_DURATION_SECONDS"]
+        == (_values(runner_env(spec=spec, attempt=1))["BURNIN_DURATION_SECONDS"])
+    )
+
+
+def test_N2_bare_host_env_has_every_bare_host_difference_at_once() -> None:
+    spec = {
+        "kind": "custom",
+        "resources": {"limits": {"nvidia.com/gpu": "1"}},
+        "runner": {"env": [{"name": "BURNIN_ATTEMPT", "value": "9"}, {"name": "A", "value": "x"}]},
+    }
+    env = bare_host_runner_env(spec=spec, attempt=2, axes={"size": "big"})
+    assert _names(env) == [
+        "BURNIN_DURATION_SECONDS",
+        "BURNIN_ATTEMPT",
+        "BURNIN_VARIANT_SIZE",
+        "A",
+    ]
+    assert _values(env)["BURNIN_ATTEMPT"] == "2"
 
 
 def test_P8_in_cluster_runner_env_is_appended_last_and_can_override() -> None:

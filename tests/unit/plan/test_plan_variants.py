@@ -142,3 +142,44 @@ def test_E2_inline_entries_are_named_inline_index_kind() -> None:
 def test_I1_malformed_entries_raise_rather_than_guess(entry: dict[str, Any]) -> None:
     with pytest.raises(SpecError):
         expand_entry(entry=entry, name="t", spec={"kind": "custom"})
+
+
+def test_I1_expand_profile_plans_what_the_plan_builder_plans() -> None:
+    from glimmer.plan import PinnedPlan, build_plan
+    from glimmer.plan.variants import expand_profile
+
+    profile = {
+        "tests": [
+            {"testRef": "burn", "variants": [{"name": "short"}, {"name": "long"}]},
+            {"testRef": "burn"},
+            {"inline": {"kind": "clockprobe", "thresholds": [_GATE]}},
+        ]
+    }
+    tests = {"burn": _parent_spec()}
+    expansion = expand_profile(profile=profile, tests=tests)
+    plan = build_plan(profile=profile, tests=tests, targets=["n0"])
+    assert isinstance(plan, PinnedPlan)
+    assert expansion.tests == plan.tests
+    assert [e.test_ref for e in expansion.entries] == ["burn", "burn", ""]
+    assert expansion.unresolved == ()
+
+
+def test_E2_expand_profile_lists_a_missing_test_ref_never_guesses_it() -> None:
+    from glimmer.plan.variants import expand_profile
+
+    profile = {"tests": [{"testRef": "ghost", "variants": [{"name": "v"}]}, {"testRef": "b"}]}
+    expansion = expand_profile(profile=profile, tests={"b": _parent_spec()})
+    assert expansion.unresolved == ("ghost",)
+    assert [t.name for t in expansion.tests] == ["b"]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [{"testRef": "b", "inline": {"kind": "custom"}}, {}, {"inline": "x"}, "x"],
+    ids=["both", "neither", "inline-not-object", "not-object"],
+)
+def test_E4_expand_profile_refuses_an_entry_the_plan_refuses(entry: Any) -> None:
+    from glimmer.plan.variants import expand_profile
+
+    with pytest.raises(SpecError):
+        expand_profile(profile={"tests": [entry]}, tests={"b": _parent_spec()})

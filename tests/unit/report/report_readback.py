@@ -62,13 +62,22 @@ def ctrf_statuses(text: str) -> Counter[str]:
 
 
 def nvvs_statuses(files: dict[str, str]) -> Counter[str]:
+    """Each result's status once: a link result sits whole in every member's file, so it
+    is counted once per link (its ``glimmer`` scope and nodes), not once per file."""
     seen: Counter[str] = Counter()
+    links: dict[tuple[str, tuple[str, ...]], str] = {}
     for content in files.values():
         doc = json.loads(content)
         for category in doc["DCGM GPU Diagnostic"]["test_categories"]:
             for test in category["tests"]:
                 for entry in test["results"]:
-                    seen[entry["status"]] += 1
+                    link = entry.get("glimmer")
+                    if link is None:
+                        seen[entry["status"]] += 1
+                        continue
+                    key = (test["name"], tuple(link["nodes"]))
+                    assert links.setdefault(key, entry["status"]) == entry["status"], key
+    seen.update(links.values())
     return seen
 
 

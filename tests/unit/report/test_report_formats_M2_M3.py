@@ -82,14 +82,20 @@ def test_M2_pair_and_group_results_live_only_in_the_links_view() -> None:
     for node in fleet.NODES:
         names = [c.get("name", "") for c in suites[node].iter("testcase")]
         assert not any(n.startswith(("nccl", "ib-link")) for n in names), (node, names)
-    for name, content in render(report, "nvvs-json").items():
-        tests = [
-            t["name"]
-            for c in json.loads(content)["DCGM GPU Diagnostic"]["test_categories"]
+    # NVVS has no links view: each member's file holds the link's one result, whole.
+    nvvs = render(report, "nvvs-json")
+    assert "diag-unassigned.json" not in nvvs
+    for node in fleet.NODES:
+        doc = json.loads(nvvs[f"diag-{node}.json"])
+        linked = [
+            (t["name"], t["results"])
+            for c in doc["DCGM GPU Diagnostic"]["test_categories"]
             for t in c["tests"]
+            if t["name"].startswith(("nccl", "ib-link"))
         ]
-        linked = [t for t in tests if t.startswith(("nccl", "ib-link"))]
-        assert (len(linked) == 3) if name == "diag-unassigned.json" else not linked, name
+        for name, results in linked:
+            assert len(results) == 1 and node in results[0]["glimmer"]["nodes"], (node, name)
+            assert " + ".join(results[0]["glimmer"]["nodes"]) in name  # never split
     html = render(report, "html")["burn-in-report.html"]
     grid = html.split('<table class="grid">')[1].split("</table>")[0]
     assert "nccl" not in grid and "ib-link" not in grid
@@ -268,9 +274,7 @@ def test_M3_markdown_escapes_pipes_and_markup() -> None:
 def test_M3_nvvs_status_mapping_and_categories() -> None:
     report = view()
     files = render(report, "nvvs-json")
-    assert sorted(files) == sorted(
-        [f"diag-{n}.json" for n in fleet.NODES] + ["diag-unassigned.json"]
-    )
+    assert sorted(files) == sorted(f"diag-{n}.json" for n in fleet.NODES)
     node3 = json.loads(files["diag-gpu-node-03.json"])
     cats = {
         c["category"]: {t["name"]: t["results"][0] for t in c["tests"]}
@@ -289,7 +293,19 @@ def test_M3_nvvs_status_mapping_and_categories() -> None:
         for c in node6["DCGM GPU Diagnostic"]["test_categories"]
         for t in c["tests"]
     ]
-    assert "Skip" in statuses and node6["Overall Result"] == "Pass"
+    assert "Skip" in statuses
+    # Its own tests Passed or Skipped; the Group it is a member of Errored, and a link
+    # counts in each member's Overall Result as in its node verdict: it is not a Pass.
+    assert node6["Overall Result"] == "Not Run"
+    node7 = json.loads(files["diag-gpu-node-07.json"])
+    link = [
+        t["results"][0]
+        for c in node7["DCGM GPU Diagnostic"]["test_categories"]
+        for t in c["tests"]
+        if t["name"].startswith("ib-link")
+    ]
+    assert [entry["status"] for entry in link] == ["Fail"]
+    assert node7["Overall Result"] == "Fail"  # its link failed: never a Pass
     text = "\n".join(files.values())
     for invented in ("error_id", "DCGM_FR_", "dcgm_version", '"version"'):
         assert invented not in text
@@ -348,12 +364,10 @@ def test_M3_nvvs_hostile_node_names_never_escape_the_output_directory() -> None:
     ]
     files = render(view(results, terminal="Passed"), "nvvs-json")
     assert all("/" not in name for name in files)
-    assert len(files) == 3 and "diag-unassigned.json" in files
-    unassigned = json.loads(files["diag-unassigned.json"])
-    assert (
-        unassigned["node"] == "unassigned"
-        and not unassigned["DCGM GPU Diagnostic"]["test_categories"]
-    )
+    # The node literally named "unassigned" keeps a file of its own, never the shared one.
+    assert len(files) == 2 and "diag-unassigned.json" not in files
+    own = [json.loads(c) for c in files.values() if json.loads(c)["node"] == "unassigned"]
+    assert len(own) == 1 and own[0]["DCGM GPU Diagnostic"]["test_categories"]
 
 
 def test_M3_junit_stays_well_formed_with_control_bytes_in_runner_text() -> None:
@@ -363,3 +377,58 @@ def test_M3_junit_stays_well_formed_with_control_bytes_in_runner_text() -> None:
     root = ET.fromstring(junit)  # would raise on an unescapable character
     failure = next(root.iter("failure"))
     assert failure.get("message", "").startswith("GPU_BURN_FAIL: \ufffd\ufffd[31mred")
+
+
+# --- M2/M3: NVVS, a link result in each member's document -------------------------------
+
+
+def _nvvs_entries(content: str) -> dict[str, dict[str, Any]]:
+    doc = json.loads(content)
+    return {
+        t["name"]: t["results"][0]
+        for c in doc["DCGM GPU Diagnostic"]["test_categories"]
+        for t in c["tests"]
+    }
+
+
+def _link(name: str, nodes: list[str], phase: str, scope: str = "Pair") -> dict[str, Any]:
+    entry = fleet.result(name, nodes, phase)
+    entry["kind"], entry["scope"] = "ib-write-bw", scope
+    return entry
+
+
+def test_M3_nvvs_a_link_result_is_whole_in_every_member_nodes_document() -> None:
+    a, b = fleet.NODES[:2]
+    files = render(view([_link("fabric", [a, b], "Passed")], terminal="Passed"), "nvvs-json")
+    # A run of links only still gives each member its file, and nothing is unassigned.
+    assert sorted(files) == sorted([f"diag-{a}.json", f"diag-{b}.json"])
+    for node in (a, b):
+        doc = json.loads(files[f"diag-{node}.json"])
+        entry = _nvvs_entries(files[f"diag-{node}.json"])[f"fabric (Pair: {a} + {b})"]
+        assert entry["status"] == "Pass" and entry["glimmer"] == {"scope": "Pair", "nodes": [a, b]}
+        assert f"Pair over {a} + {b}" in entry["info"]
+        assert doc["Overall Result"] == "Pass"
+
+
+def test_M3_nvvs_a_failed_link_is_no_members_pass() -> None:
+    a, b, c = fleet.NODES[:3]
+    results = [
+        one("gpu-burn", "Passed", metrics={"miscompares": "0"}),
+        fleet.result("gpu-burn", [b], "Passed", metrics={"miscompares": "0"}),
+        fleet.result("gpu-burn", [c], "Passed", metrics={"miscompares": "0"}),
+        _link("fabric", [a, b], "Failed"),
+    ]
+    files = render(view(results, terminal="Failed"), "nvvs-json")
+    overall_of = {n: json.loads(files[f"diag-{n}.json"])["Overall Result"] for n in (a, b, c)}
+    assert overall_of == {a: "Fail", b: "Fail", c: "Pass"}
+
+
+def test_M3_nvvs_writes_the_unassigned_file_only_when_something_names_no_node() -> None:
+    node_only = [one("gpu-burn", "Passed", metrics={"miscompares": "0"})]
+    assert "diag-unassigned.json" not in render(view(node_only, terminal="Passed"), "nvvs-json")
+    refusal = fleet.result("resolve", [], "Error", message="plan refused: no tests")
+    refusal["kind"] = ""  # a synthetic refusal: about the run, not any node
+    files = render(view([*node_only, refusal], terminal="Error"), "nvvs-json")
+    unassigned = json.loads(files["diag-unassigned.json"])
+    assert list(_nvvs_entries(files["diag-unassigned.json"])) == ["resolve"]
+    assert unassigned["Overall Result"] == "Not Run"
