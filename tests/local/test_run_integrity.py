@@ -173,7 +173,7 @@ def test_I24_evaluate_and_lint_never_exit_1_on_a_bug(
     test = tmp_path / "t.yaml"
     test.write_text("kind: BurnInTest\nmetadata: {name: t}\nspec: {kind: custom}\n")
     monkeypatch.setattr(evaluate_module, "judge_attempt", explode)
-    monkeypatch.setattr(lint_module, "lint_thresholds", explode)
+    monkeypatch.setattr(lint_module, "lint_tests", explode)
     result = CliRunner().invoke(
         main, ["evaluate", "--test", str(test), "--exit-code", "0", "--stdout", str(test)]
     )

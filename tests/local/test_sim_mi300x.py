@@ -1,6 +1,7 @@
 """``glimmer run --sim mi300x``: the acceptance profile reaches a verdict on a simulated
-AMD node, an AMD-shaped profile passes there, and the load samples (compute-smoke,
-gpu-burn, thermal-soak and gemm-sweep on the simulated AMD parts) reach a verdict."""
+AMD node, an AMD-shaped profile passes there (gfx942's GEMMs in FP8 through gemm-sweep:
+compute-smoke is the FP4 test, a declared skip on gfx942), and the load samples (gpu-burn,
+thermal-soak and gemm-sweep on the simulated AMD parts) reach a verdict."""
 
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ def test_acceptance_profile_reaches_a_verdict_on_a_simulated_mi300x(tmp_path: Pa
     """The sample acceptance profile is NVIDIA-shaped: on an MI300X it reaches a verdict
     that says why — DCGM does not exist there (Error), and its Required ``xidEvents``
     gate meets host-health's ``n/a`` (an AMD part has no Xids) — while clockprobe and
-    memory-bw measure the part and pass, suspect (simulated), and compute-smoke tests the
-    gfx942 part in FP8 and passes."""
+    memory-bw measure the part and pass, suspect (simulated), and compute-smoke declares
+    its FP4 skip on gfx942 (no FP4 matrix cores)."""
     proc = glimmer("run", "--sim", "mi300x", "--report-dir", str(tmp_path / "r"), cwd=tmp_path)
     doc = document(tmp_path / "r")
     phases = {r["kind"]: r for r in doc["results"]}
@@ -42,7 +43,8 @@ def test_acceptance_profile_reaches_a_verdict_on_a_simulated_mi300x(tmp_path: Pa
     assert doc["provenance"] == "sim" and doc["certifiesSilicon"] is False
     assert phases["clockprobe"]["phase"] == "Passed"
     assert phases["memory-bw"]["phase"] == "Passed"
-    assert phases["compute-smoke"]["phase"] == "Passed", phases["compute-smoke"]["message"]
+    assert phases["compute-smoke"]["phase"] == "Skipped", phases["compute-smoke"]["message"]
+    assert "gfx942 (CDNA 3) has no FP4 matrix cores" in phases["compute-smoke"]["message"]
     assert {"clockprobe", "memory-bw"} <= set(doc["suspectResults"])
     assert phases["dcgm-diag"]["phase"] == "Error"
     assert "NVIDIA's DCGM" in phases["dcgm-diag"]["message"]
@@ -75,10 +77,12 @@ spec:
       - {metric: sustainedClockPct, comparison: GreaterThanOrEqual, value: "90"}
       - {metric: gpuTempC, comparison: LessThanOrEqual, value: "95"}
   - inline:
-      kind: compute-smoke
+      kind: gemm-sweep
       thresholds:
       - {metric: nonfiniteCount, comparison: Equal, value: "0"}
       - {metric: maxRelativeError, comparison: LessThanOrEqual, value: "0.05"}
+    variants:
+    - {name: fp8, axes: {precision: fp8}}
   - inline:
       kind: gpu-burn
       durationSeconds: 60
@@ -114,7 +118,6 @@ def test_amd_profile_passes_on_a_healthy_simulated_instinct(tmp_path: Path, sim:
         ("ecc-uncorrectable", "host-health"),
         ("remap-pending", "host-health"),
         ("fallen-off-bus", "host-health"),
-        ("nan-compute", "compute-smoke"),
         ("nan-compute", "gemm-sweep"),
         ("sdc", "gpu-burn"),
     ],

@@ -23,6 +23,7 @@ from glimmer.verdict.thresholds import Threshold as LintThreshold
 SAMPLES = Path(__file__).resolve().parents[3] / "manifests" / "samples"
 NODE_ACCEPTANCE_KINDS = {
     "compute-smoke",
+    "gemm-sweep",
     "clockprobe",
     "dcgm-diag",
     "host-health",
@@ -54,7 +55,7 @@ def test_every_sample_reads_as_a_model() -> None:
     assert kinds == ["BurnInProfile", "BurnInRun", "BurnInSchedule", "BurnInSink", "BurnInTest"]
 
 
-def test_node_acceptance_covers_the_six_seed_kinds() -> None:
+def test_node_acceptance_covers_the_six_seed_kinds_and_gemm_correctness() -> None:
     (profile,) = [
         o for o in OBJECTS if isinstance(o, BurnInProfile) and o.metadata.name == "node-acceptance"
     ]
