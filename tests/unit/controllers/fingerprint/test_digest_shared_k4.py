@@ -12,6 +12,7 @@ from glimmer.controllers.fingerprint import digests
 from glimmer.controllers.fingerprint.observe import GPU as NODE_GPU
 from glimmer.controllers.fingerprint.observe import NIC as NODE_NIC
 from glimmer.controllers.fingerprint.observe import Observation as NodeObservation
+from glimmer.local import host
 
 #: An observation and the digest the controller gave it before the digest moved to
 #: glimmer.api.fingerprint: a change of byte layout would re-baseline every fleet.
@@ -46,6 +47,7 @@ def test_K4_the_controller_and_the_bare_host_share_one_digest_function() -> None
     assert digests.SCHEME == shared.SCHEME
     assert NodeObservation is shared.Observation
     assert NODE_GPU is shared.GPU and NODE_NIC is shared.NIC
+    assert host.digest is shared.digest
 
 
 def test_K4_the_vendor_fed_to_image_resolution_is_the_first_gpus() -> None:
