@@ -40,9 +40,10 @@ from glimmer.verdict import Phase
 NVIDIA_GPU = ("0x10de", "0x2335", "0x030200")
 AMD_GPU = ("0x1002", "0x74a1", "0x120000")
 #: Functions that are no accelerator: AMD's CPU/chipset id, a BMC's VGA, an Intel iGPU,
-#: a Mellanox NIC.
+#: a Mellanox NIC, a GPU board's HDMI audio function.
 NOT_ACCELERATORS = {
     "0000:00:00.0": ("0x1022", "0x14a4", "0x060000"),
+    "0000:18:00.1": ("0x10de", "0x22a3", "0x040300"),
     "0000:02:00.0": ("0x1a03", "0x2000", "0x030000"),
     "0000:00:02.0": ("0x8086", "0x4680", "0x030000"),
     "0000:c1:00.0": ("0x15b3", "0x1021", "0x020000"),
@@ -158,7 +159,13 @@ def test_N6_nvidia_smi_gives_the_count_product_memory_and_driver(tmp_path: Path)
 
 @pytest.mark.parametrize(
     "answer",
-    [None, "", "0, 00000000:18:00.0\n", "NVIDIA-SMI has failed because it couldn't communicate"],
+    [
+        None,
+        "",
+        "0, 00000000:18:00.0\n",
+        "NVIDIA-SMI has failed because it couldn't communicate",
+        NVIDIA_SMI.replace("3, 00000000:48:00.0, NVIDIA H200, 143771, 550.54.15", "3, garbled"),
+    ],
 )
 def test_N6_a_tool_that_fails_or_answers_what_cannot_be_read_is_no_answer(
     tmp_path: Path, answer: str | None
