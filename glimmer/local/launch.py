@@ -103,7 +103,10 @@ def stand_in(test: PlannedTest, *, host: HostProbe) -> RunnerImage | str:
     """
     image = execution_image(test, host=host)
     if isinstance(image, ImageError):
-        return f"no image for a local runner to stand in for: {image.message}"
+        return (
+            f"no image for a local runner to stand in for ({image.message}): set "
+            f"runner.command in the test, or pass --image-command {test.kind}=CMD"
+        )
     known = runner_image_of(image)
     if known is None or known.kind not in RUNNERS:
         return (
