@@ -40,7 +40,13 @@ from glimmer.local.dispatcher import (
     unlaunchable,
     unresolved_env,
 )
-from glimmer.local.host import ACCELERATOR_KINDS, gpu_present, node_name, primary_address
+from glimmer.local.host import (
+    ACCELERATOR_KINDS,
+    gpu_present,
+    node_name,
+    primary_address,
+    this_host,
+)
 from glimmer.local.interrupt import deferred, signals_interrupt
 from glimmer.local.links import (
     SESSION_ENV,
@@ -56,7 +62,7 @@ from glimmer.local.links import (
     side_recorder,
 )
 from glimmer.local.manifests import Document, ManifestError, load_documents, spec_of
-from glimmer.local.planview import UNRESOLVED, plan_view
+from glimmer.local.planview import host_line, image_line, plan_view
 from glimmer.local.progress import RunProgress
 from glimmer.local.results import exit_status, run_document, write_document
 from glimmer.local.runtimes import AUTO, RUNTIME_CHOICES, RuntimeChoiceError, choose_runtime
@@ -457,6 +463,7 @@ def run(
                 stopped=local_run.stopped,
                 baseline=plan.baseline,
             )
+            document["host"] = this_host(sim).to_json()  # N8: the fingerprint run on
             path = write_document(document, report_dir)
     if recorder is None:  # servers and ranks decide nothing, so they deliver nothing (N3)
         deliver(
@@ -488,18 +495,18 @@ def show_plan(
 ) -> None:
     """``glimmer plan``: each execution's image (or UNRESOLVED), command, gates, axes, env."""
     view = plan_view(plan, options=options, flags=flags)
+    host = this_host(options.sim)
     if output == "json":
-        click.echo(json.dumps({"node": options.node, "sim": options.sim, "tests": view}, indent=2))
+        document = {"node": options.node, "sim": options.sim, "host": host.to_json(), "tests": view}
+        click.echo(json.dumps(document, indent=2))
         return
+    click.echo(host_line(host))
     for index, entry in enumerate(view):
         click.echo(
             f"{index + 1}. {entry['name']} ({entry['kind']}, {entry['scope']}) on "
             f"{', '.join(entry['nodes'])}{'' if entry['required'] else ' (not required)'}"
         )
-        image = entry["image"]
-        if image == UNRESOLVED:
-            image = f"{UNRESOLVED}: {entry['imageProblem']}"
-        click.echo(f"   image: {image}")
+        click.echo(f"   image: {image_line(entry)}")
         command = entry["command"]
         if command:
             click.echo(f"   runtime: {entry['runtime']}")

@@ -9,6 +9,19 @@ only the plan's variables (api §10 as N2 adjusts it: reserved ``BURNIN_*`` name
 for a Pair or Group side, the rendezvous environment and the peer's address as given
 (host networking, N2). A test nothing here can run is refused before anything runs
 (:func:`unlaunchable`), naming the fix.
+
+The image is resolved as the operator resolves it for a node (E14), with this host's
+probe standing in for the node's fingerprint (N8, :func:`glimmer.local.host.this_host`):
+on an AMD host a kind with a ROCm build gets its ``-rocm`` image, an ``imagesByVendor``
+entry for the host's vendor wins, and an image that turns on the vendor with nothing for
+this one is that execution's Error (:func:`vendor_image_problem`), as in a cluster,
+not a refusal of the run.
+
+Without a container runtime, an image of a known runner family (ours or the Go
+implementation's, :func:`glimmer.plan.images.runner_image_of`) runs as this repository's
+runner of the same kind, with what the image declares to its runner (a ROCm build's
+``BURNIN_GPU_VENDOR=amd``) (N7). The stand-in is by kind: an image of one kind pinned
+on a test of another is refused, never run as a runner it is not.
 """
 
 from __future__ import annotations
@@ -20,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from glimmer.contract import SIM_GPU_ENV
+from glimmer.local.host import HostProbe, this_host
 from glimmer.local.model import LocalOptions
 from glimmer.local.runtimes import ContainerStop, container_command, container_name
 from glimmer.plan import (
@@ -28,11 +42,13 @@ from glimmer.plan import (
     PairRendezvous,
     PinnedPlan,
     PlannedTest,
+    depends_on_vendor,
     resolve_image,
     runner_env,
 )
 from glimmer.plan import spec as specs
 from glimmer.plan.env import DURATION
+from glimmer.plan.images import RunnerImage, runner_image_of
 from runners.catalog import RUNNERS
 
 
@@ -47,13 +63,79 @@ class Launch:
     stopper: ContainerStop | None = None
 
 
-def execution_image(test: PlannedTest) -> str | ImageError:
-    """The execution's image as the plan resolves it. A bare host knows no node vendor,
-    so ``imagesByVendor`` is not consulted: ``runner.image`` or the kind's default."""
-    return resolve_image(kind=test.kind, runner=specs.runner(test.spec), node_vendor=None)
+def execution_image(test: PlannedTest, *, host: HostProbe) -> str | ImageError:
+    """The execution's image as the operator resolves it on a node (E14), this host's
+    probe (N8) standing in for the node's fingerprint: ``runner.image``, else the
+    ``imagesByVendor`` entry for the host's vendor, else the kind's default for it."""
+    return resolve_image(kind=test.kind, runner=specs.runner(test.spec), node_vendor=host.vendor)
 
 
-def runner_command(test: PlannedTest, options: LocalOptions) -> list[str] | str:
+def _image_matters(test: PlannedTest, options: LocalOptions) -> bool:
+    """Whether the image decides what runs: not with ``--image-command``, nor for a local
+    process given ``runner.command`` (it *is* the program)."""
+    if options.image_commands.get(test.kind):
+        return False
+    return options.runtime is not None or not specs.runner(test.spec).get("command")
+
+
+def vendor_image_problem(
+    test: PlannedTest, *, options: LocalOptions, host: HostProbe
+) -> str | None:
+    """E14's per-execution Error: the image turns on the host's GPU vendor and nothing
+    suits this one (the default built for another vendor, no ``imagesByVendor`` entry).
+    In a cluster that attempt is an Error on the node, retried, never a refusal of the
+    run; so it is here (the message is the operator's)."""
+    if host.vendor is None or not _image_matters(test, options):
+        return None
+    if not depends_on_vendor(kind=test.kind, runner=specs.runner(test.spec)):
+        return None
+    image = execution_image(test, host=host)
+    if not isinstance(image, ImageError):
+        return None
+    return f"no runner image for node {options.node}: {image.message}"
+
+
+def stand_in(test: PlannedTest, *, host: HostProbe) -> RunnerImage | str:
+    """The runner image a local process stands in for (N7), or why none may.
+
+    The execution's image must be of a known runner family, of the test's own kind, with
+    a runner in this repository; an unknown image needs a container runtime.
+    """
+    image = execution_image(test, host=host)
+    if isinstance(image, ImageError):
+        return (
+            f"no image for a local runner to stand in for ({image.message}): set "
+            f"runner.command in the test, or pass --image-command {test.kind}=CMD"
+        )
+    known = runner_image_of(image)
+    if known is None or known.kind not in RUNNERS:
+        return (
+            f"no container runtime and no local command for {image}: install podman, docker "
+            "or nerdctl (--runtime auto picks the first that works), set runner.command in "
+            f"the test, or pass --image-command {test.kind}=CMD"
+        )
+    if known.kind != test.kind:
+        return (
+            f"the test is kind {test.kind!r} but its image {image} is the {known.kind} "
+            f"runner's; without a container runtime an image runs only as the local runner "
+            f"of its own kind: set kind: {known.kind}, run it under podman, docker or "
+            f"nerdctl, or pass --image-command {test.kind}=CMD"
+        )
+    return known
+
+
+def standing_in(test: PlannedTest, *, options: LocalOptions, host: HostProbe) -> RunnerImage | None:
+    """The runner image this execution's local process stands in for; None when it runs
+    under a runtime, as ``--image-command`` or ``runner.command``, or cannot run."""
+    if options.runtime is not None or not _image_matters(test, options):
+        return None
+    known = stand_in(test, host=host)
+    return known if isinstance(known, RunnerImage) else None
+
+
+def runner_command(
+    test: PlannedTest, options: LocalOptions, *, host: HostProbe | None = None
+) -> list[str] | str:
     """The process that stands in for the test's image, or why there is none."""
     runner = specs.runner(test.spec)
     args = [str(a) for a in runner.get("args") or []]
@@ -63,15 +145,10 @@ def runner_command(test: PlannedTest, options: LocalOptions) -> list[str] | str:
     command = [str(c) for c in runner.get("command") or []]
     if command:
         return [*command, *args]
-    catalog = RUNNERS.get(test.kind)
-    if catalog is not None and not specs.runner_image(test.spec):
-        return [sys.executable, "-m", catalog.module, *args]
-    image = specs.runner_image(test.spec) or f"the default {test.kind} image"
-    return (
-        f"no container runtime and no local command for {image}: install podman, docker "
-        "or nerdctl (--runtime auto picks the first that works), set runner.command in "
-        f"the test, or pass --image-command {test.kind}=CMD"
-    )
+    known = stand_in(test, host=host or this_host(options.sim))
+    if isinstance(known, str):
+        return known
+    return [sys.executable, "-m", RUNNERS[known.kind].module, *args]
 
 
 def launch(
@@ -80,24 +157,34 @@ def launch(
     attempt: int,
     options: LocalOptions,
     rendezvous: PairRendezvous | GroupRendezvous | None = None,
+    host: HostProbe | None = None,
 ) -> Launch | str:
-    """How attempt ``attempt`` runs, or why it cannot (refused before anything runs).
+    """How attempt ``attempt`` runs, or why it cannot (refused before anything runs,
+    except :func:`vendor_image_problem`: that attempt is an Error).
 
     ``--image-command`` always means a local process; otherwise a runtime runs the
     image, and without one the local process of :func:`runner_command` stands in.
-    ``rendezvous`` stands in for the link's when there is no link yet (``glimmer plan``).
+    ``rendezvous`` stands in for the link's when there is no link yet (``glimmer plan``);
+    ``host`` for this host's probe (:func:`glimmer.local.host.this_host`).
     """
+    host = host or this_host(options.sim)
+    problem = vendor_image_problem(test, options=options, host=host)
+    if problem is not None:
+        return problem
     runtime = options.runtime
     if runtime is None or options.image_commands.get(test.kind):
-        command = runner_command(test, options)
+        command = runner_command(test, options, host=host)
         if isinstance(command, str):
             return command
+        known = standing_in(test, options=options, host=host)
+        declared = known.declarations() if known is not None else {}
         env = {
             **_host_env(),
+            **declared,
             **runner_variables(test, attempt=attempt, options=options, rendezvous=rendezvous),
         }
         return Launch(command=command, env=env, runtime="process")
-    image = execution_image(test)
+    image = execution_image(test, host=host)
     if isinstance(image, ImageError):
         return f"no image to run with {runtime.name}: {image.message}"
     name = container_name(run_id=options.run_id, test=test.name, attempt=attempt)
@@ -231,8 +318,11 @@ def unlaunchable(plan: PinnedPlan, *, options: LocalOptions) -> list[str]:
     anything runs rather than finding them as an Error per attempt; ``glimmer plan``
     shows them."""
     found = []
+    host = this_host(options.sim)
     for test in plan.tests:
-        how = launch(test, attempt=1, options=options)
+        if vendor_image_problem(test, options=options, host=host) is not None:
+            continue  # E14: an Error of that execution, as in a cluster, not a refusal
+        how = launch(test, attempt=1, options=options, host=host)
         if isinstance(how, str):
             found.append(f"test {test.name!r}: {how}")
     return found

@@ -26,6 +26,14 @@ for, or shadow, one the other project publishes (a supply-chain trap). Defaults:
 Either family works when named in ``runner.image``; the vendor of each default is the
 upstream one, so whether an execution depends on the node's vendor
 (:func:`depends_on_vendor`) is unchanged by whose image it is.
+
+Which runner an image *is* (:func:`runner_image_of`, rule N7): a bare host without a
+container runtime stands in for a runner image with this repository's runner of the same
+kind. Only names someone builds count: ours (:data:`OWN_RUNNER_KINDS`, ROCm siblings
+:data:`ROCM_SIBLING_KINDS`) and the Go implementation's published ones
+(:data:`UPSTREAM_RUNNER_KINDS`, :data:`UPSTREAM_ROCM_KINDS`, semantics §O), matched by
+the exact repository with any tag or digest. Anything else is an image nobody here can
+vouch for, never guessed from a name that merely looks like a runner's.
 """
 
 from __future__ import annotations
@@ -85,6 +93,38 @@ ROCM_SIBLING_KINDS: Final[frozenset[str]] = frozenset(
         "gemm-sweep",
         "nccl",
     }
+)
+
+
+#: Kinds the Go implementation publishes a runner image for (semantics §O: every kind
+#: with a default there), ``ghcr.io/baldwinspc/glimmer-burnin-<kind>``.
+UPSTREAM_RUNNER_KINDS: Final[frozenset[str]] = frozenset(
+    {
+        "compute-smoke",
+        "gemm-sweep",
+        "clockprobe",
+        "thermal-soak",
+        "gpu-burn",
+        "memory-bw",
+        "memory-stress",
+        "host-health",
+        "dcgm-diag",
+        "nccl",
+        "ib-write-bw",
+        "gpudirect-rdma",
+    }
+)
+#: Kinds whose ROCm build the Go implementation publishes (``…-<kind>-rocm``, §O).
+UPSTREAM_ROCM_KINDS: Final[frozenset[str]] = frozenset(
+    {"clockprobe", "compute-smoke", "memory-bw", "nccl", "thermal-soak", "gpu-burn"}
+)
+#: What a ROCm build declares to its runner: the ``BURNIN_*`` ENV of each
+#: ``runners/<kind>/Containerfile.rocm`` (``test_N7_rocm_declarations_are_the_containerfiles``).
+#: A local runner standing in for a ROCm image is given the same, so on an NVIDIA host it
+#: refuses as the image would (rule K), never measuring the other vendor's parts.
+ROCM_DECLARATIONS: Final[Mapping[str, str]] = MappingProxyType({"BURNIN_GPU_VENDOR": AMD_VENDOR})
+ROCM_KIND_DECLARATIONS: Final[Mapping[str, Mapping[str, str]]] = MappingProxyType(
+    {"nccl": MappingProxyType({"BURNIN_NCCL_BUILD": "rocm"})}
 )
 
 
@@ -223,3 +263,57 @@ def candidate_images(*, kind: str, runner: Mapping[str, Any] | None) -> frozense
         if kind in ROCM_SIBLING_KINDS:
             images.add(runner_image(kind, rocm=True))
     return frozenset(images)
+
+
+@dataclass(frozen=True)
+class RunnerImage:
+    """An image reference of a known runner family: which kind's runner it is, whether
+    it is the ROCm build, and whose name it is (:data:`RUNNER_REPOSITORY` or
+    :data:`UPSTREAM_REPOSITORY`)."""
+
+    reference: str
+    kind: str
+    rocm: bool
+    family: str
+
+    def declarations(self) -> dict[str, str]:
+        """The environment the image itself sets for its runner (a ROCm build's)."""
+        if not self.rocm:
+            return {}
+        return {**ROCM_DECLARATIONS, **ROCM_KIND_DECLARATIONS.get(self.kind, {})}
+
+
+def image_repository(reference: str) -> str:
+    """``reference`` without its digest (``@sha256:…``) and tag (``:v1``); a registry
+    port (``host:5000/x``) is part of the repository."""
+    name = reference.split("@", 1)[0]
+    slash, colon = name.rfind("/"), name.rfind(":")
+    return name[:colon] if colon > slash else name
+
+
+#: (family repository, kinds with a build there, kinds with a ROCm build there).
+_FAMILIES: Final = (
+    (RUNNER_REPOSITORY, OWN_RUNNER_KINDS, ROCM_SIBLING_KINDS),
+    (UPSTREAM_REPOSITORY, UPSTREAM_RUNNER_KINDS, UPSTREAM_ROCM_KINDS),
+)
+
+
+def runner_image_of(reference: str) -> RunnerImage | None:
+    """Which runner ``reference`` names, or None for an image of no known family (N7).
+
+    The repository must be exactly ``<family>-<kind>`` or ``<family>-<kind>-rocm`` for a
+    kind that family builds; the tag and digest may be anything. A look-alike (another
+    registry or owner, an unknown kind, a ROCm name nobody builds) is None.
+    """
+    repository = image_repository(reference.strip())
+    for family, kinds, rocm_kinds in _FAMILIES:
+        prefix = f"{family}-"
+        if not repository.startswith(prefix):
+            continue
+        name = repository[len(prefix) :]
+        if name in kinds:
+            return RunnerImage(reference=reference, kind=name, rocm=False, family=family)
+        kind = name.removesuffix(ROCM_SUFFIX)
+        if kind != name and kind in rocm_kinds:
+            return RunnerImage(reference=reference, kind=kind, rocm=True, family=family)
+    return None

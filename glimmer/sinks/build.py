@@ -315,8 +315,11 @@ def envelope_from_run_document(
     Run ``{namespace: local, name: <node>, uid: random}``; no cluster, cancel reason,
     segments or artifacts (they name files on this host, not objects a consumer can
     fetch). ``baseline`` travels when true: a measuring run must not read as an
-    acceptance one downstream (a deliberate addition to N2's list)."""
+    acceptance one downstream (a deliberate addition to N2's list). ``fingerprint``
+    names the host's digest (N8: ``run.json``'s ``host.fingerprint.digest``, K4's digest,
+    comparable with a NodeFingerprint's ``status.digest``), empty when it has none."""
     run = _mapping(document.get("run"))
+    host_digest = _text(_mapping(_mapping(document.get("host")).get("fingerprint")).get("digest"))
     run_uid = uid or str(uuid.uuid4())
     phase = _text(document.get("phase"))
     results = tuple(
@@ -335,6 +338,7 @@ def envelope_from_run_document(
             profile=_text(run.get("profile")),
         ),
         phase=phase,
+        fingerprint={_text(run.get("name")): host_digest} if host_digest else {},
         results=results,
         summary=summary_of(results),
         provenance=_text(document.get("provenance")),

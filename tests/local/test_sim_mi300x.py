@@ -32,10 +32,12 @@ def document(report: Path) -> dict[str, Any]:
 
 def test_acceptance_profile_reaches_a_verdict_on_a_simulated_mi300x(tmp_path: Path) -> None:
     """The sample acceptance profile is NVIDIA-shaped: on an MI300X it reaches a verdict
-    that says why — DCGM does not exist there (Error), and its Required ``xidEvents``
-    gate meets host-health's ``n/a`` (an AMD part has no Xids) — while clockprobe and
-    memory-bw measure the part and pass, suspect (simulated), and compute-smoke declares
-    its FP4 skip on gfx942 (no FP4 matrix cores)."""
+    that says why — DCGM's image is built for NVIDIA nodes and the host probe (N8) says
+    this one is AMD, so that execution is an E14 Error as on an AMD node in a cluster,
+    and its Required ``xidEvents`` gate meets host-health's ``n/a`` (an AMD part has no
+    Xids) — while clockprobe and memory-bw measure the part through their ROCm images'
+    stand-ins and pass, suspect (simulated), and compute-smoke declares its FP4 skip on
+    gfx942 (no FP4 matrix cores)."""
     proc = glimmer("run", "--sim", "mi300x", "--report-dir", str(tmp_path / "r"), cwd=tmp_path)
     doc = document(tmp_path / "r")
     phases = {r["kind"]: r for r in doc["results"]}
@@ -47,7 +49,8 @@ def test_acceptance_profile_reaches_a_verdict_on_a_simulated_mi300x(tmp_path: Pa
     assert "gfx942 (CDNA 3) has no FP4 matrix cores" in phases["compute-smoke"]["message"]
     assert {"clockprobe", "memory-bw"} <= set(doc["suspectResults"])
     assert phases["dcgm-diag"]["phase"] == "Error"
-    assert "NVIDIA's DCGM" in phases["dcgm-diag"]["message"]
+    dcgm = phases["dcgm-diag"]["message"]
+    assert "the default 'dcgm-diag' image is built for nvidia nodes" in dcgm
     assert phases["host-health"]["phase"] == "Failed"
     assert "xidEvents" in phases["host-health"]["message"]
     assert "unmeasurable" in phases["host-health"]["message"]

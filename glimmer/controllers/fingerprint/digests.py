@@ -1,24 +1,35 @@
-"""The fingerprint digest (K4) and its classification against the stored one (K5).
+"""The fingerprint digest's classification against the stored one (K5).
 
-The byte layout is the reference's: sha256 over NUL-terminated ``key\\0value\\0`` pairs,
-in a fixed order. The scheme prefix is ours (``glimmer-v1``), as K4 recommends for a
-re-implementation that is not bit-exact: a fingerprint written by the upstream
-controller (``v1:``) then classifies as ``DigestSchemeChanged`` and is re-baselined
-silently. Had we reused ``v1``, any difference in our observation (a label kept or
-dropped differently) would read as a same-scheme mismatch and raise ``Drifted=True``
-on every node of the fleet at once.
+The digest itself (K4) lives in :mod:`glimmer.api.fingerprint`, so ``glimmer run``
+digests the host it runs on with the very function this controller digests a Node
+with; it is re-exported here for the controller's callers. Why the scheme is our own
+(``glimmer-v1``, not the reference's ``v1``) is said there.
 """
 
 from __future__ import annotations
 
 import enum
-import hashlib
-from collections.abc import Iterator
-from typing import Final
 
-from glimmer.controllers.fingerprint.observe import GPU, NIC, Observation
+from glimmer.api.fingerprint import (
+    SCHEME,
+    Observation,
+    digest,
+    digest_inputs,
+    gpu_line,
+    nic_line,
+)
 
-SCHEME: Final = "glimmer-v1"
+__all__ = [
+    "SCHEME",
+    "Classification",
+    "classify",
+    "describe_changes",
+    "digest",
+    "digest_inputs",
+    "gpu_line",
+    "nic_line",
+    "scheme_of",
+]
 
 
 class Classification(enum.StrEnum):
@@ -28,43 +39,6 @@ class Classification(enum.StrEnum):
     DIGEST_STABLE = "DigestStable"
     DIGEST_SCHEME_CHANGED = "DigestSchemeChanged"
     DIGEST_CHANGED = "DigestChanged"
-
-
-def _pairs(observation: Observation) -> Iterator[tuple[str, str]]:
-    yield "scheme", SCHEME
-    yield "osImage", observation.os_image
-    yield "kernel", observation.kernel
-    for key in sorted(observation.labels):
-        yield f"label:{key}", observation.labels[key]
-    for gpu in observation.gpus:
-        yield "gpu", gpu_line(gpu)
-    for nic in observation.nics:
-        yield "nic", nic_line(nic)
-
-
-def gpu_line(gpu: GPU) -> str:
-    memory = "" if gpu.memory_bytes is None else str(gpu.memory_bytes)
-    return "|".join((str(gpu.index), gpu.vendor, gpu.model, gpu.arch, memory, gpu.driver_version))
-
-
-def nic_line(nic: NIC) -> str:
-    speed = "" if nic.speed_mbps is None else str(nic.speed_mbps)
-    mtu = "" if nic.mtu is None else str(nic.mtu)
-    fields = (nic.name, nic.role, nic.pci_vendor, nic.model, nic.rdma_device, nic.link_layer)
-    return "|".join((*fields, speed, mtu))
-
-
-def digest_inputs(observation: Observation) -> list[tuple[str, str]]:
-    """The pairs the digest covers, in order (``glimmer fingerprint`` shows them)."""
-    return list(_pairs(observation))
-
-
-def digest(observation: Observation) -> str:
-    """``glimmer-v1:<hex sha256>`` of the observation."""
-    hasher = hashlib.sha256()
-    for key, value in _pairs(observation):
-        hasher.update(key.encode("utf-8") + b"\0" + value.encode("utf-8") + b"\0")
-    return f"{SCHEME}:{hasher.hexdigest()}"
 
 
 def scheme_of(value: str) -> str:

@@ -1,7 +1,9 @@
 """What a Node says about its hardware (K2, K3): salient labels, GPUs, NICs, OS, kernel.
 
-Pure: a Node as JSON in, an :class:`Observation` out. Identity comes from what node
-feature discovery, device plugins and the kubelet already publish; no probe runs.
+Pure: a Node as JSON in, an :class:`~glimmer.api.fingerprint.Observation` out (the type
+and its digest are shared with the bare host: :mod:`glimmer.api.fingerprint`). Identity
+comes from what node feature discovery, device plugins and the kubelet already publish;
+no probe runs.
 
 The salient filter keeps only labels that name hardware or its software identity, and
 drops every label in the operator's own domain (``burnin.glimmer.ai``) or named like
@@ -14,13 +16,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from glimmer.api import GROUP
+from glimmer.api.fingerprint import GPU, JSON, NIC, Observation
 from glimmer.controllers.kit.core_view import NodeView
 
-JSON = dict[str, Any]
+__all__ = [
+    "GPU",
+    "JSON",
+    "MAX_DEVICES",
+    "NIC",
+    "Observation",
+    "gpus_from_allocatable",
+    "gpus_from_labels",
+    "is_operator_label",
+    "is_salient",
+    "is_unattributed",
+    "nics_from_labels",
+    "observation_from_status",
+    "observe",
+    "salient_labels",
+    "vendor_of_domain",
+]
 
 _KEEP_EXACT: Final = frozenset(
     {
@@ -85,77 +103,6 @@ _QUANTITY_SCALE: Final[Mapping[str, int]] = {
     **{s: 1024 ** (i + 1) for i, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))},
     **{s: 1000 ** (i + 1) for i, s in enumerate(("k", "M", "G", "T", "P", "E"))},
 }
-
-
-@dataclass(frozen=True, slots=True)
-class GPU:
-    """One accelerator (the wire shape is ``glimmer.api.GPUInfo``)."""
-
-    index: int
-    vendor: str = ""
-    model: str = ""
-    arch: str = ""
-    memory_bytes: int | None = None
-    driver_version: str = ""
-
-    def to_json(self) -> JSON:
-        out: JSON = {"index": self.index}
-        for key, value in (("vendor", self.vendor), ("model", self.model), ("arch", self.arch),
-                           ("memoryBytes", self.memory_bytes),
-                           ("driverVersion", self.driver_version)):  # fmt: skip
-            if value not in ("", None):
-                out[key] = value
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class NIC:
-    """One network interface (the wire shape is ``glimmer.api.NICInfo``)."""
-
-    name: str
-    role: str = ""
-    pci_vendor: str = ""
-    model: str = ""
-    rdma_device: str = ""
-    link_layer: str = ""
-    speed_mbps: int | None = None
-    mtu: int | None = None
-
-    def to_json(self) -> JSON:
-        out: JSON = {"name": self.name}
-        for key, value in (("role", self.role), ("pciVendor", self.pci_vendor),
-                           ("model", self.model), ("rdmaDevice", self.rdma_device),
-                           ("linkLayer", self.link_layer), ("speedMbps", self.speed_mbps),
-                           ("mtu", self.mtu)):  # fmt: skip
-            if value not in ("", None):
-                out[key] = value
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """Everything the digest covers, in the order it covers it."""
-
-    os_image: str = ""
-    kernel: str = ""
-    labels: Mapping[str, str] = field(default_factory=dict)
-    gpus: tuple[GPU, ...] = ()
-    nics: tuple[NIC, ...] = ()
-
-    def status_fields(self) -> JSON:
-        """The NodeFingerprint status fields this observation fills."""
-        out: JSON = {}
-        if self.os_image:
-            out["osImage"] = self.os_image
-        if self.kernel:
-            out["kernel"] = self.kernel
-        if self.labels:
-            out["labels"] = dict(sorted(self.labels.items()))
-        if self.gpus:
-            out["gpus"] = [g.to_json() for g in self.gpus]
-        if self.nics:
-            out["nics"] = [n.to_json() for n in self.nics]
-        return out
 
 
 def observe(node: Mapping[str, Any]) -> Observation:
