@@ -26,11 +26,12 @@ import yaml
 from rich.console import Console
 
 from glimmer.contract.envelope import decode, delivery_id
+from glimmer.local.checkpoints import CheckpointWatch, run_checkpoints
 from glimmer.local.dispatcher import LocalOptions, LocalResult, SilentReporter, run_plan
 from glimmer.local.progress import RunProgress
 from glimmer.local.results import result_json, run_document
 from glimmer.plan import PinnedPlan, build_plan
-from glimmer.verdict import Phase
+from glimmer.verdict import Phase, TestResultState
 from tests.local.bare_sides import glimmer_run, run_json
 
 GATE = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "10"}]
@@ -258,3 +259,93 @@ def test_N6_a_side_that_decides_nothing_takes_no_checkpoint(tmp_path: Path) -> N
     )  # fmt: skip
     assert result.exit_code == 2, result.output
     assert "checkpoint:" not in result.output
+
+
+# --- the run's checkpointing, directly ----------------------------------------------------
+
+
+class _Side:
+    """A link side as the dispatcher sees it (only whether it decides matters here)."""
+
+    def __init__(self, *, decides: bool) -> None:
+        self.decides = decides
+        self.nodes = ("a", "b")
+        self.record_node = "a"
+
+
+def test_N6_only_a_deciding_side_checkpoints() -> None:
+    plan = plan_of("echo bw=5", checkpointIntervalSeconds=1)
+    for decides, takes in ((False, False), (True, True)):
+        options = LocalOptions(node="a", link=_Side(decides=decides))  # type: ignore[arg-type]
+        assert (run_checkpoints(plan, options=options, results=[]) is not None) is takes
+    assert run_checkpoints(plan_of("echo bw=5"), options=LocalOptions(node="a"), results=[]) is None
+
+
+def test_H2_a_sequence_is_owed_one_envelope_however_many_checkpoints_fall_in_it() -> None:
+    plan = plan_of("echo bw=5", checkpointIntervalSeconds=10)
+    recorder = Recorder()
+    options = LocalOptions(node="host", checkpoints=recorder, run_started_at=1000.0)
+    run = run_checkpoints(plan, options=options, results=[])
+    assert run is not None
+    local = LocalResult(state=TestResultState(name="t", kind="custom"), scope="Node", node="host")
+    watch = CheckpointWatch(plan.tests[0], local=local, run=run)
+    watch.feed(b"bw=5\n")
+    for now in (1012.0, 1015.0, 1021.0):
+        watch._take(run, now=now)
+    assert [seq for _, _, seq, _ in recorder.seen] == [1, None, 2]
+
+
+def test_H1_the_watch_reads_only_once_the_interval_has_passed_on_its_clock() -> None:
+    """Driven by a hand-moved clock: output is there from the start, yet nothing is read
+    until the interval has passed since the result started, then the next an interval
+    after that."""
+    now = [1000.0]
+    plan = plan_of("echo bw=5", checkpointIntervalSeconds=10)
+    recorder = Recorder()
+    options = LocalOptions(node="host", checkpoints=recorder, clock=lambda: now[0])
+    run = run_checkpoints(plan, options=options, results=[])
+    assert run is not None
+    local = LocalResult(state=TestResultState(name="t", kind="custom"), scope="Node", node="host")
+
+    def settle(seconds: float = 0.6) -> int:
+        time.sleep(seconds)  # the watch looks at its clock every 0.25 s
+        return len(recorder.seen)
+
+    watch = CheckpointWatch(plan.tests[0], local=local, run=run)
+    watch.feed(b"bw=5\n")  # printed before the watch first looks
+    with watch:
+        assert settle() == 0
+        now[0] = 1009.0
+        assert settle() == 0
+        now[0] = 1010.0
+        assert settle() == 1 and local.last_checkpoint_at == 1010.0
+        now[0] = 1019.5
+        assert settle() == 1
+        now[0] = 1020.0
+        assert settle() == 2
+
+
+def test_H1_a_read_that_kept_nothing_is_retried_an_interval_later_not_at_once() -> None:
+    """The operator requeues an interval after every read; so does the watch."""
+    now = [1000.0]
+    plan = plan_of("echo warming up", checkpointIntervalSeconds=10)
+    run = run_checkpoints(plan, options=LocalOptions(node="host", clock=lambda: now[0]), results=[])
+    assert run is not None
+    local = LocalResult(state=TestResultState(name="t", kind="custom"), scope="Node", node="host")
+    watch = CheckpointWatch(plan.tests[0], local=local, run=run)
+    reads: list[float] = []
+    snapshot = watch._log.snapshot
+
+    def counted() -> Any:
+        reads.append(now[0])
+        return snapshot()
+
+    watch._log.snapshot = counted  # type: ignore[method-assign]
+    watch.feed(b"warming up\n")
+    with watch:
+        now[0] = 1010.0
+        time.sleep(0.8)
+        assert reads == [1010.0]
+        now[0] = 1020.0
+        time.sleep(0.6)
+        assert reads == [1010.0, 1020.0]
