@@ -9,7 +9,11 @@ has started, ``run.json`` is always written, with what did not finish as Error.
 Pair and Group tests run one side per host (N1-N3, :mod:`glimmer.local.links`): a
 Pair server or a Group rank writes its side record and decides nothing, so it exits 2
 ("nothing judged") once the record is written whole and 3 otherwise; the Pair client
-decides and writes ``run.json``; ``glimmer merge`` decides a Group.
+decides and writes ``run.json``; ``glimmer merge`` decides a Group. A profile that mixes
+scopes runs the invocation's scope and reports the rest Skipped, naming the command that
+runs each (N5); a test with ``checkpointIntervalSeconds`` is checkpointed while it runs,
+shown, and with ``--sink-url`` delivered as Checkpoint envelopes (N6,
+:mod:`glimmer.cli.run_checkpoints`).
 """
 
 from __future__ import annotations

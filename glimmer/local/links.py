@@ -27,6 +27,13 @@ the Pair server and Group rank 0 create one when given none and print it; the cl
 another session, or whose attempt did not run beside this one's (windows that do not
 overlap), is never folded in: it is refused naming the file.
 
+One invocation runs one scope: without side flags the Node tests, with ``--role`` the
+Pair tests, with ``--rank`` the Group tests. A profile that mixes scopes is validated
+whole (:func:`host_plan`) and its tests of another scope are *not run here* (N5,
+:func:`not_run_here`): each is reported Skipped with the command that runs it, marked
+so in a side's record, and never certifies; a profile with nothing of the invocation's
+scope is refused (:func:`scope_problem`).
+
 A side that decides nothing has no verdict to give, so its exit status never claims
 one: 2 ("nothing judged", N4) when its record was written whole, 3 when it was not.
 Pair and Group use host networking on a bare host (N2): the peer and root addresses

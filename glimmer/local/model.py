@@ -2,10 +2,12 @@
 
 :class:`LocalOptions` is what ``glimmer run`` gives one run (the node, ``--sim``, the
 container runtime, the Pair/Group side through the :class:`LinkSide` seam that
-:mod:`glimmer.local.links` fills); :class:`LocalResult` is what it keeps per planned
-test and :class:`LocalRun` for the whole; a :class:`Reporter` is told as attempts start
-and finish. :mod:`glimmer.local.launch`, :mod:`glimmer.local.attempts`,
-:mod:`glimmer.local.interrupt` and :mod:`glimmer.local.dispatcher` all speak these.
+:mod:`glimmer.local.links` fills, the tests it does not run, N5); :class:`LocalResult` is
+what it keeps per planned test and :class:`LocalRun` for the whole; a :class:`Reporter`
+is told as attempts start and finish, a :class:`CheckpointListener` of each checkpoint
+(H1, N6, :mod:`glimmer.local.checkpoints`). :mod:`glimmer.local.launch`,
+:mod:`glimmer.local.attempts`, :mod:`glimmer.local.interrupt` and
+:mod:`glimmer.local.dispatcher` all speak these.
 """
 
 from __future__ import annotations
