@@ -97,9 +97,9 @@ def run_document(
     }
     skipped_here = [r.state.name for r in results if r.not_run_here]
     if skipped_here:
-        # N5: the tests this run did not execute (Skipped, never a Pass): the run's
-        # phase and exit status judge only what ran here, and it certifies nothing
-        # that a required test of them would have had to pass.
+        # N5: the tests this run did not execute (Skipped, never a Pass): the phase and
+        # exit status judge what ran here; a required one among them, and the run
+        # certifies nothing (I16).
         document["notRunHere"] = skipped_here
     if stopped:
         document["stopped"] = stopped

@@ -147,7 +147,7 @@ def test_N6_the_terminal_shows_each_checkpoint_as_evidence() -> None:
         sim=False, console=Console(file=out, force_terminal=False, width=200), ticking=False
     )
     progress.attempt_started(test="soak", attempt=1, index=0, total=1)
-    local = LocalResult.__new__(LocalResult)
+    local = LocalResult(state=TestResultState(name="soak", kind="custom"), scope="Node", node="n")
     local.checkpoint_metrics = {f"m{i}": str(i) for i in range(8)}
     progress.checkpoint(result=local)
     line = out.getvalue().splitlines()[-1]
