@@ -9,7 +9,11 @@ has started, ``run.json`` is always written, with what did not finish as Error.
 Pair and Group tests run one side per host (N1-N3, :mod:`glimmer.local.links`): a
 Pair server or a Group rank writes its side record and decides nothing, so it exits 2
 ("nothing judged") once the record is written whole and 3 otherwise; the Pair client
-decides and writes ``run.json``; ``glimmer merge`` decides a Group.
+decides and writes ``run.json``; ``glimmer merge`` decides a Group. A profile that mixes
+scopes runs the invocation's scope and reports the rest Skipped, naming the command that
+runs each (N5); a test with ``checkpointIntervalSeconds`` is checkpointed while it runs,
+shown, and with ``--sink-url`` delivered as Checkpoint envelopes (N6,
+:mod:`glimmer.cli.run_checkpoints`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import json
 import shlex
 import sys
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import replace
 from importlib import resources
@@ -30,6 +35,7 @@ from rich.table import Table
 from rich.text import Text
 
 from glimmer.cli._common import BAD_INPUT, OUTPUT_FORMAT, PHASE_COLOURS, fail, no_traceback
+from glimmer.cli.run_checkpoints import CheckpointDelivery
 from glimmer.cli.sinkflags import deliver, sink_flags, sink_options
 from glimmer.local.dispatcher import (
     LocalOptions,
@@ -56,8 +62,10 @@ from glimmer.local.links import (
     SideRecorder,
     UsageError,
     declared_scope_problem,
+    host_plan,
     link_flags,
-    plan_targets,
+    not_run_here,
+    not_run_here_warning,
     scope_problem,
     side_recorder,
 )
@@ -66,7 +74,7 @@ from glimmer.local.planview import host_line, image_line, plan_view
 from glimmer.local.progress import RunProgress
 from glimmer.local.results import exit_status, run_document, write_document
 from glimmer.local.runtimes import AUTO, RUNTIME_CHOICES, RuntimeChoiceError, choose_runtime
-from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
+from glimmer.plan import PinnedPlan, PlanRefusal
 from glimmer.plan import spec as specs
 from glimmer.plan.gates import threshold_from_wire
 from glimmer.plan.units import verdict_units
@@ -170,6 +178,13 @@ def summary(results: list[LocalResult], *, sim: str | None, document: Mapping[st
         )
     elif not document["certifiesSilicon"]:
         line += "  (does not certify silicon)"
+    skipped_here = document.get("notRunHere") or []
+    if skipped_here:
+        # N5: the phase judges only what ran here; say so on the run's own line.
+        line += (
+            f"  NOT A FULL RUN OF THE PROFILE: {len(skipped_here)} test(s) not run on this "
+            "host (Skipped above, each with the command that runs it)"
+        )
     click.echo(line)
 
 
@@ -377,16 +392,18 @@ def run(
     declared = declared_scope_problem(profile_spec, tests, flags=flags)
     if declared is not None:
         fail(f"{source}: refused: {declared}", code=NOT_RUN)
-    targets = plan_targets(node=host, flags=flags)
-    outcome = build_plan(
-        profile=profile_spec, tests=tests, targets=targets, max_concurrent_nodes=len(targets)
-    )
+    outcome = host_plan(profile=profile_spec, tests=tests, node=host, flags=flags)
     if isinstance(outcome, PlanRefusal):
         fail(f"{source}: {outcome.message}", code=NOT_RUN)
-    plan: PinnedPlan = outcome
-    problem = scope_problem(plan, flags=flags)
+    whole: PinnedPlan = outcome
+    problem = scope_problem(whole, flags=flags)
     if problem is not None:
         fail(f"{source}: refused: {problem}", code=NOT_RUN)
+    # N5: a mixed profile runs this invocation's scope; the rest is Skipped, named.
+    skipped = not_run_here(
+        whole, flags=flags, command=_invocation(source, test_files, profile_name)
+    )
+    plan = replace(whole, tests=tuple(t for t in whole.tests if t.name not in skipped))
     try:
         container_runtime = choose_runtime(runtime, sim=bool(sim))
     except RuntimeChoiceError as exc:
@@ -398,6 +415,8 @@ def run(
         image_commands=_parse_image_commands(image_commands),
         report_dir=report_dir,
         runtime=container_runtime,
+        not_run_here=skipped,
+        run_started_at=started,
     )
     problems = preflight(plan, options=options)
     if problems:
@@ -407,7 +426,7 @@ def run(
     for warning in unresolved_env(plan):
         click.echo(f"glimmer: warning: {warning}", err=True)
     if dry_run:
-        show_plan(plan, options=options, flags=flags, output=output)
+        show_plan(plan, options=options, flags=flags, output=output, whole=whole)
         return
     cannot = unlaunchable(plan, options=options)
     if cannot:
@@ -422,16 +441,19 @@ def run(
         )
     _prepare_report_dir(report_dir)
     _announce_session(flags)
+    if skipped:
+        click.echo(f"glimmer: warning: {not_run_here_warning(whole, skipped=skipped)}", err=True)
     recorder: SideRecorder | None = None
     if isinstance(flags, GroupFlags) or (isinstance(flags, PairFlags) and flags.role == "server"):
         recorder = side_recorder(
             flags=flags,
-            plan=plan,
+            plan=whole,
             node=host,
             profile=profile_doc.name,
             sim=sim,
             retry_on_error_limit=retry_on_error,
             results_dir=report_dir,
+            skipped=skipped,
         )
         options = replace(options, link=recorder)
     elif isinstance(flags, PairFlags):
@@ -446,12 +468,20 @@ def run(
         )
     progress = RunProgress(sim=bool(sim), side=recorder is not None, err=as_json)
     if recorder is not None:
-        _run_side(plan, options=options, recorder=recorder, progress=progress)
+        _run_side(whole, options=options, recorder=recorder, progress=progress)
+    # One UID for the run: its Checkpoint envelopes and its verdict's (N2, N6).
+    run_uid = str(uuid.uuid4())
+    checkpoints = CheckpointDelivery(
+        progress=progress, sinks=sinks, uid=run_uid, node=host, profile=profile_doc.name,
+        sim=sim, started_at=started, baseline=plan.baseline,
+    )  # fmt: skip
+    options = replace(options, checkpoints=checkpoints)
     with signals_interrupt():
         try:
-            local_run = run_plan(plan, options=options, reporter=progress)
+            local_run = run_plan(whole, options=options, reporter=progress)
         finally:
             progress.close()
+            checkpoints.close()
         with deferred():  # run.json is written whole even if a signal arrives now
             document = run_document(
                 local_run.results,
@@ -471,7 +501,8 @@ def run(
             results_dir=report_dir,
             flags=sinks,
             baseline=plan.baseline,
-            planned=verdict_units(plan),
+            planned=verdict_units(whole),
+            uid=run_uid,
         )
     if as_json:
         click.echo(json.dumps(document, indent=2))
@@ -492,13 +523,27 @@ def show_plan(
     options: LocalOptions,
     flags: PairFlags | GroupFlags | None,
     output: str,
+    whole: PinnedPlan | None = None,
 ) -> None:
-    """``glimmer plan``: each execution's image (or UNRESOLVED), command, gates, axes, env."""
+    """``glimmer plan``: each execution's image (or UNRESOLVED), command, gates, axes, env;
+    then the tests of ``whole`` (the profile's plan) not run here, with why (N5)."""
     view = plan_view(plan, options=options, flags=flags)
     host = this_host(options.sim)
+    elsewhere = [
+        {"name": t.name, "kind": t.kind, "scope": t.scope, "reason": options.not_run_here[t.name]}
+        for t in (whole or plan).tests
+        if t.name in options.not_run_here
+    ]
     if output == "json":
-        document = {"node": options.node, "sim": options.sim, "host": host.to_json(), "tests": view}
-        click.echo(json.dumps(document, indent=2))
+        shown: dict[str, Any] = {
+            "node": options.node,
+            "sim": options.sim,
+            "host": host.to_json(),
+            "tests": view,
+        }
+        if elsewhere:
+            shown["notRunHere"] = elsewhere
+        click.echo(json.dumps(shown, indent=2))
         return
     click.echo(host_line(host))
     for index, entry in enumerate(view):
@@ -522,6 +567,10 @@ def show_plan(
         for item in entry["env"]:
             value = "(unset on this host)" if item["value"] is None else item["value"]
             click.echo(f"   env: {item['name']}={value}")
+    for item in elsewhere:
+        click.echo(
+            f"not run here: {item['name']} ({item['kind']}, {item['scope']}): {item['reason']}"
+        )
 
 
 def _lint(plan: PinnedPlan, *, source: Path) -> None:
@@ -581,6 +630,16 @@ def _run_side(
         click.echo(f"glimmer: {local_run.stopped}; the record says so ({path})", err=True)
         raise SystemExit(NOT_RUN)
     raise SystemExit(NOTHING_JUDGED)
+
+
+def _invocation(source: Path, test_files: tuple[Path, ...], profile_name: str | None) -> str:
+    """How this profile is run, for the command a test not run here names (N5)."""
+    words = ["glimmer", "run", str(source)]
+    for path in test_files:
+        words += ["--tests", str(path)]
+    if profile_name:
+        words += ["--profile", profile_name]
+    return shlex.join(words)
 
 
 def _announce_session(flags: PairFlags | GroupFlags | None) -> None:

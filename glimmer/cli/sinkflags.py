@@ -116,9 +116,11 @@ def deliver(
     flags: SinkFlags,
     baseline: bool,
     planned: Sequence[PlannedUnit] | None = None,
+    uid: str | None = None,
 ) -> None:
     """Write the envelope, send it when asked, and say what happened on stderr.
-    ``planned`` (the plan's units) gives the envelope its node verdicts."""
+    ``planned`` (the plan's units) gives the envelope its node verdicts; ``uid`` is
+    the run's, shared with its Checkpoint envelopes (None: a random one)."""
     from glimmer.sinks import deliver_run_document
 
     outcome = deliver_run_document(
@@ -132,6 +134,7 @@ def deliver(
         sink_signing_key_file=flags.signing_key_file,
         baseline=baseline,
         planned=planned,
+        uid=uid,
     )
     if outcome.delivered is True:
         click.echo(f"glimmer: verdict delivered to {flags.url}", err=True)

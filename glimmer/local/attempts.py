@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from glimmer.contract import Artifact, RunnerReport
+from glimmer.local.checkpoints import CheckpointWatch, RunCheckpoints
 from glimmer.local.filenames import artifact_folder, raw_log_path
 from glimmer.local.interrupt import why_stopped
 from glimmer.local.launch import launch
@@ -98,8 +99,10 @@ def run_test(
     total: int,
     options: LocalOptions,
     reporter: Reporter,
+    checkpoints: RunCheckpoints | None = None,
 ) -> None:
-    """Attempts until the result settles (repeats, Error retries)."""
+    """Attempts until the result settles (repeats, Error retries); ``checkpoints`` is
+    the run's checkpointing (None: this side takes none)."""
     provenance = Provenance.SIM if options.sim else None
     while local.state.open:
         attempt = len(local.state.attempts) + 1
@@ -118,6 +121,7 @@ def run_test(
                 options=options,
                 provenance=provenance,
                 local=local,
+                checkpoints=checkpoints,
             )
         except (KeyboardInterrupt, Exception) as exc:
             _record_stopped_attempt(local, why=why_stopped(exc), options=options)
@@ -128,6 +132,9 @@ def run_test(
             retry_on_error_limit=options.retry_on_error_limit,
             record=record,
         )
+        # The recorded attempt now says what the result's metrics are, as the status's
+        # attempt write replaces a checkpoint's (H1); lastCheckpointAt stays.
+        local.checkpoint_metrics, local.flight_metrics = {}, {}
         reporter.attempt_finished(test=test.name, verdict=verdict, seconds=seconds)
 
 
@@ -139,6 +146,8 @@ def _record_stopped_attempt(local: LocalResult, *, why: str, options: LocalOptio
         f"{why}: the attempt was stopped before it finished; no verdict",
         exit_code=-1,
         options=options,
+        # I23: what a checkpoint already read stays on the Error, as evidence.
+        metrics=local.flight_metrics,
     )
     record = attempt_record(
         verdict,
@@ -162,6 +171,7 @@ def _one_attempt(
     options: LocalOptions,
     provenance: Provenance | None,
     local: LocalResult,
+    checkpoints: RunCheckpoints | None = None,
 ) -> tuple[AttemptVerdict, AttemptRecord, float]:
     how = launch(test, attempt=attempt, options=options)
     thresholds = [threshold_from_wire(t) for t in specs.thresholds(test.spec)]
@@ -177,14 +187,17 @@ def _one_attempt(
             raw = options.report_dir / relative
             raw.parent.mkdir(parents=True, exist_ok=True)
             local.raw_logs.append(str(relative))
-        outcome: ProcessResult = run_runner(
-            command=how.command,
-            env=how.env,
-            kind=test.kind,
-            deadline_seconds=_deadline(test),
-            raw_log=raw,
-            stopper=how.stopper,
-        )
+        local.flight_metrics = {}
+        with CheckpointWatch(test, local=local, run=checkpoints) as watch:
+            outcome: ProcessResult = run_runner(
+                command=how.command,
+                env=how.env,
+                kind=test.kind,
+                deadline_seconds=_deadline(test),
+                raw_log=raw,
+                stopper=how.stopper,
+                on_output=watch.feed if watch.active else None,
+            )
         report = outcome.report
         started, finished = outcome.started_at, outcome.finished_at
         kept = _keep_artifacts(
@@ -310,15 +323,22 @@ def judge_soak(
     )  # fmt: skip
 
 
-def _unjudged(message: str, *, exit_code: int, options: LocalOptions) -> AttemptVerdict:
+def _unjudged(
+    message: str,
+    *,
+    exit_code: int,
+    options: LocalOptions,
+    metrics: dict[str, str] | None = None,
+) -> AttemptVerdict:
     """An attempt this dispatcher settles as Error without reading a runner (no
     command, or stopped mid-attempt). Nobody declared the hardware, so it is never
-    silicon (I14): ``sim`` under ``--sim``, else ``unknown``, as the operator's."""
+    silicon (I14): ``sim`` under ``--sim``, else ``unknown``, as the operator's.
+    ``metrics`` is what a checkpoint already read (I23): evidence, never judged."""
     return AttemptVerdict(
         phase=Phase.ERROR,
         message=message,
         exit_code=exit_code,
-        metrics={},
+        metrics=dict(metrics or {}),
         unmeasurable=(),
         provenance=Provenance.SIM if options.sim else Provenance.UNKNOWN,
     )

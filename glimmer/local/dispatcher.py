@@ -36,6 +36,7 @@ from glimmer.local.attempts import (
     rfc3339,
     run_test,
 )
+from glimmer.local.checkpoints import run_checkpoints
 from glimmer.local.interrupt import not_started, settle_interrupted, why_stopped
 from glimmer.local.launch import (
     Launch,
@@ -49,6 +50,7 @@ from glimmer.local.launch import (
     unresolved_env,
 )
 from glimmer.local.model import (
+    CheckpointListener,
     LinkError,
     LinkSide,
     LocalOptions,
@@ -60,9 +62,11 @@ from glimmer.local.model import (
 from glimmer.plan import PinnedPlan, PlannedTest
 from glimmer.plan import spec as specs
 from glimmer.verdict import TestResultState, fail_fast_stops
+from glimmer.verdict.not_run_here import not_run_here
 
 __all__ = [
     "LONG_KINDS",
+    "CheckpointListener",
     "Launch",
     "LinkError",
     "LinkSide",
@@ -92,12 +96,21 @@ def run_plan(plan: PinnedPlan, *, options: LocalOptions, reporter: Reporter) -> 
     """Run every test of the plan on this host, in order, one at a time.
 
     An interrupt or an unexpected error stops the run; it never escapes from here, so
-    the caller can always write ``run.json`` (see the module docstring).
+    the caller can always write ``run.json`` (see the module docstring). A test in
+    ``options.not_run_here`` (a mixed profile's test of another scope, N5) is not run:
+    its result is Skipped, saying why, in its place in plan order; the progress counts
+    only the tests that run here.
     """
     run = LocalRun(results=[])
-    index = 0
+    checkpoints = run_checkpoints(plan, options=options, results=run.results)
+    total = sum(1 for t in plan.tests if t.name not in options.not_run_here)
+    ran = 0
     try:
-        for index, test in enumerate(plan.tests):
+        for test in plan.tests:
+            reason = options.not_run_here.get(test.name)
+            if reason is not None:
+                run.results.append(_not_run_here(test, options=options, reason=reason))
+                continue
             if plan.fail_fast and fail_fast_stops(r.state for r in run.results):
                 return run
             local = _new_result(test, options=options)
@@ -105,22 +118,38 @@ def run_plan(plan: PinnedPlan, *, options: LocalOptions, reporter: Reporter) -> 
             run_test(
                 test,
                 local=local,
-                index=index,
-                total=len(plan.tests),
+                index=ran,
+                total=total,
                 options=options,
                 reporter=reporter,
+                checkpoints=checkpoints,
             )
             reporter.test_finished(result=local)
+            ran += 1
     except (KeyboardInterrupt, Exception) as exc:
         run.stopped = why_stopped(exc)
         run.results[:] = settle_interrupted(run.results, why=run.stopped)
         started = {r.state.name for r in run.results}
-        run.results += [
-            not_started(test, options=options, why=run.stopped)
-            for test in plan.tests[index:]
-            if test.name not in started
-        ]
+        for test in plan.tests:
+            if test.name in started:
+                continue
+            reason = options.not_run_here.get(test.name)
+            run.results.append(
+                not_started(test, options=options, why=run.stopped)
+                if reason is None
+                else _not_run_here(test, options=options, reason=reason)
+            )
     return run
+
+
+def _not_run_here(test: PlannedTest, *, options: LocalOptions, reason: str) -> LocalResult:
+    """N5: a test this run does not execute, settled Skipped with ``reason``, on this
+    host's node only (it names no peer it never met)."""
+    local = _new_result(test, options=options)
+    local.nodes = (options.node,)
+    local.state = not_run_here(local.state, reason=reason)
+    local.not_run_here = reason
+    return local
 
 
 def _new_result(test: PlannedTest, *, options: LocalOptions) -> LocalResult:

@@ -27,6 +27,13 @@ the Pair server and Group rank 0 create one when given none and print it; the cl
 another session, or whose attempt did not run beside this one's (windows that do not
 overlap), is never folded in: it is refused naming the file.
 
+One invocation runs one scope: without side flags the Node tests, with ``--role`` the
+Pair tests, with ``--rank`` the Group tests. A profile that mixes scopes is validated
+whole (:func:`host_plan`) and its tests of another scope are *not run here* (N5,
+:func:`not_run_here`): each is reported Skipped with the command that runs it, marked
+so in a side's record, and never certifies; a profile with nothing of the invocation's
+scope is refused (:func:`scope_problem`).
+
 A side that decides nothing has no verdict to give, so its exit status never claims
 one: 2 ("nothing judged", N4) when its record was written whole, 3 when it was not.
 Pair and Group use host networking on a bare host (N2): the peer and root addresses
@@ -37,7 +44,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -61,7 +68,14 @@ from glimmer.local.records import (
     windows_overlap,
     write_record,
 )
-from glimmer.plan import GroupRendezvous, PairRendezvous, PinnedPlan, PlannedTest
+from glimmer.plan import (
+    GroupRendezvous,
+    PairRendezvous,
+    PinnedPlan,
+    PlannedTest,
+    PlanRefusal,
+    build_plan,
+)
 from glimmer.plan import spec as specs
 from glimmer.plan.units import CLIENT
 from glimmer.plan.variants import inline_name
@@ -241,9 +255,95 @@ def plan_targets(*, node: str, flags: PairFlags | GroupFlags | None) -> list[str
     return targets
 
 
+def run_scope(flags: PairFlags | GroupFlags | None) -> str:
+    """The one scope this invocation runs: Node without side flags, Pair with
+    ``--role``, Group with ``--rank``."""
+    return "Node" if flags is None else "Pair" if isinstance(flags, PairFlags) else "Group"
+
+
+#: How each scope is run on bare hosts, after ``glimmer run PROFILE``.
+_HOW_TO_RUN: Final = {
+    "Node": "run `{command}` (no --role or --rank) on each host",
+    "Pair": (
+        "run `{command} --role server --peer-node NODE` on one end and "
+        "`{command} --role client --peer HOST --peer-node NODE` on the other"
+    ),
+    "Group": (
+        "run `{command} --rank R --nranks N --root HOST` on every rank, then "
+        "`glimmer merge --results-dir DIR --nranks N`"
+    ),
+}
+_FLAG_TEXT: Final = {
+    "Node": "without --role or --rank (Node scope)",
+    "Pair": "with --role (Pair scope)",
+    "Group": "with --rank (Group scope)",
+}
+
+
+def not_run_here(
+    plan: PinnedPlan, *, flags: PairFlags | GroupFlags | None, command: str
+) -> dict[str, str]:
+    """N5: every planned test of another scope than this run's, with the reason its
+    Skipped result gives: why it is not run here and the command that runs it
+    (``command`` is how this run was invoked, e.g. ``glimmer run suite.yaml``)."""
+    want = run_scope(flags)
+    reasons: dict[str, str] = {}
+    for test in plan.tests:
+        if test.scope == want:
+            continue
+        how = _HOW_TO_RUN.get(test.scope, "it cannot run on a bare host").format(command=command)
+        reasons[test.name] = (
+            f"not run on this host: a {test.scope} test, and this run is {_FLAG_TEXT[want]}; "
+            f"{how}. Skipped: not a Pass, it certifies nothing"
+        )
+    return reasons
+
+
+def not_run_here_warning(plan: PinnedPlan, *, skipped: Mapping[str, str]) -> str:
+    """The one terminal warning for a mixed profile's tests this run does not execute."""
+    listed = [f"{t.name} ({t.scope})" for t in plan.tests if t.name in skipped]
+    shown = ", ".join(listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5 else "")
+    return (
+        f"{len(listed)} of the profile's {len(plan.tests)} tests are not run on this host "
+        f"and are reported Skipped: {shown}. Each result names the command that runs it. "
+        "Skipped is not a Pass: while a required test is not run here, this run certifies "
+        "nothing"
+    )
+
+
+def host_plan(
+    *,
+    profile: Mapping[str, Any],
+    tests: Mapping[str, Mapping[str, Any]],
+    node: str,
+    flags: PairFlags | GroupFlags | None,
+) -> PinnedPlan | PlanRefusal:
+    """The plan this invocation runs, over :func:`plan_targets`.
+
+    A profile of this run's scope only is planned over those targets, as the operator
+    plans it. A mixed profile (N5) is validated as a whole, so that a test not run here
+    is still refused when it could not run anywhere: against two distinct targets,
+    which every scope accepts (a Pair needs exactly two, a Group at least two), then
+    pinned to this run's targets. Its tests of another scope are the ones
+    :func:`not_run_here` names."""
+    targets = plan_targets(node=node, flags=flags)
+    want = run_scope(flags)
+    scopes = {scope for _, scope in _declared_tests(profile, tests)}
+    if scopes <= {want}:
+        return build_plan(
+            profile=profile, tests=tests, targets=targets, max_concurrent_nodes=len(targets)
+        )
+    check = targets[:2] if len(targets) >= 2 else [targets[0], f"(the peer of {targets[0]})"]
+    outcome = build_plan(profile=profile, tests=tests, targets=check, max_concurrent_nodes=2)
+    if isinstance(outcome, PlanRefusal):
+        return outcome
+    return replace(outcome, targets=tuple(targets))
+
+
 def scope_problem(plan: PinnedPlan, *, flags: PairFlags | GroupFlags | None) -> str | None:
-    """Every planned test must be of the scope the flags run; anything else is refused
-    with the flags that would run it (a side must never skip a test silently)."""
+    """Refused when no planned test is of the scope the flags run (nothing would run
+    here), naming the flags that run them; a mixed profile runs this scope's tests and
+    reports the others Skipped (N5, :func:`not_run_here`)."""
     return _scope_problem([(t.name, t.scope) for t in plan.tests], flags=flags)
 
 
@@ -257,6 +357,13 @@ def declared_scope_problem(
     profile run without ``--role`` hears about ``--role``, not about target counts the
     plan would measure against the wrong flags. What cannot be read here is left to
     the plan, which words its own refusal."""
+    return _scope_problem(_declared_tests(profile, tests), flags=flags)
+
+
+def _declared_tests(
+    profile: Mapping[str, Any], tests: Mapping[str, Mapping[str, Any]]
+) -> list[tuple[str, str]]:
+    """(name, scope) of every profile entry whose spec can be read, before planning."""
     entries = profile.get("tests")
     found: list[tuple[str, str]] = []
     for index, entry in enumerate(entries if isinstance(entries, list) else []):
@@ -282,15 +389,16 @@ def declared_scope_problem(
         except specs.SpecError:
             continue
         found.append((name, scope))
-    return _scope_problem(found, flags=flags)
+    return found
 
 
 def _scope_problem(
     tests: Sequence[tuple[str, str]], *, flags: PairFlags | GroupFlags | None
 ) -> str | None:
-    want = "Node" if flags is None else "Pair" if isinstance(flags, PairFlags) else "Group"
+    """Only when nothing of this run's scope is planned: a mixed profile runs (N5)."""
+    want = run_scope(flags)
     wrong = [(name, scope) for name, scope in tests if scope != want]
-    if not wrong:
+    if not wrong or len(wrong) < len(tests):
         return None
     listed = ", ".join(f"{name} ({scope})" for name, scope in wrong[:5])
     more = f" and {len(wrong) - 5} more" if len(wrong) > 5 else ""
@@ -301,14 +409,9 @@ def _scope_problem(
     }
     scopes = sorted({scope for _, scope in wrong})
     advice = "; ".join(f"a {s} test: {how.get(s, 'not runnable here')}" for s in scopes)
-    flag_text = {
-        "Node": "without --role or --rank (Node scope)",
-        "Pair": "with --role (Pair scope)",
-        "Group": "with --rank (Group scope)",
-    }[want]
     return (
-        f"{listed}{more}: this run is {flag_text} and runs only {want} tests; {advice}. "
-        "Put each scope in its own profile and choose it with --profile"
+        f"{listed}{more}: this run is {_FLAG_TEXT[want]} and runs only {want} tests, and the "
+        f"profile has none; {advice}"
     )
 
 
@@ -363,9 +466,14 @@ def side_recorder(
     sim: str | None,
     retry_on_error_limit: int,
     results_dir: Path,
+    skipped: Mapping[str, str] | None = None,
 ) -> SideRecorder:
     """The recorder for a Pair server or a Group rank; its record is written at once
-    (empty), so a stale record from an earlier run can never be read as this one's."""
+    (empty), so a stale record from an earlier run can never be read as this one's.
+    ``skipped`` (:func:`not_run_here`) marks the tests the side does not run (N5), so
+    that whoever decides reports them Skipped, never as a side that did not report."""
+    not_run = skipped or {}
+    planned = [SideTest(test=t, not_run_here=not_run.get(t.name, "")) for t in plan.tests]
     if isinstance(flags, PairFlags):
         if flags.session is None:  # link_flags gives every server one
             raise UsageError("a Pair server needs a session")
@@ -377,7 +485,7 @@ def side_recorder(
             profile=profile,
             sim=sim,
             retry_on_error_limit=retry_on_error_limit,
-            tests=[SideTest(test=t) for t in plan.tests],
+            tests=list(planned),
             session=flags.session,
         )
         path = results_dir / SERVER_RECORD_PATH
@@ -395,7 +503,7 @@ def side_recorder(
             profile=profile,
             sim=sim,
             retry_on_error_limit=retry_on_error_limit,
-            tests=[SideTest(test=t) for t in plan.tests],
+            tests=list(planned),
             session=flags.session,
             rank=flags.rank,
             nranks=flags.nranks,

@@ -2,16 +2,19 @@
 
 :class:`LocalOptions` is what ``glimmer run`` gives one run (the node, ``--sim``, the
 container runtime, the Pair/Group side through the :class:`LinkSide` seam that
-:mod:`glimmer.local.links` fills); :class:`LocalResult` is what it keeps per planned
-test and :class:`LocalRun` for the whole; a :class:`Reporter` is told as attempts start
-and finish. :mod:`glimmer.local.launch`, :mod:`glimmer.local.attempts`,
-:mod:`glimmer.local.interrupt` and :mod:`glimmer.local.dispatcher` all speak these.
+:mod:`glimmer.local.links` fills, the tests it does not run, N5); :class:`LocalResult` is
+what it keeps per planned test and :class:`LocalRun` for the whole; a :class:`Reporter`
+is told as attempts start and finish, a :class:`CheckpointListener` of each checkpoint
+(H1, N6, :mod:`glimmer.local.checkpoints`). :mod:`glimmer.local.launch`,
+:mod:`glimmer.local.attempts`, :mod:`glimmer.local.interrupt` and
+:mod:`glimmer.local.dispatcher` all speak these.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -98,6 +101,26 @@ class LinkError(Exception):
     """The other side's evidence for an attempt cannot be read; the attempt is Error."""
 
 
+class CheckpointListener(Protocol):
+    """Told of each checkpoint a deciding side takes (H1, N6), from the thread that
+    follows the runner's output: the CLI shows it and, with a sink, delivers the
+    ``Checkpoint`` envelope. It must return promptly and never raise.
+
+    ``result`` is the open result just checkpointed (its ``checkpoint_metrics`` and
+    ``last_checkpoint_at`` set), ``results`` every result of the run so far (the
+    envelope carries them all), ``envelope_sequence`` the H2 sequence when an envelope
+    is owed for it (None: the plan has no interval, or this sequence was delivered).
+    """
+
+    def checkpoint(
+        self,
+        *,
+        result: LocalResult,
+        results: Sequence[LocalResult],
+        envelope_sequence: int | None,
+    ) -> None: ...
+
+
 @dataclass
 class LocalResult:
     """A settled test result plus what only the bare host records."""
@@ -116,6 +139,18 @@ class LocalResult:
     variant_axes: Mapping[str, str] = field(default_factory=dict)
     #: When the attempt now in flight began (for the record of an interrupted one).
     attempt_started_at: float | None = None
+    #: N5: why this run does not execute the test ("" when it does): its result is
+    #: Skipped with this message and no attempt.
+    not_run_here: str = ""
+    #: H1: when the last checkpoint kept something (on ``LocalOptions.clock``).
+    last_checkpoint_at: float | None = None
+    #: H1: when the result's first attempt started, on the checkpoint clock.
+    checkpoint_origin: float | None = None
+    #: What the last checkpoint showed as the result's metrics (G6 for a soak).
+    checkpoint_metrics: dict[str, str] = field(default_factory=dict)
+    #: The in-flight attempt's checkpointed metrics: kept on it as evidence if it is
+    #: stopped before it finishes (I23), never judged.
+    flight_metrics: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -141,6 +176,16 @@ class LocalOptions:
     runtime: ContainerRuntime | None = None
     #: Part of every container's name, so this run can stop its own containers.
     run_id: str = field(default_factory=lambda: secrets.token_hex(4))
+    #: N5: the planned tests this run does not execute (a mixed profile's tests of
+    #: another scope), each with the reason its Skipped result gives.
+    not_run_here: Mapping[str, str] = field(default_factory=dict)
+    #: Told of every checkpoint (H1, N6); None: checkpoints are still taken and kept
+    #: on the result, nobody is told.
+    checkpoints: CheckpointListener | None = None
+    #: The run's start (H2's sequence counts from it); None: when ``run_plan`` starts.
+    run_started_at: float | None = None
+    #: The checkpoint clock (seconds since the epoch): cadence, stamps and sequences.
+    clock: Callable[[], float] = time.time
 
     @property
     def nodes(self) -> tuple[str, ...]:

@@ -9,6 +9,10 @@ decides, honouring ``NO_COLOR`` and ``TERM=dumb``).
 
 The bar measures the clock, never the runner: it says how much of the window has
 passed, not that anything was measured, and it is gone before the verdict's line.
+
+A test with ``checkpointIntervalSeconds`` shows each checkpoint as it is taken (H1,
+:mod:`glimmer.local.checkpoints`): one line with the metrics read so far, printed above
+the bar on a terminal, marked as evidence: a checkpoint never judges.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ PHASE_STYLES: Final[dict[Phase, str]] = {
     Phase.CANCELLED: "yellow",
 }
 _TICK_SECONDS: Final = 0.25
+#: How many metrics a checkpoint line names before it says how many more there are.
+CHECKPOINT_METRICS_SHOWN: Final = 6
 
 
 def clock_text(seconds: float) -> str:
@@ -47,6 +53,14 @@ def clock_text(seconds: float) -> str:
     if minutes:
         return f"{minutes}m{secs:02d}s"
     return f"{secs}s"
+
+
+def checkpoint_text(metrics: dict[str, str]) -> str:
+    """``bw=12 gpuTempC=71 (+3 more)``: the first names in order, then how many more."""
+    names = sorted(metrics)
+    shown = " ".join(f"{name}={metrics[name]}" for name in names[:CHECKPOINT_METRICS_SHOWN])
+    more = len(names) - CHECKPOINT_METRICS_SHOWN
+    return f"{shown} (+{more} more)" if more > 0 else shown
 
 
 class TimeLeftColumn(ProgressColumn):
@@ -191,6 +205,19 @@ class RunProgress:
 
     def test_finished(self, *, result: LocalResult) -> None:
         return None
+
+    def checkpoint(self, *, result: LocalResult) -> None:
+        """One line for a checkpoint just taken (called from the thread that follows
+        the runner's output): the metrics so far, never a phase."""
+        shown = checkpoint_text(result.checkpoint_metrics)
+        text = f"{self._label}: checkpoint: {shown} (evidence, not a verdict){self._sim}"
+        with self._lock:
+            if self._bar is not None:
+                self._bar.console.print(text, soft_wrap=True, highlight=False, markup=False)
+                return
+            if self.live:
+                self.console.file.write("\r\033[K")  # the ticker's line; it redraws
+            self._line(text)
 
     def close(self) -> None:
         """Take down the bar or ticker of an attempt that never finished (interrupted)."""

@@ -145,10 +145,14 @@ class SideAttempt:
 
 @dataclass
 class SideTest:
-    """One planned test as the side ran it."""
+    """One planned test as the side ran it, or, with ``not_run_here``, one of a mixed
+    profile's tests of another scope that the side did not run (N5): it has no attempt,
+    and whoever decides reports it Skipped with that reason, never as a rank or a
+    server that did not report."""
 
     test: PlannedTest
     attempts: list[SideAttempt] = field(default_factory=list)
+    not_run_here: str = ""
 
     @property
     def digest(self) -> str:
@@ -243,30 +247,35 @@ def record_to_json(record: SideRecord) -> dict[str, Any]:
         "retryOnErrorLimit": record.retry_on_error_limit,
         "complete": record.complete,
         "stopped": record.stopped,
-        "tests": [
+        "tests": [_test_json(t) for t in record.tests],
+    }
+
+
+def _test_json(t: SideTest) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": t.test.name,
+        "required": t.test.required,
+        "spec": t.test.spec,
+        "axes": dict(t.test.axes),
+        "parent": t.test.parent,
+        "digest": t.digest,
+        "attempts": [
             {
-                "name": t.test.name,
-                "required": t.test.required,
-                "spec": t.test.spec,
-                "axes": dict(t.test.axes),
-                "parent": t.test.parent,
-                "digest": t.digest,
-                "attempts": [
-                    {
-                        "attempt": a.attempt,
-                        "startedAt": a.started_at,
-                        "finishedAt": a.finished_at,
-                        "rawLog": a.raw_log,
-                        "artifacts": [dict(x) for x in a.artifacts],
-                        "termination": _termination_json(a.termination),
-                        "report": report_to_json(a.report),
-                    }
-                    for a in t.attempts
-                ],
+                "attempt": a.attempt,
+                "startedAt": a.started_at,
+                "finishedAt": a.finished_at,
+                "rawLog": a.raw_log,
+                "artifacts": [dict(x) for x in a.artifacts],
+                "termination": _termination_json(a.termination),
+                "report": report_to_json(a.report),
             }
-            for t in record.tests
+            for a in t.attempts
         ],
     }
+    if t.not_run_here:
+        # Only when set: a record of a profile of one scope reads as before.
+        body[_NOT_RUN_HERE] = t.not_run_here
+    return body
 
 
 def write_record(record: SideRecord, path: Path) -> Path:
@@ -438,6 +447,8 @@ _RECORD_KEYS: Final = (
     "tests",
 )
 _TEST_KEYS: Final = ("name", "required", "spec", "axes", "parent", "digest", "attempts")
+#: N5: a test the side did not run (a mixed profile's test of another scope).
+_NOT_RUN_HERE: Final = "notRunHere"
 _ATTEMPT_KEYS: Final = (
     "attempt",
     "startedAt",
@@ -516,7 +527,17 @@ def record_from_json(value: Any, *, where: str) -> SideRecord:
 
 
 def _test_from_json(value: Any, *, r: _Reader, path: str) -> SideTest:
-    body = r.obj(value, path, _TEST_KEYS)
+    keys = (
+        (*_TEST_KEYS, _NOT_RUN_HERE)
+        if isinstance(value, dict) and _NOT_RUN_HERE in value
+        else _TEST_KEYS
+    )
+    body = r.obj(value, path, keys)
+    not_run = (
+        r.str_(body[_NOT_RUN_HERE], f"{path}.{_NOT_RUN_HERE}", empty=False)
+        if _NOT_RUN_HERE in body
+        else ""
+    )
     spec = body["spec"]
     axes = body["axes"]
     if not isinstance(spec, dict):
@@ -538,6 +559,9 @@ def _test_from_json(value: Any, *, r: _Reader, path: str) -> SideTest:
     attempts_raw = body["attempts"]
     if not isinstance(attempts_raw, list):
         raise r.fail(f"{path}.attempts", "must be a list")
+    if not_run and attempts_raw:
+        # A test the side says it did not run cannot carry attempts to fold in.
+        raise r.fail(f"{path}.{_NOT_RUN_HERE}", "set on a test that has attempts")
     attempts: list[SideAttempt] = []
     for index, item in enumerate(attempts_raw):
         at = f"{path}.attempts[{index}]"
@@ -566,7 +590,7 @@ def _test_from_json(value: Any, *, r: _Reader, path: str) -> SideTest:
                 f"not a window of {STAMP_FORMAT} times",
             )
         attempts.append(attempt)
-    return SideTest(test=test, attempts=attempts)
+    return SideTest(test=test, attempts=attempts, not_run_here=not_run)
 
 
 def read_record(path: Path) -> SideRecord:

@@ -35,15 +35,28 @@ def result_json(result: LocalResult) -> dict[str, Any]:
         "required": state.required,
         "rawLogs": list(result.raw_logs),
     }
+    started = result.started_at
+    if started is None and state.open:
+        started = result.attempt_started_at  # a checkpoint of the first attempt
     optional: dict[str, Any] = {
-        "startedAt": rfc3339(result.started_at),
+        "startedAt": rfc3339(started),
         "finishedAt": rfc3339(result.finished_at),
         "artifacts": list(result.artifacts),
         "variantAxes": dict(result.variant_axes),
         "lastRetryTrigger": clamp_text(state.retry_trigger, MAX_MESSAGE_BYTES),
+        # H1: as in the status, it stays once the result settles.
+        "lastCheckpointAt": rfc3339(result.last_checkpoint_at),
     }
     base.update({key: value for key, value in optional.items() if value})
-    return result_to_json(state, base=base)
+    out = result_to_json(state, base=base)
+    if state.open:
+        # H1: an open result shows what its last checkpoint read, until an attempt is
+        # recorded; and it has no provenance until one is (the weakest of none).
+        if result.checkpoint_metrics:
+            out["metrics"] = dict(result.checkpoint_metrics)
+        if not state.attempts:
+            out.pop("provenance", None)
+    return out
 
 
 def run_document(
@@ -82,8 +95,42 @@ def run_document(
         },
         "results": [result_json(r) for r in results],
     }
+    skipped_here = [r.state.name for r in results if r.not_run_here]
+    if skipped_here:
+        # N5: the tests this run did not execute (Skipped, never a Pass): the phase and
+        # exit status judge what ran here; a required one among them, and the run
+        # certifies nothing (I16).
+        document["notRunHere"] = skipped_here
     if stopped:
         document["stopped"] = stopped
+    return document
+
+
+def checkpoint_document(
+    results: Sequence[LocalResult],
+    *,
+    node: str,
+    profile: str,
+    sim: str | None,
+    started_at: float,
+    baseline: bool = False,
+) -> dict[str, Any]:
+    """The run as a ``Checkpoint`` envelope carries it (H2): Running, every result so
+    far (the open one with its checkpointed metrics), no run provenance and nothing
+    certified yet, as a BurnInRun's status reads while it runs."""
+    document = run_document(
+        results,
+        node=node,
+        profile=profile,
+        sim=sim,
+        started_at=started_at,
+        finished_at=started_at,
+        baseline=baseline,
+    )
+    document["phase"] = str(Phase.RUNNING)
+    document["provenance"] = ""
+    document["certifiesSilicon"] = False
+    document.pop("finishedAt", None)
     return document
 
 

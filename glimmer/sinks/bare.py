@@ -17,6 +17,7 @@ setup. The answer's body is still never quoted.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from glimmer.contract.envelope import Envelope, encode, validate
+from glimmer.contract.envelope import (
+    REASON_CHECKPOINT,
+    Envelope,
+    delivery_id,
+    encode,
+    validate,
+)
 from glimmer.sinks.build import envelope_from_run_document
 from glimmer.sinks.destinations import UNGUARDED
 from glimmer.sinks.errors import DeliveryError, permanent
@@ -127,14 +134,16 @@ def deliver_run_document(
     baseline: bool = False,
     now: datetime | None = None,
     planned: Sequence[PlannedUnit] | None = None,
+    uid: str | None = None,
 ) -> BareDelivery:
     """What ``glimmer run`` calls once ``run.json`` is written (deciding side only).
 
     Writes ``envelopes/001-RunPhaseChanged.json`` and, with ``sink_url``, sends it.
     Never raises for a delivery failure: the verdict and exit code stand, and the
-    returned error is for the operator to print (N4 exit codes judge hardware)."""
+    returned error is for the operator to print (N4 exit codes judge hardware).
+    ``uid`` is the run's (the one its Checkpoint envelopes carry); None: a random one."""
     envelope = envelope_from_run_document(
-        document, sent_at=now or datetime.now(UTC), baseline=baseline, planned=planned
+        document, sent_at=now or datetime.now(UTC), baseline=baseline, planned=planned, uid=uid
     )
     path = write_envelope(results_dir, envelope)
     if not sink_url:
@@ -154,3 +163,55 @@ def deliver_run_document(
     except (DeliveryError, ValueError) as err:
         return BareDelivery(path=path, delivered=False, error=str(err))
     return BareDelivery(path=path, delivered=True)
+
+
+def checkpoint_envelope(
+    document: Mapping[str, Any], *, uid: str, sequence: int, sent_at: datetime
+) -> Envelope:
+    """H2, N6: the ``Checkpoint`` envelope of a bare host's run while it runs
+    (``document`` as ``glimmer.local.results.checkpoint_document`` builds it): the run
+    document's envelope with the Checkpoint reason, its sequence and the delivery ID
+    derived from them (L3), so a receiver deduplicates it as it would the operator's."""
+    envelope = envelope_from_run_document(document, sent_at=sent_at, uid=uid)
+    return dataclasses.replace(
+        envelope,
+        reason=REASON_CHECKPOINT,
+        delivery_id=delivery_id(uid, REASON_CHECKPOINT, str(sequence)),
+        checkpoint_sequence=sequence,
+    )
+
+
+def send_checkpoint(
+    document: Mapping[str, Any],
+    *,
+    uid: str,
+    sequence: int,
+    sink_url: str,
+    sink_token_file: Path | None = None,
+    sink_insecure_skip_tls_verify: bool = False,
+    sink_timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    sink_ca_file: Path | None = None,
+    sink_signing_key_file: Path | None = None,
+    now: datetime | None = None,
+) -> str:
+    """POST one Checkpoint envelope through the webhook code the verdict uses (the same
+    headers, signature and retry rule); "" when the sink took it, else why not. Never
+    raises: a checkpoint is not re-sent later (H2) and a failure never changes the run."""
+    envelope = checkpoint_envelope(
+        document, uid=uid, sequence=sequence, sent_at=now or datetime.now(UTC)
+    )
+    try:
+        asyncio.run(
+            send_envelope(
+                envelope,
+                url=sink_url,
+                token_file=sink_token_file,
+                insecure_skip_verify=sink_insecure_skip_tls_verify,
+                timeout=sink_timeout,
+                ca_file=sink_ca_file,
+                signing_key_file=sink_signing_key_file,
+            )
+        )
+    except (DeliveryError, ValueError) as err:
+        return str(err)
+    return ""

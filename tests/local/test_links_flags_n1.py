@@ -1,9 +1,9 @@
 """N1: the side flags are validated before anything is read or run.
 
 Flag combinations that cannot mean anything are usage errors (exit 2) naming the flag
-and the fix; a profile whose tests are of another scope than the flags run is refused
-as "not run" (exit 3) naming the tests and the flags that would run them. Nothing is
-written in either case.
+and the fix; a profile with no test of the scope the flags run is refused as "not run"
+(exit 3) naming the tests and the flags that would run them. Nothing is written in
+either case. (A mixed profile runs: see ``test_mixed_scopes_n5.py``.)
 """
 
 from __future__ import annotations
@@ -77,16 +77,6 @@ def test_N1_a_test_of_another_scope_is_refused_with_the_flags_that_run_it(
     assert "refused" in result.output and f"({scope})" in result.output
     assert advice in result.output
     assert not out.exists()
-
-
-def test_N1_a_mixed_profile_is_refused_not_half_run(tmp_path: Path) -> None:
-    node_test = {"inline": {"kind": "custom", "runner": {"command": ["true"]}}}
-    suite = profile(tmp_path / "p.yaml", scope="Pair", script="exit 0", extra_tests=[node_test])
-    result = glimmer_run(
-        str(suite), "--role", "server", "--node", "a", "--peer-node", "b",
-        "--results-dir", str(tmp_path / "r"),
-    )  # fmt: skip
-    assert result.exit_code == 3 and "inline-1-custom (Node)" in result.output
 
 
 def test_N2_rendezvous_env_reaches_the_runner_and_reserved_names_are_ignored(

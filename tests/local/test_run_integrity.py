@@ -154,7 +154,7 @@ def test_I24_unexpected_error_before_the_run_is_exit_3_without_traceback(
     def explode(**kwargs: Any) -> Any:
         raise ZeroDivisionError("bug")
 
-    monkeypatch.setattr(run_module, "build_plan", explode)
+    monkeypatch.setattr(run_module, "host_plan", explode)
     profile = write_profile(tmp_path / "p.yaml", {"inline": sh("echo ok")})
     result = CliRunner().invoke(main, ["run", str(profile), "--report-dir", str(tmp_path / "r")])
     assert result.exit_code == 3

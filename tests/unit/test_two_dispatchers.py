@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,10 +25,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from glimmer.contract.envelope import encode
 from glimmer.contract.report import MAX_LINE_BYTES
-from glimmer.local.dispatcher import LocalOptions, SilentReporter, run_plan
-from glimmer.local.results import run_document
+from glimmer.local.dispatcher import LocalOptions, LocalResult, SilentReporter, run_plan
+from glimmer.local.links import host_plan, not_run_here
+from glimmer.local.results import checkpoint_document, result_json, run_document
 from glimmer.plan import PinnedPlan, PlanRefusal, build_plan
+from glimmer.sinks import build_envelope
+from glimmer.sinks.bare import checkpoint_envelope
 from glimmer.verdict import Phase, TestResultState
 from glimmer.verdict.codec import result_from_json
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
@@ -43,6 +49,7 @@ LEGITIMATE_DIFFERENCES: Final[Mapping[tuple[str, str], str]] = {
     ("result", "required"): "run.json only (the status reads it from the pinned plan)",
     ("result", "rawLogs"): "run.json only: the raw log files a bare host keeps",
     ("result", "lastRetryTrigger"): "run.json only: the message that caused the last retry",
+    ("result", "lastCheckpointAt"): "wall clock of each dispatcher (its presence is compared)",
     ("attempt", "podName"): "operator only: a bare host runs processes, not pods",
     ("attempt", "podUID"): "operator only: the adopted runner pod's UID (I18)",
     ("attempt", "startedAt"): "wall clock of each dispatcher",
@@ -442,3 +449,295 @@ def test_one_brain_two_dispatchers_agree_on_any_output(
         retry_on_error_limit=retry_on_error_limit,
         folder=tmp_path_factory.mktemp("evidence"),
     )
+
+
+# --- a mixed-scope profile (N5): the Node tests agree, the links are not run here -------
+
+#: The Pair test a mixed profile carries beside the case's Node test.
+LINK: Final = "link"
+#: Cases for the mixed profile: one of each verdict (running all would double the suite).
+MIXED_CASES: Final = [
+    c
+    for c in CASES
+    if c.id
+    in {
+        "passed",
+        "failed-threshold",
+        "declared-skip",
+        "crash-no-output",
+        "error-then-retry-passed",
+        "declared-silicon",
+    }
+]
+
+
+def _mixed_tests(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    return {TEST: dict(spec), LINK: custom_test("echo", scope="Pair")}
+
+
+async def operator_mixed_run(
+    spec: Mapping[str, Any], attempts: Sequence[Evidence], *, retry_on_error_limit: int
+) -> JSON:
+    """The operator on two nodes running the whole mixed profile: each Node-test pod gets
+    the case's evidence, attempt by attempt; the Pair test after it is left unfinished."""
+    cluster = Cluster(nodes=2)
+    await cluster.setup(tests=_mixed_tests(spec))
+    await cluster.create_run(retryOnErrorLimit=retry_on_error_limit, maxConcurrentNodes=2)
+    await cluster.reconcile()
+    for evidence in attempts:
+        live = [
+            p for p in cluster.live_pods()
+            if p["metadata"]["labels"]["burnin.glimmer.ai/test"] == TEST
+        ]  # fmt: skip
+        if not live:
+            break
+        for pod_object in live:
+            pod = str(pod_object["metadata"]["name"])
+            reason = "Completed" if evidence.exit_code == 0 else "Error"
+            await cluster.kubelet(pod, exit_code=evidence.exit_code, reason=reason)
+            cluster.client.set_pod_log(pod, namespace=NS, text=evidence.output)
+        await cluster.reconcile()
+    (ours,) = [
+        r for r in (await cluster.run())["status"]["results"]
+        if r["name"] == TEST and r["nodes"] == [NODE]
+    ]  # fmt: skip
+    result: JSON = ours
+    return result
+
+
+def local_mixed_run(
+    spec: Mapping[str, Any],
+    attempts: Sequence[Evidence],
+    *,
+    retry_on_error_limit: int,
+    folder: Path,
+) -> JSON:
+    """``run.json`` of a plain ``glimmer run`` of the mixed profile on node n0, planned
+    and split as the CLI does (``host_plan``, ``not_run_here``)."""
+    for number, evidence in enumerate(attempts, 1):
+        (folder / f"out.{number}").write_bytes(evidence.output)
+        (folder / f"code.{number}").write_text(str(evidence.exit_code))
+    tests = _mixed_tests(spec)
+    plan = host_plan(
+        profile={"tests": [{"testRef": name} for name in tests]},
+        tests=tests,
+        node=NODE,
+        flags=None,
+    )
+    assert isinstance(plan, PinnedPlan), plan
+    skipped = not_run_here(plan, flags=None, command="glimmer run suite.yaml")
+    assert list(skipped) == [LINK]
+    options = LocalOptions(
+        node=NODE,
+        retry_on_error_limit=retry_on_error_limit,
+        image_commands={"custom": ["sh", "-c", SCRIPT, str(folder)]},
+        report_dir=folder / "report",
+        not_run_here=skipped,
+    )
+    run = run_plan(plan, options=options, reporter=SilentReporter())
+    assert not run.stopped, run.stopped
+    return run_document(
+        run.results, node=NODE, profile="prof", sim=None, started_at=0.0, finished_at=0.0
+    )
+
+
+@pytest.mark.parametrize("case", MIXED_CASES, ids=[c.id for c in MIXED_CASES])
+def test_N5_a_mixed_profile_gives_the_node_tests_the_same_result_in_both(
+    case: Case, tmp_path: Path
+) -> None:
+    spec = spec_for(case.spec)
+    limit = case.retry_on_error_limit
+    theirs = asyncio.run(operator_mixed_run(spec, case.attempts, retry_on_error_limit=limit))
+    document = local_mixed_run(spec, case.attempts, retry_on_error_limit=limit, folder=tmp_path)
+    ours, link = document["results"]
+    assert comparable(ours) == comparable(theirs)
+    assert decoded(ours) == decoded(theirs)
+    assert ours["phase"] == str(case.expected)
+    # The link the cluster runs is not run on this host: Skipped, and never certifying.
+    assert (link["name"], link["phase"], link["attempts"]) == (LINK, "Skipped", [])
+    assert document["notRunHere"] == [LINK] and document["certifiesSilicon"] is False
+
+
+# --- checkpoints (H1, H2, N6): the same reading, the same envelope ----------------------
+
+#: Speeds the bare host's checkpoint clock up so a 10 s interval takes 1 s of real time.
+CLOCK_RATE: Final = 10.0
+INTERVAL: Final = 10
+#: The bare-host runner for a checkpoint case: print what the checkpoint sees, wait for
+#: the checkpoint to have been taken, then print the rest and exit.
+CHECKPOINT_SCRIPT: Final = (
+    'cat "$0/during"; n=0; while [ ! -e "$0/release" ] && [ $n -lt 400 ]; do '
+    'sleep 0.05; n=$((n+1)); done; cat "$0/after"; exit "$(cat "$0/code")"'
+)
+
+
+@dataclass(frozen=True)
+class CheckpointCase:
+    id: str
+    #: What the runner has printed when the checkpoint is taken (maybe half a line).
+    during: bytes
+    #: What it prints afterwards, and its exit code.
+    after: bytes
+    exit_code: int = 0
+    spec: Mapping[str, Any] = field(default_factory=lambda: {"thresholds": GATE})
+
+
+CHECKPOINT_CASES: Final = [
+    CheckpointCase("below-the-gate-then-passes", b"bw=5\nbw=1", b"00\nbw=12\nOK\n"),
+    CheckpointCase("then-fails", b"bw=15\ntempC=70\n", b"bw=3\nslow\n"),
+    CheckpointCase("then-crashes", b"bw=15\n", b"", exit_code=3),
+    CheckpointCase("declares-silicon", b"provenance=silicon\nbw=11\n", b"bw=12\nOK\n"),
+    CheckpointCase(
+        "a-soak-shows-the-fold",
+        b"elapsedS=30\ngpuTempC=71\n",
+        b"OK\n",
+        spec={"kind": "thermal-soak", "durationSeconds": 300, "soak": {"segmentSeconds": 300}},
+    ),
+]
+
+_ENVELOPE_RUN_IDENTITY: Final = ("sentAt", "deliveryId", "run", "fingerprint")
+
+
+def _envelope_view(envelope: Any) -> JSON:
+    """An envelope without what names the run or the moment (both legitimately differ)."""
+    body: JSON = json.loads(encode(envelope))
+    for key in _ENVELOPE_RUN_IDENTITY:
+        body.pop(key, None)
+    for result in body.get("results", []):
+        for key in ("startedAt", "finishedAt", *_SEGMENT_BOOKKEEPING):
+            result.pop(key, None)
+    return body
+
+
+async def operator_checkpoint_run(spec: Mapping[str, Any], case: CheckpointCase) -> JSON:
+    """The open result and the Checkpoint envelope after one checkpoint, then the
+    settled result (the operator reads the pod's whole log at each)."""
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={TEST: dict(spec)})
+    await cluster.create_run()
+    await cluster.reconcile()
+    (pod_object,) = cluster.live_pods()
+    pod = str(pod_object["metadata"]["name"])
+    await cluster.kubelet(pod, exit_code=None)
+    await cluster.reconcile()
+    cluster.client.set_pod_log(pod, namespace=NS, text=case.during)
+    cluster.advance(INTERVAL + 1)
+    await cluster.reconcile()
+    (open_result,) = (await cluster.run())["status"]["results"]
+    (delivery,) = [d for d in cluster.delivered.sent if d.reason == "Checkpoint"]
+    envelope = build_envelope(
+        delivery.run, reason=str(delivery.reason), event_key=delivery.event_key,
+        sent_at=datetime.now(UTC), baseline=False,
+    )  # fmt: skip
+    reason = "Completed" if case.exit_code == 0 else "Error"
+    await cluster.kubelet(pod, exit_code=case.exit_code, reason=reason)
+    cluster.client.set_pod_log(pod, namespace=NS, text=case.during + case.after)
+    await cluster.reconcile()
+    (settled,) = (await cluster.run())["status"]["results"]
+    return {"open": open_result, "envelope": envelope, "settled": settled}
+
+
+class _FirstCheckpoint:
+    """Keeps the first checkpoint as both dispatchers' sinks would see it, then lets
+    the runner finish."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.taken: JSON = {}
+
+    def checkpoint(
+        self, *, result: LocalResult, results: Sequence[LocalResult], envelope_sequence: int | None
+    ) -> None:
+        if self.taken:
+            return
+        document = checkpoint_document(results, node=NODE, profile="prof", sim=None,
+                                       started_at=0.0)  # fmt: skip
+        self.taken = {
+            "open": result_json(result),
+            "flight": dict(result.flight_metrics),
+            "envelope": None
+            if envelope_sequence is None
+            else checkpoint_envelope(
+                document, uid="local-uid", sequence=envelope_sequence, sent_at=datetime.now(UTC)
+            ),
+        }
+        (self.folder / "release").touch()
+
+
+def local_checkpoint_run(spec: Mapping[str, Any], case: CheckpointCase, *, folder: Path) -> JSON:
+    (folder / "during").write_bytes(case.during)
+    (folder / "after").write_bytes(case.after)
+    (folder / "code").write_text(str(case.exit_code))
+    plan = build_plan(
+        profile={"tests": [{"testRef": TEST}]}, tests={TEST: dict(spec)}, targets=[NODE],
+        max_concurrent_nodes=1,
+    )  # fmt: skip
+    assert isinstance(plan, PinnedPlan), plan
+    real = time.time()
+    listener = _FirstCheckpoint(folder)
+    options = LocalOptions(
+        node=NODE,
+        image_commands={
+            kind: ["sh", "-c", CHECKPOINT_SCRIPT, str(folder)]
+            for kind in ("custom", "thermal-soak")
+        },
+        report_dir=folder / "report",
+        checkpoints=listener,
+        clock=lambda: real + (time.time() - real) * CLOCK_RATE,
+        run_started_at=real,
+    )
+    run = run_plan(plan, options=options, reporter=SilentReporter())
+    assert not run.stopped, run.stopped
+    assert listener.taken, "no checkpoint was taken"
+    document = run_document(
+        run.results, node=NODE, profile="prof", sim=None, started_at=0.0, finished_at=0.0
+    )
+    (settled,) = document["results"]
+    return {**listener.taken, "settled": settled}
+
+
+#: What an open result's comparison leaves out: its attempts (the operator's lists the
+#: in-flight one, compared through its metrics) and when the checkpoint was taken.
+_OPEN_ONLY_IN_ONE: Final = ("attempts", "lastCheckpointAt")
+#: N2: a bare host runs a segmented soak as one window, so it keeps no segment
+#: bookkeeping (nor does its envelope carry ``segments``); everything else agrees.
+_SEGMENT_BOOKKEEPING: Final = (
+    "segmentsRequired", "segmentSeconds", "segmentsCompleted", "aggregatedMetrics",
+    "truncatedAttempts", "segments",
+)  # fmt: skip
+#: A settled soak's verdict (its message words the segments it was run as, N2).
+_SETTLED_VERDICT: Final = ("phase", "metrics", "provenance", "suspect", "unmeasurable")
+
+
+def _open_view(result: Mapping[str, Any]) -> JSON:
+    drop = (*_OPEN_ONLY_IN_ONE, *_SEGMENT_BOOKKEEPING)
+    return {k: v for k, v in comparable(result).items() if k not in drop}
+
+
+@pytest.mark.parametrize("case", CHECKPOINT_CASES, ids=[c.id for c in CHECKPOINT_CASES])
+def test_N6_a_checkpoint_reads_the_same_in_both_and_the_verdict_is_unchanged(
+    case: CheckpointCase, tmp_path: Path
+) -> None:
+    spec = custom_test("echo", checkpointIntervalSeconds=INTERVAL, **copy.deepcopy(dict(case.spec)))
+    theirs = asyncio.run(operator_checkpoint_run(spec, case))
+    ours = local_checkpoint_run(spec, case, folder=tmp_path)
+    # H1: the open result, field for field; the running attempt's metrics.
+    open_theirs, open_ours = theirs["open"], ours["open"]
+    assert open_theirs["phase"] == open_ours["phase"] == "Running"
+    assert open_theirs["lastCheckpointAt"] and open_ours["lastCheckpointAt"]
+    assert _open_view(open_ours) == _open_view(open_theirs)
+    assert ours["flight"] == open_theirs["attempts"][-1]["metrics"]
+    # H2: the Checkpoint envelope, but for the run's identity and the moment.
+    assert ours["envelope"] is not None
+    assert _envelope_view(ours["envelope"]) == _envelope_view(theirs["envelope"])
+    assert ours["envelope"].checkpoint_sequence == theirs["envelope"].checkpoint_sequence == 1
+    # The verdict is the one the whole output gives, whatever the checkpoint saw.
+    settled_theirs, settled_ours = theirs["settled"], ours["settled"]
+    assert settled_theirs["lastCheckpointAt"] and settled_ours["lastCheckpointAt"]
+    if "soak" in case.spec:  # N2: one window here, segments there; the verdict agrees
+        assert {k: settled_ours.get(k) for k in _SETTLED_VERDICT} == {
+            k: settled_theirs.get(k) for k in _SETTLED_VERDICT
+        }
+        return
+    assert comparable(settled_ours) == comparable(settled_theirs)
+    assert decoded(settled_ours) == decoded(settled_theirs)

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from glimmer.api import format_time, parse_time
 from glimmer.contract import SIM_GPU_ENV, RunnerReport
-from glimmer.contract.report import MAX_LINE_BYTES, Outcome, ReportReader
+from glimmer.contract.report import Outcome, ReportReader
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.core_view import PodView
 from glimmer.controllers.kit.ref import RunRef
@@ -45,6 +45,12 @@ from glimmer.verdict import (
     Termination,
     apply_termination,
     judge_attempt,
+)
+from glimmer.verdict.checkpoint import (
+    RunningLog,
+    checkpoint_reading,
+    checkpoint_sequence,
+    checkpoint_wait,
 )
 
 JSON = dict[str, Any]
@@ -96,10 +102,12 @@ async def read_runner_log(
     (``gpuTempC=10`` of ``gpuTempC=105``) and is never read."""
     max_bytes = LOG_MAX_BYTES if max_bytes is None else max_bytes
     timeout = LOG_READ_SECONDS if timeout is None else timeout
-    reader = ReportReader(kind=kind)
+    # H1: a running runner's unterminated last line is never read (RunningLog).
+    reader: RunningLog | ReportReader = (
+        RunningLog(kind=kind) if running else ReportReader(kind=kind)
+    )
     received = 0
     cut = ""
-    held = bytearray()  # (running) bytes after the last newline: maybe half a line
     stream = client.stream_pod_log(
         pod,
         namespace=namespace,
@@ -117,17 +125,7 @@ async def read_runner_log(
                         f"the runner log is longer than the operator's {max_bytes}-byte read bound"
                     )
                     break
-                if not running:
-                    reader.feed(chunk)
-                    continue
-                held += chunk
-                end = held.rfind(b"\n") + 1
-                if end == 0 and len(held) <= MAX_LINE_BYTES:
-                    continue
-                # Past the line limit the line can never be a metric: hand it on.
-                end = end or len(held)
-                reader.feed(bytes(held[:end]))
-                del held[:end]
+                reader.feed(chunk)
     except TimeoutError:
         cut = f"the runner log could not be read within the {timeout:g} s read bound"
     except kube.LOG_ERRORS as err:
@@ -373,7 +371,9 @@ class Evidence(Part):
         return stored.refs
 
     async def checkpoint(self, work: Pass, test: PlannedTest, unit: Unit, pod: JSON) -> None:
-        """H1: refresh metrics of a started open unit; no threshold, no phase change."""
+        """H1: refresh metrics of a started open unit; no threshold, no phase change.
+        The cadence, the read, what is kept and the H2 sequence are decided in
+        :mod:`glimmer.verdict.checkpoint`, which ``glimmer run`` checkpoints through too."""
         interval = specs.checkpoint_interval_seconds(test.spec)
         if interval <= 0:
             return
@@ -385,8 +385,10 @@ class Evidence(Part):
         if flight is None:
             return
         last = result.get("lastCheckpointAt") or result.get("startedAt")
-        if last and (work.now - parse_time(str(last))).total_seconds() < interval:
-            work.wait(interval - (work.now - parse_time(str(last))).total_seconds())
+        since = parse_time(str(last)).timestamp() if last else None
+        wait = checkpoint_wait(interval, since=since, now=work.now.timestamp())
+        if wait is not None and wait > 0:
+            work.wait(wait)
             return
         read = await read_runner_log(
             self.client,
@@ -397,27 +399,26 @@ class Evidence(Part):
             running=True,
         )
         work.wait(interval)
-        report = read.report
         # A cut read may hold values the runner has since superseded: never stored.
-        if read.unavailable or read.cut or not report.metrics:
+        window = checkpoint_reading(read.report, whole=not (read.unavailable or read.cut))
+        if window is None:
             return
         stamp = format_time(work.now)
         # G6: a soak shows fold(aggregate, window so far); aggregatedMetrics is not touched.
-        result["metrics"] = soak.checkpoint_metrics(result, test, report.metrics)
+        result["metrics"] = soak.checkpoint_metrics(result, test, window)
         result["lastCheckpointAt"] = stamp
-        flight.update(metrics=dict(sorted(report.metrics.items())), lastCheckpointAt=stamp)
+        flight.update(metrics=window, lastCheckpointAt=stamp)
         result["attempts"] = [*wire.finished_attempts(result), flight]
         work.put(result)
         # H2: one Checkpoint envelope per sequence, derived so that delivery IDs are stable.
-        intervals = [
-            specs.checkpoint_interval_seconds(t.spec)
-            for t in work.plan.tests
-            if specs.checkpoint_interval_seconds(t.spec) > 0
-        ]
         started = work.view.started_at
-        if intervals and started:
-            elapsed = (work.now - parse_time(str(started))).total_seconds()
-            key = str(int(elapsed // min(intervals)))
+        sequence = checkpoint_sequence(
+            (specs.checkpoint_interval_seconds(t.spec) for t in work.plan.tests),
+            started=parse_time(str(started)).timestamp() if started else None,
+            now=work.now.timestamp(),
+        )
+        if sequence is not None:
+            key = str(sequence)
             if not any(
                 d.reason is Reason.CHECKPOINT and d.event_key == key for d in work.deliveries
             ):

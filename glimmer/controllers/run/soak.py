@@ -23,9 +23,9 @@ from glimmer.verdict import (
     SoakProgress,
     TestResultState,
     codec,
-    fold_metrics,
     record_segment,
 )
+from glimmer.verdict.checkpoint import checkpoint_metrics as published_metrics
 
 JSON = dict[str, Any]
 
@@ -117,6 +117,6 @@ def checkpoint_metrics(
 ) -> dict[str, str]:
     """G6: what a checkpoint publishes, ``fold(aggregate, window-so-far)``; the
     persisted aggregate itself is never written by a checkpoint."""
-    if not segmented(test):
-        return dict(sorted(window.items()))
-    return fold_metrics(progress(result, test).aggregate, window)
+    return published_metrics(
+        window, aggregate=progress(result, test).aggregate if segmented(test) else None
+    )
