@@ -75,10 +75,9 @@ from glimmer.local.progress import RunProgress
 from glimmer.local.results import exit_status, run_document, write_document
 from glimmer.local.runtimes import AUTO, RUNTIME_CHOICES, RuntimeChoiceError, choose_runtime
 from glimmer.plan import PinnedPlan, PlanRefusal
-from glimmer.plan import spec as specs
-from glimmer.plan.gates import threshold_from_wire
+from glimmer.plan.gates import MALFORMED, lint_tests
 from glimmer.plan.units import verdict_units
-from glimmer.verdict import Phase, Severity, lint_thresholds
+from glimmer.verdict import Phase
 from runners.catalog import sim_spec_problem
 
 #: Exit status when the run could not happen (config, refusal, no GPU, interrupt).
@@ -578,14 +577,12 @@ def _lint(plan: PinnedPlan, *, source: Path) -> None:
     the run (the plan already does; this is the backstop), Unsound is printed and the
     run proceeds. Never promote one or demote the other."""
     refused: list[str] = []
-    for test in plan.tests:
-        thresholds = [threshold_from_wire(t) for t in specs.thresholds(test.spec)]
-        for finding in lint_thresholds(test.kind, thresholds):
-            line = f"test {test.name!r}: {finding.metric}: {finding.severity}: {finding.reason}"
-            if finding.severity is Severity.MALFORMED:
-                refused.append(line)
-            else:
-                click.echo(f"glimmer: warning: {line}", err=True)
+    for finding in lint_tests(plan.tests):
+        line = f"test {finding.test!r}: {finding.metric}: {finding.severity}: {finding.reason}"
+        if finding.severity == MALFORMED:
+            refused.append(line)
+        else:
+            click.echo(f"glimmer: warning: {line}", err=True)
     if refused:
         more = f"; and {len(refused) - 5} more" if len(refused) > 5 else ""
         fail(f"{source}: malformed thresholds: {'; '.join(refused[:5])}{more}", code=NOT_RUN)

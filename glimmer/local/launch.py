@@ -44,10 +44,9 @@ from glimmer.plan import (
     PlannedTest,
     depends_on_vendor,
     resolve_image,
-    runner_env,
 )
 from glimmer.plan import spec as specs
-from glimmer.plan.env import DURATION
+from glimmer.plan.env import bare_host_runner_env
 from glimmer.plan.images import RunnerImage, runner_image_of
 from runners.catalog import RUNNERS
 
@@ -229,20 +228,12 @@ def runner_variables(
     if rendezvous is None and options.link is not None:
         rendezvous = options.link.rendezvous
     env: dict[str, str] = {}
-    for entry in runner_env(
-        spec=test.spec,
-        attempt=attempt,
-        axes=test.axes,
-        rendezvous=rendezvous,
-        include_resource_limits=False,
-        ignore_reserved_runner_env=True,
+    for entry in bare_host_runner_env(
+        spec=test.spec, attempt=attempt, axes=test.axes, rendezvous=rendezvous
     ):
         value = _env_value(entry, options)
         if value is not None:
             env[str(entry["name"])] = value
-    if specs.soak(test.spec) is not None:
-        # N2: on a bare host a soak is one process for its whole duration.
-        env[DURATION] = str(specs.duration_seconds(test.spec))
     if options.sim:
         env[SIM_GPU_ENV] = options.sim
     return env
@@ -288,13 +279,8 @@ def planned_env(
     order, with their values (None: left unset on this host, N2)."""
     return [
         (str(entry["name"]), _env_value(entry, options))
-        for entry in runner_env(
-            spec=test.spec,
-            attempt=1,
-            axes=test.axes,
-            rendezvous=rendezvous,
-            include_resource_limits=False,
-            ignore_reserved_runner_env=True,
+        for entry in bare_host_runner_env(
+            spec=test.spec, attempt=1, axes=test.axes, rendezvous=rendezvous
         )
     ]
 

@@ -52,6 +52,7 @@ from glimmer.verdict import (
     record_attempt,
 )
 from glimmer.verdict.links import SideReport, combine_group
+from glimmer.verdict.not_run_here import not_run_here
 
 _RANK_FILE: Final = re.compile(r"rank-(\d{1,6})\.json")
 
@@ -209,6 +210,13 @@ def merge_group(records: Sequence[SideRecord]) -> Merged:
             nodes=tuple(r.node for r in records),
             variant_axes=dict(test.axes),
         )
+        if planned.not_run_here:
+            # N5: a mixed profile's test of another scope: no rank ran it, by design.
+            local.nodes = (root.node,)
+            local.state = not_run_here(local.state, reason=planned.not_run_here)
+            local.not_run_here = planned.not_run_here
+            results.append(local)
+            continue
         number = 0
         while local.state.open:
             number += 1

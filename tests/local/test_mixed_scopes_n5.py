@@ -180,8 +180,9 @@ def test_N5_a_pair_server_records_the_tests_it_does_not_run(tmp_path: Path) -> N
 
 
 def test_N5_a_group_merge_never_passes_a_test_no_rank_ran(tmp_path: Path) -> None:
-    """Every rank runs the Group test and records the others as not run here; whatever
-    the merge makes of those, it is never a Pass and the merged run certifies nothing."""
+    """Every rank runs the Group test and records the others as not run here; the merge
+    reports those Skipped with the rank's reason, never a Pass, and the merged run
+    certifies nothing."""
     suite = node_pair_group(tmp_path / "suite.yaml")
     merged = tmp_path / "merged"
     (merged / "ranks").mkdir(parents=True)
@@ -197,7 +198,8 @@ def test_N5_a_group_merge_never_passes_a_test_no_rank_ran(tmp_path: Path) -> Non
     by_name = {r["name"]: r for r in doc["results"]}
     assert by_name["inline-2-custom"]["phase"] == "Passed", result.output
     for name in ("inline-0-custom", "inline-1-custom"):
-        assert by_name[name]["phase"] != "Passed"
+        assert by_name[name]["phase"] == "Skipped", result.output
+    assert doc["notRunHere"] == ["inline-0-custom", "inline-1-custom"]
     assert doc["certifiesSilicon"] is False
 
 
