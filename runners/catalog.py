@@ -40,6 +40,9 @@ class RunnerSpec:
     #: Whether the runner has an AMD (ROCm) sibling image (``Containerfile.rocm``), the
     #: default on a node fingerprinted ``amd`` (glimmer/plan/images.py ROCM_SIBLING_KINDS).
     rocm_sibling: bool = False
+    #: The runner's own knob for how long it loads, which overrides the window it is
+    #: given; a bound on the window (``glimmer run --host-window``, N9) bounds it too.
+    window_env: str | None = None
 
     @property
     def image(self) -> str:
@@ -330,6 +333,7 @@ RUNNERS: dict[str, RunnerSpec] = {
         RunnerSpec(
             kind="memory-stress",
             module="runners.memory_stress",
+            window_env="BURNIN_STRESS_SECONDS",
             prefix="STRESSAPPTEST",
             pass_line="STRESSAPPTEST_PASS",
             fail_prefix="STRESSAPPTEST_FAIL:",
@@ -501,6 +505,7 @@ RUNNERS: dict[str, RunnerSpec] = {
         RunnerSpec(
             kind="disk-io",
             module="runners.disk_io",
+            window_env="BURNIN_DISK_IO_SECONDS",
             prefix="DISK_IO",
             pass_line="DISK_IO_PASS",
             fail_prefix="DISK_IO_FAIL:",

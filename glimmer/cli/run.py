@@ -54,6 +54,7 @@ from glimmer.local.host import (
     this_host,
 )
 from glimmer.local.interrupt import deferred, signals_interrupt
+from glimmer.local.launch import DEFAULT_SIM_HOST_WINDOW_S, HostWindow, host_window
 from glimmer.local.links import (
     SESSION_ENV,
     GroupFlags,
@@ -266,6 +267,16 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
     type=click.IntRange(min=0),
     help="Extra attempts after an Error (never after a Fail).",
 )
+@click.option(
+    "--host-window",
+    "host_window_text",
+    default=None,
+    metavar="SECONDS|full",
+    help="Under --sim: bound the real window of the runners that load the real host "
+    "(memory-stress, disk-io), which the simulator's clock cannot shorten. Default "
+    f"{DEFAULT_SIM_HOST_WINDOW_S} under --sim; 'full' runs the profile's window. Refused "
+    "without --sim: a shortened window is not the test the profile asked for.",
+)
 @click.option("--dry-run", is_flag=True, help="Show the plan and exit.")
 @click.option(
     "--role",
@@ -317,6 +328,7 @@ def run(
     runtime: str,
     node: str | None,
     retry_on_error: int,
+    host_window_text: str | None,
     dry_run: bool,
     role: str | None,
     peer: str | None,
@@ -356,6 +368,7 @@ def run(
     started = time.time()
     if sim is not None:
         _check_sim(sim)
+    bound = _host_window(host_window_text, sim=sim)
     sinks = sink_flags(
         sink_url=sink_url,
         sink_token_file=sink_token_file,
@@ -416,6 +429,7 @@ def run(
         runtime=container_runtime,
         not_run_here=skipped,
         run_started_at=started,
+        host_window=bound,
     )
     problems = preflight(plan, options=options)
     if problems:
@@ -442,6 +456,8 @@ def run(
     _announce_session(flags)
     if skipped:
         click.echo(f"glimmer: warning: {not_run_here_warning(whole, skipped=skipped)}", err=True)
+    for test, window in _bounded(plan, options=options):
+        click.echo(f"glimmer: note: {test}: {window.describe()}", err=True)
     recorder: SideRecorder | None = None
     if isinstance(flags, GroupFlags) or (isinstance(flags, PairFlags) and flags.role == "server"):
         recorder = side_recorder(
@@ -493,6 +509,12 @@ def run(
                 baseline=plan.baseline,
             )
             document["host"] = this_host(sim).to_json()  # N8: the fingerprint run on
+            windows = _bounded(plan, options=options)
+            if windows:  # N9: which real host windows --sim shortened
+                document["hostWindows"] = [
+                    {"test": name, "givenSeconds": w.given, "askedSeconds": w.asked}
+                    for name, w in windows
+                ]
             path = write_document(document, report_dir)
     if recorder is None:  # servers and ranks decide nothing, so they deliver nothing (N3)
         deliver(
@@ -556,6 +578,8 @@ def show_plan(
             click.echo(f"   runtime: {entry['runtime']}")
         click.echo(f"   command: {shlex.join(command) if command else entry['commandProblem']}")
         click.echo(f"   repeats: {entry['repeatCount']}")
+        if entry["hostWindow"] is not None:
+            click.echo(f"   window: {entry['hostWindow']['note']}")
         gates = entry["gates"] or [{"metric": "(none: the runner's exit code decides)"}]
         for gate in gates:
             words = [str(gate.get(k, "")) for k in ("metric", "comparison", "value")]
@@ -570,6 +594,36 @@ def show_plan(
         click.echo(
             f"not run here: {item['name']} ({item['kind']}, {item['scope']}): {item['reason']}"
         )
+
+
+def _host_window(text: str | None, *, sim: str | None) -> int | None:
+    """N9: ``--host-window`` as a bound in seconds (None: the profile's windows)."""
+    if text is None:
+        return DEFAULT_SIM_HOST_WINDOW_S if sim is not None else None
+    if sim is None:
+        fail(
+            "--host-window bounds real host windows only under --sim: a shortened window "
+            "is not the test the profile asked for; drop the flag, or add --sim",
+            code=BAD_INPUT,
+        )
+    if text.strip().lower() == "full":
+        return None
+    try:
+        seconds = int(text)
+    except ValueError:
+        seconds = 0
+    if seconds < 1:
+        fail(f"--host-window {text!r}: a whole number of seconds (>= 1) or 'full'", code=BAD_INPUT)
+    return seconds
+
+
+def _bounded(plan: PinnedPlan, *, options: LocalOptions) -> list[tuple[str, HostWindow]]:
+    """The tests whose real host window ``--host-window`` shortens (N9), in plan order."""
+    return [
+        (test.name, window)
+        for test in plan.tests
+        if (window := host_window(test, options=options)) is not None
+    ]
 
 
 def _lint(plan: PinnedPlan, *, source: Path) -> None:

@@ -20,7 +20,7 @@ from glimmer.contract import Artifact, RunnerReport
 from glimmer.local.checkpoints import CheckpointWatch, RunCheckpoints
 from glimmer.local.filenames import artifact_folder, raw_log_path
 from glimmer.local.interrupt import why_stopped
-from glimmer.local.launch import launch
+from glimmer.local.launch import host_window, launch
 from glimmer.local.model import LinkError, LocalOptions, LocalResult, Reporter
 from glimmer.local.process import ProcessResult, run_runner
 from glimmer.local.records import SideAttempt
@@ -55,9 +55,13 @@ LONG_KINDS: frozenset[str] = frozenset(
 )
 
 
-def progress_window(test: PlannedTest) -> float | None:
+def progress_window(test: PlannedTest, *, options: LocalOptions | None = None) -> float | None:
     """The window a soak or stress test's runner is given (``BURNIN_DURATION_SECONDS``
-    here: the whole duration for a soak, N2), None for short or unknown-length work."""
+    here: the whole duration for a soak, N2; the bounded one under ``--host-window``,
+    N9), None for short or unknown-length work."""
+    bound = None if options is None else host_window(test, options=options)
+    if bound is not None:
+        return float(bound.given)
     if specs.soak(test.spec) is not None:
         return float(specs.duration_seconds(test.spec))
     if test.kind not in LONG_KINDS:
@@ -111,7 +115,7 @@ def run_test(
             attempt=attempt,
             index=index,
             total=total,
-            window_seconds=progress_window(test),
+            window_seconds=progress_window(test, options=options),
         )
         try:
             verdict, record, seconds = _one_attempt(

@@ -30,9 +30,10 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from glimmer.contract import SIM_GPU_ENV
+from glimmer.contract.kinds import HARDWARE_INDEPENDENT_KINDS
 from glimmer.local.host import HostProbe, this_host
 from glimmer.local.model import LocalOptions
 from glimmer.local.runtimes import ContainerStop, container_command, container_name
@@ -46,7 +47,7 @@ from glimmer.plan import (
     resolve_image,
 )
 from glimmer.plan import spec as specs
-from glimmer.plan.env import bare_host_runner_env
+from glimmer.plan.env import DURATION, bare_host_runner_env, bare_host_window_seconds
 from glimmer.plan.images import RunnerImage, runner_image_of
 from runners.catalog import RUNNERS
 
@@ -234,9 +235,61 @@ def runner_variables(
         value = _env_value(entry, options)
         if value is not None:
             env[str(entry["name"])] = value
+    bound = host_window(test, options=options)
+    if bound is not None:
+        env[DURATION] = str(bound.given)
+        knob = RUNNERS[test.kind].window_env
+        if knob is not None and knob in env:
+            env[knob] = _capped(env[knob], bound.given)
     if options.sim:
         env[SIM_GPU_ENV] = options.sim
     return env
+
+
+#: N9: ``--host-window``'s default under ``--sim``, in seconds.
+DEFAULT_SIM_HOST_WINDOW_S: Final = 60
+
+
+@dataclass(frozen=True)
+class HostWindow:
+    """N9: a host-real runner's window as ``--host-window`` bounds it under ``--sim``."""
+
+    #: The window the runner is given.
+    given: int
+    #: The window the profile asked for.
+    asked: int
+
+    def describe(self) -> str:
+        return (
+            f"real host window bounded to {self.given} s of {self.asked} s under --sim "
+            "(--host-window; 'full' runs it whole)"
+        )
+
+
+def host_window(test: PlannedTest, *, options: LocalOptions) -> HostWindow | None:
+    """N9: the bounded window of a runner that loads the real host (memory-stress,
+    disk-io: the simulator's clock cannot shorten them) under ``--sim``; None when the
+    test runs the window its profile gives it.
+
+    Only under ``--sim``, which certifies nothing: a shortened window is not the test the
+    profile asked for, so a real run never gets one (the CLI refuses the flag)."""
+    if options.sim is None or options.host_window is None:
+        return None
+    if test.kind not in HARDWARE_INDEPENDENT_KINDS:
+        return None
+    asked = bare_host_window_seconds(test.spec)
+    if asked <= options.host_window:
+        return None
+    return HostWindow(given=options.host_window, asked=asked)
+
+
+def _capped(value: str, bound: int) -> str:
+    """A runner's own seconds knob, no longer than the bounded window (unreadable: the
+    bound, so the runner never loads the host past it)."""
+    try:
+        return value if float(value) <= bound else str(bound)
+    except ValueError:
+        return str(bound)
 
 
 #: ``fieldRef`` paths a bare host can answer (N2); any other source is left unset.

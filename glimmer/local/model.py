@@ -186,6 +186,9 @@ class LocalOptions:
     run_started_at: float | None = None
     #: The checkpoint clock (seconds since the epoch): cadence, stamps and sequences.
     clock: Callable[[], float] = time.time
+    #: N9: under ``--sim``, the bound on the real window of a runner that loads the real
+    #: host (memory-stress, disk-io); None: every runner gets its profile's window.
+    host_window: int | None = None
 
     @property
     def nodes(self) -> tuple[str, ...]:

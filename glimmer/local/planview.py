@@ -28,7 +28,7 @@ from glimmer.local.dispatcher import (
     runner_variables,
 )
 from glimmer.local.host import HostProbe, this_host
-from glimmer.local.launch import standing_in
+from glimmer.local.launch import host_window, standing_in
 from glimmer.local.links import GroupFlags, PairFlags, plan_targets, rendezvous_of
 from glimmer.plan import ImageError, PinnedPlan, PlannedTest
 from glimmer.plan import spec as specs
@@ -68,6 +68,7 @@ def plan_view(
                 "commandProblem": how if isinstance(how, str) else "",
                 "repeatCount": specs.repeat_count(test.spec),
                 "durationSeconds": specs.duration_seconds(test.spec),
+                "hostWindow": _host_window(test, options=options),
                 "gates": [dict(t) for t in specs.thresholds(test.spec)],
                 "variantAxes": dict(test.axes),
                 "env": with_declarations(
@@ -109,6 +110,14 @@ def with_declarations(
         {"name": n, "value": v} for n, v in declared.items() if n not in own
     ]
     return [*first, *shown]
+
+
+def _host_window(test: PlannedTest, *, options: LocalOptions) -> dict[str, Any] | None:
+    """N9: the real host window ``--host-window`` gives this test under ``--sim``."""
+    window = host_window(test, options=options)
+    if window is None:
+        return None
+    return {"givenSeconds": window.given, "askedSeconds": window.asked, "note": window.describe()}
 
 
 def image_line(entry: dict[str, Any]) -> str:
