@@ -11,6 +11,7 @@ and nothing run under ``--sim`` certifies silicon.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -185,3 +186,35 @@ def test_N1_N5_a_reference_pair_only_profile_is_refused_on_a_plain_run(tmp_path:
     assert "pair-ib-write-bw (Pair), pair-nccl (Pair)" in proc.stderr + proc.stdout
     assert "--role server|client" in proc.stderr + proc.stdout
     assert not (report / "run.json").exists()
+
+
+def test_N3_a_reference_pair_network_profile_passes_as_server_and_client_on_loopback(
+    tmp_path: Path,
+) -> None:
+    """The Pair-only profile run as its two ends (``--role server`` / ``--role
+    client``, one session): the client decides, every link test Passed, naming both."""
+    suite = str(PROFILES / "pair-network.yaml")
+    server_dir, client_dir = tmp_path / "server", tmp_path / "client"
+    env = {**os.environ, "GLIMMER_SESSION": "test-session-0001"}
+    base = [sys.executable, "-c", "from glimmer.cli import main; main()", "run", suite]
+    common = ["--sim", "h200", "--peer", "127.0.0.1"]
+    server = subprocess.Popen(
+        [*base, *common, "--role", "server", "--node", "node-a", "--peer-node", "node-b",
+         "--results-dir", str(server_dir)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+    client = subprocess.run(
+        [*base, *common, "--role", "client", "--node", "node-b", "--peer-node", "node-a",
+         "--results-dir", str(client_dir),
+         "--server-record", str(server_dir / "sidecar" / "server-record.json")],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    server_out, _ = server.communicate(timeout=300)
+    assert server.returncode == 2, server_out  # a server decides nothing
+    assert client.returncode == 0, client.stdout + client.stderr
+    doc = run_document(client_dir)
+    assert doc["phase"] == "Passed"
+    assert phases(doc) == {"pair-ib-write-bw": "Passed", "pair-nccl": "Passed"}
+    for result in doc["results"]:
+        assert sorted(result["nodes"]) == ["node-a", "node-b"]
+    assert doc["certifiesSilicon"] is False
