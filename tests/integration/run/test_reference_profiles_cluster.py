@@ -7,8 +7,9 @@ simulated node's name. Both reach the same run phase, the same phase for every t
 both ran (a bare host reports a mixed profile's Pair/Group tests Skipped, N5; the
 cluster runs them) and the same gates deciding (violations and unmeasurable names).
 
-Kept to four profiles (smoke, standard, variant sweep, segmented soak): each starts
-real runners under a control plane, slow on a small machine.
+Every reference profile but the Pair-only one (pair network acceptance: a plain bare
+run refuses it, N1; its two-ended bare run is in tests/local) runs here, the week-long
+soak included.
 """
 
 from __future__ import annotations
@@ -36,7 +37,20 @@ pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 __all__ = ["fingerprints"]  # the fixture, used by name
 
 PROFILES_DIR = REPO_ROOT / "tests" / "fixtures" / "reference_profiles"
-CLUSTER_PROFILES = ["smoke.yaml", "standard.yaml", "variant-sweep.yaml", "segmented-soak.yaml"]
+CLUSTER_PROFILES = [
+    "smoke.yaml",
+    "standard.yaml",
+    "extended.yaml",
+    "variant-sweep.yaml",
+    "segmented-soak.yaml",
+    "week-soak.yaml",
+    "inference-readiness.yaml",
+    "post-maintenance.yaml",
+    "mixed-fleet.yaml",
+    "periodic-reverification.yaml",
+]
+#: The mixed profiles (N5): their link tests need two nodes in the cluster.
+MIXED = {"standard.yaml", "extended.yaml", "post-maintenance.yaml"}
 RESOURCES = {"BurnInTest": TESTS, "BurnInProfile": PROFILES}
 
 
@@ -83,7 +97,12 @@ async def cluster_run(
             "apiVersion": "burnin.glimmer.ai/v1alpha1",
             "kind": "BurnInRun",
             "metadata": {"name": name},
-            "spec": {"profileRef": name, "target": {"nodeNames": nodes}},
+            # A Pair test holds both of its nodes at once: the run lets them run together.
+            "spec": {
+                "profileRef": name,
+                "target": {"nodeNames": nodes},
+                "maxConcurrentNodes": len(nodes),
+            },
         },
         namespace=namespace,
     )
@@ -102,7 +121,7 @@ async def test_N1_a_reference_profile_reaches_the_same_verdict_in_the_cluster_an
     tmp_path: Path,
 ) -> None:
     nodes = sim_nodes(
-        count=2 if profile == "standard.yaml" else 1,
+        count=2 if profile in MIXED else 1,
         name_prefix="ref-",
         extra_args=[f"--image-map={OWN_RUNNER_IMAGES}", "--sim-gpu=h200"],
     )
@@ -117,3 +136,6 @@ async def test_N1_a_reference_profile_reaches_the_same_verdict_in_the_cluster_an
     assert both == set(bare_results) - not_run_here
     for test in sorted(both):
         assert deciding(cluster_results[test]) == deciding(bare_results[test]), test
+    # N5: what the bare host skipped as another scope's, the cluster ran.
+    for test in sorted(not_run_here):
+        assert cluster_results[test]["phase"] != "Skipped", cluster_results[test]
