@@ -454,7 +454,8 @@ def test_runner_image_runs_its_module_against_the_nodes_simulated_gpu(
         2,
         name_prefix=prefix,
         gpus_per_node=2,
-        extra_args=[f"--node-sim-gpu={faulty}=h100x2:nan-compute"],
+        # B200s: compute-smoke is the FP4 test, a declared skip on a part without FP4.
+        extra_args=["--sim-gpu=b200x2", f"--node-sim-gpu={faulty}=b200x2:nan-compute"],
     )
     image = "ghcr.io/baldwinspc/glimmer-burnin-compute-smoke:v0.7.1"
     create(
