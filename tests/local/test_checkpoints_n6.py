@@ -28,6 +28,7 @@ from rich.console import Console
 from glimmer.contract.envelope import decode, delivery_id
 from glimmer.local.checkpoints import CheckpointWatch, run_checkpoints
 from glimmer.local.dispatcher import LocalOptions, LocalResult, SilentReporter, run_plan
+from glimmer.local.interrupt import signals_interrupt
 from glimmer.local.progress import RunProgress
 from glimmer.local.results import result_json, run_document
 from glimmer.plan import PinnedPlan, build_plan
@@ -127,13 +128,20 @@ def test_I23_an_attempt_stopped_after_a_checkpoint_keeps_what_it_read(tmp_path: 
             super().checkpoint(**told)
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, as a terminal sends it
 
-    run = run_plan(
-        plan_of("echo miscompares=12; sleep 30", checkpointIntervalSeconds=1),
-        options=LocalOptions(
-            node="host", report_dir=tmp_path, checkpoints=InterruptAfterCheckpoint()
-        ),
-        reporter=SilentReporter(),
-    )
+    # As glimmer run does: SIGINT becomes the interrupt, whatever handler an earlier test
+    # in this process left behind (one left ignoring it would let the runner finish).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with signals_interrupt():
+            run = run_plan(
+                plan_of("echo miscompares=12; sleep 30", checkpointIntervalSeconds=1),
+                options=LocalOptions(
+                    node="host", report_dir=tmp_path, checkpoints=InterruptAfterCheckpoint()
+                ),
+                reporter=SilentReporter(),
+            )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert run.stopped
     (result,) = run.results
     assert result.state.phase is Phase.ERROR

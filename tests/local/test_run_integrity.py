@@ -100,7 +100,7 @@ def test_I24_preflight_backstop_refuses_what_the_attempt_would_raise_on(
     def broken_env(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         raise SpecError("spec.runner.env entries must be objects with a name: 3")
 
-    monkeypatch.setattr(launch, "runner_env", broken_env)
+    monkeypatch.setattr(launch, "bare_host_runner_env", broken_env)
     result = CliRunner().invoke(
         main, ["run", str(profile), "--dry-run", "--report-dir", str(tmp_path / "r")]
     )
