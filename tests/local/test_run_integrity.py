@@ -28,6 +28,16 @@ from glimmer.local.filenames import file_stem
 from glimmer.plan import SpecError
 
 GLIMMER = [sys.executable, "-c", "from glimmer.cli import main; main()"]
+#: ``glimmer run`` as a job an interactive shell starts: the stop signals at their
+#: defaults. A test run from a background job (``cmd &``) inherits SIGINT ignored, and
+#: glimmer run rightly keeps an inherited ignore (``nohup``).
+AS_A_TERMINAL_JOB = [
+    sys.executable,
+    "-c",
+    "import signal\n"
+    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP): signal.signal(s, signal.SIG_DFL)\n"
+    "from glimmer.cli import main; main()",
+]
 
 
 def glimmer(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -275,7 +285,7 @@ def test_I26_interrupt_records_error_and_writes_run_json(
     )
     report = tmp_path / "r"
     proc = subprocess.Popen(
-        [*GLIMMER, "run", str(profile), "--report-dir", str(report)],
+        [*AS_A_TERMINAL_JOB, "run", str(profile), "--report-dir", str(report)],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
