@@ -92,3 +92,14 @@ class ConditionStatus(StrEnum):
     TRUE = "True"
     FALSE = "False"
     UNKNOWN = "Unknown"
+
+
+class PodPhase(StrEnum):
+    """corev1.PodPhase: the kubelet's words for a pod, never a verdict (a pod that
+    Failed may hold a runner that Passed its gates, or an Error)."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"

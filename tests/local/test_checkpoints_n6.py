@@ -25,13 +25,15 @@ import pytest
 import yaml
 from rich.console import Console
 
+from glimmer.contract import RunnerReport
 from glimmer.contract.envelope import decode, delivery_id
 from glimmer.local.checkpoints import CheckpointWatch, run_checkpoints
 from glimmer.local.dispatcher import LocalOptions, LocalResult, SilentReporter, run_plan
 from glimmer.local.interrupt import signals_interrupt
 from glimmer.local.progress import RunProgress
+from glimmer.local.records import SideAttempt
 from glimmer.local.results import result_json, run_document
-from glimmer.plan import PinnedPlan, build_plan
+from glimmer.plan import GroupRendezvous, PairRendezvous, PinnedPlan, PlannedTest, build_plan
 from glimmer.verdict import Phase, TestResultState
 from tests.local.bare_sides import glimmer_run, run_json
 
@@ -273,18 +275,36 @@ def test_N6_a_side_that_decides_nothing_takes_no_checkpoint(tmp_path: Path) -> N
 
 
 class _Side:
-    """A link side as the dispatcher sees it (only whether it decides matters here)."""
+    """A link side as the dispatcher sees it (only whether it decides matters here; a
+    checkpoint decision must never reach for the rendezvous or fold a report)."""
 
     def __init__(self, *, decides: bool) -> None:
-        self.decides = decides
-        self.nodes = ("a", "b")
-        self.record_node = "a"
+        self._decides = decides
+
+    @property
+    def decides(self) -> bool:
+        return self._decides
+
+    @property
+    def rendezvous(self) -> PairRendezvous | GroupRendezvous:
+        raise AssertionError("checkpointing never needs the rendezvous")
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return ("a", "b")
+
+    @property
+    def record_node(self) -> str:
+        return "a"
+
+    def fold(self, *, test: PlannedTest, attempt: SideAttempt) -> RunnerReport:
+        raise AssertionError("checkpointing never folds a side's report")
 
 
 def test_N6_only_a_deciding_side_checkpoints() -> None:
     plan = plan_of("echo bw=5", checkpointIntervalSeconds=1)
     for decides, takes in ((False, False), (True, True)):
-        options = LocalOptions(node="a", link=_Side(decides=decides))  # type: ignore[arg-type]
+        options = LocalOptions(node="a", link=_Side(decides=decides))
         assert (run_checkpoints(plan, options=options, results=[]) is not None) is takes
     assert run_checkpoints(plan_of("echo bw=5"), options=LocalOptions(node="a"), results=[]) is None
 
@@ -333,7 +353,9 @@ def test_H1_the_watch_reads_only_once_the_interval_has_passed_on_its_clock() -> 
         assert settle() == 2
 
 
-def test_H1_a_read_that_kept_nothing_is_retried_an_interval_later_not_at_once() -> None:
+def test_H1_a_read_that_kept_nothing_is_retried_an_interval_later_not_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The operator requeues an interval after every read; so does the watch."""
     now = [1000.0]
     plan = plan_of("echo warming up", checkpointIntervalSeconds=10)
@@ -348,7 +370,7 @@ def test_H1_a_read_that_kept_nothing_is_retried_an_interval_later_not_at_once() 
         reads.append(now[0])
         return snapshot()
 
-    watch._log.snapshot = counted  # type: ignore[method-assign]
+    monkeypatch.setattr(watch._log, "snapshot", counted)
     watch.feed(b"warming up\n")
     with watch:
         now[0] = 1010.0

@@ -27,8 +27,7 @@ WORDS: Final = frozenset(
 OWNERS: Final = ("verdict/", "api/", "contract/", "sim/")
 #: Words that mean something else where they appear, each with why.
 ALLOWED: Final = {
-    # A pod's phase and a container's termination reason: the kubelet's words.
-    ("controllers/run/podstate.py", "Failed"),
+    # A container's termination reason: the kubelet's word (pod phases are PodPhase).
     ("controllers/run/podstate.py", "Error"),
 }
 

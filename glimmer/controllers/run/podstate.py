@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from glimmer.api import parse_time
-from glimmer.api.vocabulary import ConditionStatus
+from glimmer.api.vocabulary import ConditionStatus, PodPhase
 from glimmer.controllers.kit.core_view import PodView
 from glimmer.verdict import Termination
 from glimmer.verdict.codec import int_or_default
@@ -44,7 +44,7 @@ def runner_status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _ended(view: PodView) -> bool:
-    return view.phase in ("Succeeded", "Failed")
+    return view.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED)
 
 
 def terminated(pod: Mapping[str, Any]) -> bool:
@@ -87,7 +87,7 @@ def termination(pod: Mapping[str, Any]) -> Termination:
     a waiting container or the pod. I17: ``interrupted`` when anything but the runner
     ended it, with what did in ``reason``/``detail``."""
     view = PodView(pod)
-    pod_reason = view.reason if view.phase == "Failed" else ""
+    pod_reason = view.reason if view.phase == PodPhase.FAILED else ""
     pod_message = view.message
     done = view.runner_terminated
     stopper = _interruption(view)
@@ -130,7 +130,7 @@ def interruption(pod: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def _interruption(view: PodView) -> tuple[str, str] | None:
-    if view.phase == "Failed" and view.reason:
+    if view.phase == PodPhase.FAILED and view.reason:
         return view.reason, view.message
     done = view.runner_terminated
     if done is not None and str(done.get("reason") or "") not in SELF_ENDED_REASONS:

@@ -132,6 +132,11 @@ def test_env_value_from_carries_every_corev1_source_at_every_env_list() -> None:
             assert f"{env}.valueFrom.fileKeyRef.{leaf}" in OURS[kind]
 
 
-@pytest.mark.skipif(not REFERENCE_CRDS.is_dir(), reason="no reference checkout next to the repo")
+@pytest.mark.skipif(
+    not REFERENCE_CRDS.is_dir(),
+    # The path diff itself reads the committed fixture and always runs; this only checks
+    # the fixture against the reference CRDs where a checkout of them sits beside us.
+    reason="../shared/perf/crd absent: the committed fixture stands for it",
+)
 def test_the_fixture_is_the_reference_crds_paths() -> None:
     assert directory_paths(REFERENCE_CRDS) == REFERENCE, REGENERATE
