@@ -148,21 +148,42 @@ def deliver_run_document(
     path = write_envelope(results_dir, envelope)
     if not sink_url:
         return BareDelivery(path=path, delivered=None)
+    error = _post(
+        envelope, url=sink_url, token_file=sink_token_file,
+        insecure_skip_verify=sink_insecure_skip_tls_verify, timeout=sink_timeout,
+        ca_file=sink_ca_file, signing_key_file=sink_signing_key_file,
+    )  # fmt: skip
+    if error:
+        return BareDelivery(path=path, delivered=False, error=error)
+    return BareDelivery(path=path, delivered=True)
+
+
+def _post(
+    envelope: Envelope,
+    *,
+    url: str,
+    token_file: Path | None,
+    insecure_skip_verify: bool,
+    timeout: float,
+    ca_file: Path | None,
+    signing_key_file: Path | None,
+) -> str:
+    """One webhook delivery from a bare host; "" when the sink took it, else why not."""
     try:
         asyncio.run(
             send_envelope(
                 envelope,
-                url=sink_url,
-                token_file=sink_token_file,
-                insecure_skip_verify=sink_insecure_skip_tls_verify,
-                timeout=sink_timeout,
-                ca_file=sink_ca_file,
-                signing_key_file=sink_signing_key_file,
+                url=url,
+                token_file=token_file,
+                insecure_skip_verify=insecure_skip_verify,
+                timeout=timeout,
+                ca_file=ca_file,
+                signing_key_file=signing_key_file,
             )
         )
     except (DeliveryError, ValueError) as err:
-        return BareDelivery(path=path, delivered=False, error=str(err))
-    return BareDelivery(path=path, delivered=True)
+        return str(err)
+    return ""
 
 
 def checkpoint_envelope(
@@ -200,18 +221,8 @@ def send_checkpoint(
     envelope = checkpoint_envelope(
         document, uid=uid, sequence=sequence, sent_at=now or datetime.now(UTC)
     )
-    try:
-        asyncio.run(
-            send_envelope(
-                envelope,
-                url=sink_url,
-                token_file=sink_token_file,
-                insecure_skip_verify=sink_insecure_skip_tls_verify,
-                timeout=sink_timeout,
-                ca_file=sink_ca_file,
-                signing_key_file=sink_signing_key_file,
-            )
-        )
-    except (DeliveryError, ValueError) as err:
-        return str(err)
-    return ""
+    return _post(
+        envelope, url=sink_url, token_file=sink_token_file,
+        insecure_skip_verify=sink_insecure_skip_tls_verify, timeout=sink_timeout,
+        ca_file=sink_ca_file, signing_key_file=sink_signing_key_file,
+    )  # fmt: skip
