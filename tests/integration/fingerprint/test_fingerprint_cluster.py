@@ -16,7 +16,15 @@ from glimmer.api import format_time, parse_time
 from glimmer.controllers.fingerprint import VERDICT_LABEL, VERDICT_METRIC, vendor_of
 from glimmer.controllers.fingerprint.verdict import PLAN_ANNOTATION
 from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
-from glimmer.engine import EVENTS, NAMESPACES, NODES, ApiError, ApiServerClient, is_already_exists
+from glimmer.engine import (
+    EVENTS,
+    NAMESPACES,
+    NODES,
+    ApiError,
+    ApiServerClient,
+    is_already_exists,
+    is_conflict,
+)
 from glimmer.plan import PinnedPlan, PlannedTest
 from glimmer.plan.images import resolve_image
 from glimmer.testing import EmbeddedOperator
@@ -154,13 +162,23 @@ async def test_K5_a_gpu_label_change_sets_drifted_an_event_and_expires_the_verdi
             "spec": {"profileRef": "p", "target": {"nodeNames": [name]}},
         }, namespace=namespace)  # fmt: skip
         started = baseline + timedelta(seconds=1)
-        run["status"] = {
+        finished = {
             "phase": "Passed", "startedAt": format_time(started),
             "finishedAt": format_time(started + timedelta(seconds=1)),
             "results": [{"name": "burn", "kind": "gpu-burn", "phase": "Passed", "nodes": [name],
                          "startedAt": format_time(started), "provenance": "silicon"}],
         }  # fmt: skip
-        await kube.replace(RUNS, run, namespace=namespace, subresource="status")
+        # The running operator reconciles the new run too (finalizer, first
+        # status), so the write is retried on the newer version, as a client would.
+        while True:
+            run["status"] = finished
+            try:
+                await kube.replace(RUNS, run, namespace=namespace, subresource="status")
+                break
+            except ApiError as err:
+                if not is_conflict(err):
+                    raise
+                run = await kube.get(RUNS, "acceptance", namespace=namespace)
 
         async def labelled(value: str) -> bool:
             node = await kube.get(NODES, name)
