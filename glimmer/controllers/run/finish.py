@@ -131,8 +131,9 @@ class Finisher(Part):
             self.client, run, budget=budget or self.options.status_budget_bytes, terminal=clamp
         )
         view = RunView(run)
-        log.info("run finished", run=view.name, phase=str(phase))
         passed, failed, errored, skipped = view.counts
+        log.info("run finished", phase=str(phase), passed=passed, failed=failed,
+                 errored=errored, skipped=skipped)  # fmt: skip
         await kube.record_event(
             self.client, run, type_="Normal" if phase is Phase.PASSED else "Warning",
             reason=f"Run{phase}",
@@ -178,6 +179,7 @@ class Finisher(Part):
                 if not is_not_found(err):
                     raise
                 continue
+            log.info("node released", node=name)
             if decision.kept is not None:
                 await kube.record_event(self.client, run, type_="Normal", reason="CordonKept",
                                         message=kept_message(name, decision.kept))  # fmt: skip

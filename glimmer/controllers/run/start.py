@@ -206,6 +206,7 @@ class Starter(Part):
             return self._refuse(
                 run, name="resolve", message=plan.message, sinks=profile.get("sinks")
             )
+        log.info("run admitted", reason=reason, tests=len(plan.tests), nodes=len(plan.targets))
         upsert_condition(
             status,
             type_="Admitted",

@@ -96,6 +96,9 @@ from glimmer.verdict import (
 JSON = dict[str, Any]
 
 
+log = structlog.get_logger("glimmer.controllers.run")
+
+
 def _uid(pod: Mapping[str, Any]) -> str:
     """The pod's UID: kept on its attempt once settled (the audit trail, I18)."""
     return ObjectView(pod).uid
@@ -130,6 +133,19 @@ def _unit_log_context(ex: Execution) -> Any:
     """Log lines about one unit carry its test and node (beside the run's namespace and
     name, bound per reconcile by the controller)."""
     return structlog.contextvars.bound_contextvars(test=ex.test.name, node="+".join(ex.unit.nodes))
+
+
+def _log_attempt(ex: Execution, verdict: AttemptVerdict, *, settled: Phase | None) -> None:
+    """One info line per judged attempt, with its test and node bound: settled (the
+    result's phase and the deciding gate, the first violation) or retried."""
+    with _unit_log_context(ex):
+        first = verdict.violations[0] if verdict.violations else None
+        gate = {"gate": first.metric, "gate_reason": first.reason} if first else {}
+        if settled is None:
+            log.info("attempt retried", attempt=ex.attempt, phase=str(verdict.phase),
+                     message=verdict.message)  # fmt: skip
+        else:
+            log.info("test settled", attempt=ex.attempt, phase=str(settled), **gate)
 
 
 class Sweeper(Part):
@@ -339,6 +355,7 @@ class Sweeper(Part):
                     else:
                         raise
                     continue
+                log.info("pod created", pod=ObjectView(created).name)
             self.reads.created(work.run, ObjectView(created).name)
             work.add_pod(created)
 
@@ -640,6 +657,7 @@ class Sweeper(Part):
             updated["artifacts"] = merge_refs(updated.get("artifacts") or [], artifacts)
         work.put(updated, new_state)
         where = ex.label.replace("/", " on ", 1)
+        _log_attempt(ex, verdict, settled=new_state.phase if not new_state.open else None)
         if not new_state.open:
             work.deliveries.append(Delivery(Reason.TEST_COMPLETED, ex.label, work.run))
             if new_state.phase in (Phase.FAILED, Phase.ERROR):
@@ -847,6 +865,7 @@ class Sweeper(Part):
                 await self.client.patch(NODES, node, patch)
         recorded = work.view.cordoned_nodes
         if record and node not in recorded:
+            log.info("node cordoned", test=test.name, node=node)
             work.status["cordonedNodes"] = sorted({*recorded, node})
             work.changed = True
 
@@ -886,6 +905,7 @@ class Sweeper(Part):
             try:
                 await self.client.patch(NODES, node, writes[0])
                 self._note_kept(work, node, decision)
+                log.info("node released", node=node)
                 return
             except ApiError as err:
                 if is_not_found(err):
@@ -903,6 +923,7 @@ class Sweeper(Part):
                 raise
             return
         self._note_kept(work, node, decision)
+        log.info("node released", node=node)
 
     @staticmethod
     def _note_kept(work: Pass, node: str, decision: Release) -> None:
