@@ -72,6 +72,7 @@ from glimmer.engine import (
     is_already_exists,
     is_not_found,
 )
+from glimmer.verdict.drift import DriftDecision, decide_drift
 from glimmer.verdict.expiry import newest_probe, probe_from_json
 
 log = structlog.get_logger("glimmer.controllers.fingerprint")
@@ -221,10 +222,15 @@ class FingerprintReconciler:
             status["observedGeneration"] = generation
         conditions = [dict(c) for c in view.conditions]
         drift_message = "; ".join(changes) if changes else "the digest changed"
-        conditions = _set_drifted(
-            conditions, classification, drift_message, now, generation,
+        seen = await self._verdicts_of(key)
+        verdicts = [v for v, _ in seen]
+        decision = decide_drift(
+            classification,
+            changes=drift_message,
             drifted=view.condition(DRIFTED) == ConditionStatus.TRUE,
-        )  # fmt: skip
+            measured=bool(view.verdict) or bool(seen),
+        )
+        conditions = _set_drifted(conditions, decision, now, generation)
 
         verdict = view.verdict
         rebaseline = classification is fp_digest.Classification.DIGEST_SCHEME_CHANGED
@@ -232,8 +238,6 @@ class FingerprintReconciler:
             # Incomparable schemes re-baseline silently (K5); so does the verdict's binding,
             # or a scheme upgrade would expire every verdict of the fleet at once.
             verdict = {**verdict, "digest": new_digest}
-        seen = await self._verdicts_of(key)
-        verdicts = [v for v, _ in seen]
         stored_probe = probe_from_json(view.hardware_identity)
         probes = [stored_probe, *(p for _, p in seen)]
         probe = newest_probe(probes)
@@ -251,7 +255,7 @@ class FingerprintReconciler:
         else:
             status["verdict"] = verdict
         max_age = view.max_verdict_age_seconds or self.options.max_verdict_age_seconds
-        drifted_now = classification is fp_digest.Classification.DIGEST_CHANGED
+        drifted_now = decision.warn
         current = evaluate(
             verdict=verdict,
             digest=new_digest,
@@ -351,40 +355,17 @@ class FingerprintReconciler:
 
 
 def _set_drifted(
-    conditions: list[JSON],
-    classification: fp_digest.Classification,
-    message: str,
-    now: datetime,
-    generation: int | None,
-    *,
-    drifted: bool,
+    conditions: list[JSON], decision: DriftDecision, now: datetime, generation: int | None
 ) -> list[JSON]:
-    """K5: DigestChanged sets True; once True (``drifted``: the stored condition is),
-    no other reason overwrites it (sticky)."""
-    if classification is fp_digest.Classification.DIGEST_CHANGED:
-        return set_json_condition(
-            conditions,
-            type_=DRIFTED,
-            status=ConditionStatus.TRUE,
-            reason=classification.value,
-            message=message,
-            now=now,
-            generation=generation,
-        )
-    if drifted:
+    """Write what glimmer.verdict decided (K5, K7); None keeps a True condition (sticky)."""
+    if decision.drifted is None:
         return conditions
-    messages = {
-        fp_digest.Classification.BASELINE_CAPTURED: "first capture of this node's identity",
-        fp_digest.Classification.DIGEST_STABLE: "the node's identity is unchanged",
-        fp_digest.Classification.DIGEST_SCHEME_CHANGED: "the stored digest uses another "
-        "scheme; re-baselined without comparing",
-    }
     return set_json_condition(
         conditions,
         type_=DRIFTED,
-        status=ConditionStatus.FALSE,
-        reason=classification.value,
-        message=messages[classification],
+        status=ConditionStatus.TRUE if decision.drifted else ConditionStatus.FALSE,
+        reason=decision.reason,
+        message=decision.message,
         now=now,
         generation=generation,
     )
