@@ -20,7 +20,8 @@ from glimmer.api.fingerprint import (
     gpu_line,
     nic_line,
 )
-from glimmer.verdict.drift import Classification, classify, scheme_of
+from glimmer.verdict import drift
+from glimmer.verdict.drift import Classification, scheme_of
 
 __all__ = [
     "SCHEME",
@@ -33,6 +34,11 @@ __all__ = [
     "nic_line",
     "scheme_of",
 ]
+
+
+def classify(stored: str | None, new: str) -> Classification:
+    """K5's classification of ``new`` against ``stored``, as glimmer.verdict decides it."""
+    return drift.classify(stored, new)
 
 
 def describe_changes(old: Observation, new: Observation) -> list[str]:
