@@ -1,4 +1,4 @@
-"""The NodeFingerprint reconciler (K1-K6, E21): one pass per node.
+"""The NodeFingerprint reconciler (K1-K7, E21): one pass per node.
 
 A pass, in order:
 
@@ -6,12 +6,15 @@ A pass, in order:
    is undone even if everything below fails;
 2. ensure the node's fingerprint exists in the operator's namespace (create it; never
    touch one whose ``spec.nodeName`` names another node);
-3. observe the node, digest, classify against the stored digest (K5), keep ``Drifted``
-   sticky, move ``capturedAt`` only when the observation changed;
+3. observe the node, digest, classify against the stored digest (K5) and write what
+   :func:`glimmer.verdict.drift.decide_drift` says: ``Drifted`` sticky, and a node no run
+   has measured yet moving its baseline instead of drifting (K7); move ``capturedAt``
+   only when the observation changed;
 4. bind the node's latest verdict (from finished runs, read-only) and say whether it
    is still current (``VerdictCurrent``), write status only if it changed (with the
    fingerprint's resourceVersion: a conflict is a retry, never a blind overwrite);
-5. a ``HardwareDrift`` Warning Event for each digest change; the node's verdict label
+5. a ``HardwareDrift`` Warning Event for each drift (a digest change on a measured
+   node); the node's verdict label
    and the verdict metric follow the condition.
 
 Drift never launches anything: the pass writes the fingerprint, one label and an Event.
