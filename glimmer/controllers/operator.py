@@ -57,7 +57,6 @@ from glimmer.controllers.fingerprint import (
 )
 from glimmer.controllers.run.context import RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, SinkDeliverer
-from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.setup import run_controller
 from glimmer.controllers.schedule import schedule_controller
 from glimmer.engine import ControllerRegistration, Manager, Readers
@@ -86,8 +85,9 @@ def operator_registrations(
     set ``options.served_namespace_selector``: the run controller then also watches the
     Namespaces carrying those labels (and needs ``namespaces: get, list, watch``
     cluster-wide). ``readers`` default to the cached reader
-    over ``manager``'s informers and the live reader over its client. Run metrics
-    (``glimmer_run_*``) go to the manager's registry.
+    over ``manager``'s informers and the live reader over its client. A run's state on
+    ``/metrics`` is the Prometheus sink's ``burnin_*`` families alone (one family per
+    fact, L9); the operator serves no second copy of them.
 
     ``deliverer`` defaults to the sinks (:class:`SinkDeliverer`): envelopes to each run's
     pinned BurnInSinks, with the Prometheus sink's ``burnin_*`` collector registered on
@@ -119,7 +119,6 @@ def operator_registrations(
             options=dataclasses.replace(options, served_namespaces=served_namespaces),
             deliverer=deliverer,
             workers=workers,
-            metrics=RunMetrics(manager.metrics.registry),
             readers=readers,
             exporter=exporter,
         ),

@@ -10,13 +10,32 @@ several managers in one process without "duplicated timeseries" errors, and
 `/metrics` serves exactly what this manager registered. Controllers add their own
 families to the same registry (``EngineMetrics.registry``); the engine declares none
 of theirs.
+
+As a controller-runtime manager does, the registry also carries the standard
+``process_*``, ``python_gc_*`` and ``python_info`` collectors, and no ``*_created``
+series: controller-runtime serves none, and each counter's and histogram's ``_created``
+child would double the families a dashboard author has to read past. prometheus-client
+keeps that switch process-wide; importing this module turns it off (L9).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+)
+
+# prometheus-client leaves this one unannotated; its signature is () -> None.
+_disable_created: Callable[[], None] = disable_created_metrics
+_disable_created()
 
 # client-go: ExponentialBuckets(10e-9, 10, 10), i.e. 10 ns .. 10 s.
 _WORKQUEUE_BUCKETS = tuple(1e-8 * 10**i for i in range(10))
@@ -30,12 +49,20 @@ _RECONCILE_BUCKETS = (
 RECONCILE_RESULTS = ("success", "error", "requeue", "requeue_after")
 
 
+def register_runtime_collectors(registry: CollectorRegistry) -> None:
+    """The process, GC and platform collectors every Prometheus client exports (L9)."""
+    ProcessCollector(registry=registry)
+    GCCollector(registry=registry)
+    PlatformCollector(registry=registry)
+
+
 class EngineMetrics:
     """The engine's metric families on a registry of their own."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
+        register_runtime_collectors(r)
         # --- client-go workqueue ---
         self.workqueue_depth = Gauge(
             "workqueue_depth", "Current depth of workqueue", ["name"], registry=r

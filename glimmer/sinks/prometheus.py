@@ -12,6 +12,12 @@ only when its result has exactly one node (a Group's bus bandwidth is the set's,
 copying it onto eight nodes would let a dashboard sum it eight times). At most 128
 runs are held, least recently observed evicted first; the exporter's own counters say
 when that happens.
+
+``burnin_exporter_metrics_dropped_total`` counts only what a user should look into
+(L10): an Acceptance metric that is not a number, or any registered metric that is
+NaN or infinite. A healthy run prints unregistered keys and text Evidence
+(``driverVersion``, ``gpuName``) all the time; those are not series by design, and
+counting them as drops would make the counter climb on every healthy run.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from typing import Final
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from glimmer.contract import REGISTRY, parse_go_float
+from glimmer.contract import REGISTRY, ThresholdUse, parse_go_float
 from glimmer.contract.envelope import Envelope, parse_time
 from glimmer.verdict import Phase
 
@@ -35,7 +41,9 @@ MAX_RUNS: Final = 128
 #: Every phase burnin_run_phase and burnin_run_tests enumerate (an unknown observed
 #: phase is exported too: a newer controller's phase is information, not noise).
 PHASES: Final = tuple(str(p) for p in Phase)
-DROP_REASONS: Final = ("unregistered", "non_numeric", "non_finite")
+#: Why a registered metric was not exposed, each worth a look (L10): ``non_numeric``
+#: an Acceptance metric whose value is no number, ``non_finite`` NaN or an infinity.
+DROP_REASONS: Final = ("non_numeric", "non_finite")
 
 _TEST_LABELS: Final = ("namespace", "run", "test", "kind", "scope", "node")
 
@@ -129,12 +137,12 @@ class RunExporter(Collector):
             for metric in sorted(result.metrics):
                 spec = REGISTRY.get(metric)
                 if spec is None:
-                    self._drop("unregistered")
-                    continue
+                    continue  # a runner's own key: expected, never a series
                 value = parse_go_float(result.metrics[metric].strip())
                 if value is None:
-                    self._drop("non_numeric")
-                    continue
+                    if spec.use is ThresholdUse.ACCEPTANCE:
+                        self._drop("non_numeric")
+                    continue  # text Evidence (a driver version): expected
                 if not math.isfinite(value):
                     self._drop("non_finite")
                     continue
@@ -209,7 +217,9 @@ class RunExporter(Collector):
         )
         drops = CounterMetricFamily(
             "burnin_exporter_metrics_dropped",
-            "Runner metrics not exposed, by reason (unregistered, non_numeric, non_finite).",
+            "Registered runner metrics not exposed that are worth a look, by reason: "
+            "non_numeric (an Acceptance metric that is not a number), non_finite (NaN or "
+            "an infinity). Unregistered keys and text Evidence are expected, not counted.",
             labels=["reason"],
         )
         for reason in DROP_REASONS:

@@ -2,9 +2,12 @@
 exports: every PromQL expression is tokenised, each metric name must be a series the
 manager serves, and each label it matches or groups by must be one of that series'.
 
-The engine's and the run controller's families are read from their registries; the
-Prometheus sink's ``burnin_*`` families (semantics L8) from :data:`BURNIN_FAMILIES`,
-which a test holds equal to what the exporter (glimmer.sinks.prometheus) serves.
+The engine's families, the runtime collectors and the node-verdict gauge are read from
+what they serve; the Prometheus sink's ``burnin_*`` families (semantics L8) from
+:data:`BURNIN_FAMILIES`, which a test holds equal to what the exporter
+(glimmer.sinks.prometheus) serves. The dashboard must also work without a Prometheus
+BurnInSink (L9): a panel fed by ``burnin_*`` says so, and the fleet panel reads only
+what the operator itself serves.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 from prometheus_client.metrics import MetricWrapperBase
 
-from glimmer.controllers.run.metrics import RunMetrics
-from glimmer.engine.metrics import EngineMetrics
+from glimmer.controllers.fingerprint import VERDICT_METRIC, VerdictMetrics
+from glimmer.engine.metrics import EngineMetrics, register_runtime_collectors
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARD = REPO / "manifests" / "grafana" / "glimmer.json"
@@ -77,11 +80,16 @@ _TOKEN = re.compile(
 def exported() -> dict[str, frozenset[str]]:
     """Every series name the manager serves, with its labels (counters as ``_total``,
     histograms as ``_bucket``/``_sum``/``_count``; ``le`` only on ``_bucket``)."""
-    registry = CollectorRegistry()
-    engine = EngineMetrics(registry)
-    run = RunMetrics(registry)
+    engine = EngineMetrics(CollectorRegistry())
     series: dict[str, frozenset[str]] = dict(BURNIN_FAMILIES)
-    for owner in (engine, run):
+    collected = CollectorRegistry()
+    register_runtime_collectors(collected)
+    verdicts = VerdictMetrics().register(collected)
+    verdicts.observe("n1", "Passed")
+    for family in collected.collect():
+        for sample in family.samples:
+            series.setdefault(sample.name, frozenset(sample.labels))
+    for owner in (engine,):
         for metric in vars(owner).values():
             if not isinstance(metric, MetricWrapperBase):
                 continue
@@ -235,6 +243,46 @@ def test_dashboard_covers_the_four_areas_and_every_burnin_family(
     assert {"controller_runtime_reconcile_total", "workqueue_depth"} <= used
 
 
+def _series_of(panel: dict[str, Any]) -> set[str]:
+    return {
+        name
+        for target in panel.get("targets", [])
+        for name, _, _ in selectors(_without_grafana_variables(target["expr"]))
+    }
+
+
+SINK_FED = "Needs a Prometheus BurnInSink"
+
+
+def test_L9_every_panel_fed_by_the_sink_says_it_needs_a_burnin_sink(
+    dashboard: dict[str, Any],
+) -> None:
+    """Without a Prometheus BurnInSink the burnin_* series are empty: a reader of a
+    blank panel learns why from its description, and an operator-served panel does not
+    claim to need one."""
+    for panel in dashboard["panels"]:
+        if panel["type"] == "row":
+            continue
+        sink_fed = any(name.startswith("burnin_") for name in _series_of(panel))
+        says = panel.get("description", "").startswith(SINK_FED)
+        assert sink_fed == says, panel["title"]
+
+
+def test_L9_the_fleet_panel_counts_nodes_by_verdict_from_operator_served_series(
+    dashboard: dict[str, Any],
+) -> None:
+    panels = dashboard["panels"]
+    rows = [i for i, p in enumerate(panels) if p["type"] == "row"]
+    fleet_row = panels[rows[0] + 1 : rows[1]]
+    (fleet,) = [p for p in fleet_row if p["title"] == "Nodes by verdict"]
+    assert fleet["type"] == "stat"
+    (expr,) = [t["expr"] for t in fleet["targets"]]
+    assert [(name, grouped) for name, _, grouped in selectors(expr)] == [
+        (VERDICT_METRIC, {"state"})
+    ]
+    assert not any(n.startswith("burnin_") for n in _series_of(fleet))
+
+
 def test_every_panel_reads_the_chosen_data_source(dashboard: dict[str, Any]) -> None:
     for panel in dashboard["panels"]:
         if panel["type"] == "row":
@@ -265,7 +313,9 @@ def test_chart_ships_the_same_dashboard() -> None:
             None,
         ),
         ("sum by (le) (workqueue_work_duration_seconds_sum)", "no series here has label 'le'"),
-        ("glimmer_run_phase == 1", None),
+        ("glimmer_run_phase == 1", "glimmer_run_phase is not exported by the manager"),
+        ("sum by (state) (glimmer_node_verdict)", None),
+        ("rate(process_cpu_seconds_total[5m])", None),
         ("1 + 1", "no metric at all"),
     ],
 )  # fmt: skip

@@ -1,4 +1,8 @@
-"""The fingerprint digest's classification against the stored one (K5).
+"""The fingerprint digest, its classification against the stored one (K5) and what
+changed.
+
+Classification and the drift decision are a node's state, so they live in
+:mod:`glimmer.verdict.drift`; they are re-exported here for the controller's callers.
 
 The digest itself (K4) lives in :mod:`glimmer.api.fingerprint`, so ``glimmer run``
 digests the host it runs on with the very function this controller digests a Node
@@ -8,8 +12,6 @@ with; it is re-exported here for the controller's callers. Why the scheme is our
 
 from __future__ import annotations
 
-import enum
-
 from glimmer.api.fingerprint import (
     SCHEME,
     Observation,
@@ -18,6 +20,8 @@ from glimmer.api.fingerprint import (
     gpu_line,
     nic_line,
 )
+from glimmer.verdict import drift
+from glimmer.verdict.drift import Classification, scheme_of
 
 __all__ = [
     "SCHEME",
@@ -32,29 +36,9 @@ __all__ = [
 ]
 
 
-class Classification(enum.StrEnum):
-    """K5's four outcomes; only DigestChanged is drift."""
-
-    BASELINE_CAPTURED = "BaselineCaptured"
-    DIGEST_STABLE = "DigestStable"
-    DIGEST_SCHEME_CHANGED = "DigestSchemeChanged"
-    DIGEST_CHANGED = "DigestChanged"
-
-
-def scheme_of(value: str) -> str:
-    scheme, colon, _ = value.partition(":")
-    return scheme if colon else ""
-
-
 def classify(stored: str | None, new: str) -> Classification:
-    """K5: stored empty is a baseline; another scheme is incomparable, never drift."""
-    if not stored:
-        return Classification.BASELINE_CAPTURED
-    if stored == new:
-        return Classification.DIGEST_STABLE
-    if scheme_of(stored) != scheme_of(new):
-        return Classification.DIGEST_SCHEME_CHANGED
-    return Classification.DIGEST_CHANGED
+    """K5's classification of ``new`` against ``stored``, as glimmer.verdict decides it."""
+    return drift.classify(stored, new)
 
 
 def describe_changes(old: Observation, new: Observation) -> list[str]:

@@ -1,4 +1,4 @@
-"""The NodeFingerprint reconciler (K1-K6, E21): one pass per node.
+"""The NodeFingerprint reconciler (K1-K7, E21): one pass per node.
 
 A pass, in order:
 
@@ -6,12 +6,15 @@ A pass, in order:
    is undone even if everything below fails;
 2. ensure the node's fingerprint exists in the operator's namespace (create it; never
    touch one whose ``spec.nodeName`` names another node);
-3. observe the node, digest, classify against the stored digest (K5), keep ``Drifted``
-   sticky, move ``capturedAt`` only when the observation changed;
+3. observe the node, digest, classify against the stored digest (K5) and write what
+   :func:`glimmer.verdict.drift.decide_drift` says: ``Drifted`` sticky, and a node no run
+   has measured yet moving its baseline instead of drifting (K7); move ``capturedAt``
+   only when the observation changed;
 4. bind the node's latest verdict (from finished runs, read-only) and say whether it
    is still current (``VerdictCurrent``), write status only if it changed (with the
    fingerprint's resourceVersion: a conflict is a retry, never a blind overwrite);
-5. a ``HardwareDrift`` Warning Event for each digest change; the node's verdict label
+5. a ``HardwareDrift`` Warning Event for each drift (a digest change on a measured
+   node); the node's verdict label
    and the verdict metric follow the condition.
 
 Drift never launches anything: the pass writes the fingerprint, one label and an Event.
@@ -72,6 +75,7 @@ from glimmer.engine import (
     is_already_exists,
     is_not_found,
 )
+from glimmer.verdict.drift import DriftDecision, decide_drift
 from glimmer.verdict.expiry import newest_probe, probe_from_json
 
 log = structlog.get_logger("glimmer.controllers.fingerprint")
@@ -221,10 +225,15 @@ class FingerprintReconciler:
             status["observedGeneration"] = generation
         conditions = [dict(c) for c in view.conditions]
         drift_message = "; ".join(changes) if changes else "the digest changed"
-        conditions = _set_drifted(
-            conditions, classification, drift_message, now, generation,
+        seen = await self._verdicts_of(key)
+        verdicts = [v for v, _ in seen]
+        decision = decide_drift(
+            classification,
+            changes=drift_message,
             drifted=view.condition(DRIFTED) == ConditionStatus.TRUE,
-        )  # fmt: skip
+            measured=bool(view.verdict) or bool(seen),
+        )
+        conditions = _set_drifted(conditions, decision, now, generation)
 
         verdict = view.verdict
         rebaseline = classification is fp_digest.Classification.DIGEST_SCHEME_CHANGED
@@ -232,8 +241,6 @@ class FingerprintReconciler:
             # Incomparable schemes re-baseline silently (K5); so does the verdict's binding,
             # or a scheme upgrade would expire every verdict of the fleet at once.
             verdict = {**verdict, "digest": new_digest}
-        seen = await self._verdicts_of(key)
-        verdicts = [v for v, _ in seen]
         stored_probe = probe_from_json(view.hardware_identity)
         probes = [stored_probe, *(p for _, p in seen)]
         probe = newest_probe(probes)
@@ -251,7 +258,7 @@ class FingerprintReconciler:
         else:
             status["verdict"] = verdict
         max_age = view.max_verdict_age_seconds or self.options.max_verdict_age_seconds
-        drifted_now = classification is fp_digest.Classification.DIGEST_CHANGED
+        drifted_now = decision.warn
         current = evaluate(
             verdict=verdict,
             digest=new_digest,
@@ -351,40 +358,17 @@ class FingerprintReconciler:
 
 
 def _set_drifted(
-    conditions: list[JSON],
-    classification: fp_digest.Classification,
-    message: str,
-    now: datetime,
-    generation: int | None,
-    *,
-    drifted: bool,
+    conditions: list[JSON], decision: DriftDecision, now: datetime, generation: int | None
 ) -> list[JSON]:
-    """K5: DigestChanged sets True; once True (``drifted``: the stored condition is),
-    no other reason overwrites it (sticky)."""
-    if classification is fp_digest.Classification.DIGEST_CHANGED:
-        return set_json_condition(
-            conditions,
-            type_=DRIFTED,
-            status=ConditionStatus.TRUE,
-            reason=classification.value,
-            message=message,
-            now=now,
-            generation=generation,
-        )
-    if drifted:
+    """Write what glimmer.verdict decided (K5, K7); None keeps a True condition (sticky)."""
+    if decision.drifted is None:
         return conditions
-    messages = {
-        fp_digest.Classification.BASELINE_CAPTURED: "first capture of this node's identity",
-        fp_digest.Classification.DIGEST_STABLE: "the node's identity is unchanged",
-        fp_digest.Classification.DIGEST_SCHEME_CHANGED: "the stored digest uses another "
-        "scheme; re-baselined without comparing",
-    }
     return set_json_condition(
         conditions,
         type_=DRIFTED,
-        status=ConditionStatus.FALSE,
-        reason=classification.value,
-        message=messages[classification],
+        status=ConditionStatus.TRUE if decision.drifted else ConditionStatus.FALSE,
+        reason=decision.reason,
+        message=decision.message,
         now=now,
         generation=generation,
     )

@@ -211,6 +211,41 @@ async def test_K5_a_gpu_label_change_sets_drifted_an_event_and_expires_the_verdi
         assert value == 1.0
 
 
+async def test_K7_a_node_joining_a_running_operator_is_baselined_without_a_warning(
+    control_plane: Any, kube: ApiServerClient, nodes: Callable[..., Awaitable[list[str]]]
+) -> None:
+    """As a kubelet registers: the Node first, nodeInfo and the GPU labels after; the
+    operator is already running, so it captures the half-reported node first."""
+    async with EmbeddedOperator(kubeconfig=control_plane.kubeconfig_path):
+        name = f"fp-{uuid.uuid4().hex[:5]}-join"
+        bare = {"name": name, "labels": {"kubernetes.io/arch": "amd64"}}
+        await kube.create(NODES, {"metadata": bare})
+        try:
+            first = await eventually(lambda: captured(kube, name))
+            node = await kube.get(NODES, name)
+            node["metadata"]["labels"].update(NVIDIA)
+            node = await kube.replace(NODES, node)
+            node["status"] = {"nodeInfo": {"osImage": "Ubuntu 22.04", "kernelVersion": "6.5.0",
+                                           "kubeletVersion": "v1.36.0"}}  # fmt: skip
+            await kube.replace(NODES, node, subresource="status")
+
+            async def settled() -> dict[str, Any] | None:
+                fp = await fingerprint(kube, name)
+                moved = fp["status"]["digest"] != first["status"]["digest"]
+                return fp if moved and fp["status"].get("gpus") else None
+
+            fp = await eventually(settled)
+            drifted = cond(fp, "Drifted")
+            assert (drifted["status"], drifted["reason"]) == ("False", "BaselineCaptured")
+            await asyncio.sleep(0.5)  # an Event would be written after the status
+            assert await drift_events(kube, name) == []
+        finally:
+            with _SuppressNotFound():
+                await kube.delete(NODES, name)
+            with _SuppressNotFound():
+                await kube.delete(FINGERPRINTS, name, namespace=OPS)
+
+
 async def test_E14_an_amd_labelled_node_resolves_the_rocm_image(
     control_plane: Any, kube: ApiServerClient, nodes: Callable[..., Awaitable[list[str]]]
 ) -> None:

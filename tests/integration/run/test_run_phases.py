@@ -57,10 +57,6 @@ async def test_D1_A14_every_attempt_outcome_maps_to_its_phase(
         "no-image": "Error",
     }, run["status"]["results"]
     assert run["status"]["phase"] == "Failed"
-    registry = operator.metrics.registry
-    labels_ = {"namespace": namespace, "run": "phases"}
-    assert registry.get_sample_value("glimmer_run_phase", {**labels_, "phase": "Failed"}) == 1
-    assert registry.get_sample_value("glimmer_run_results", {**labels_, "phase": "Error"}) == 2
     status = run["status"]
     assert (status["passed"], status["failed"], status["skipped"], status["errored"]) == (
         1,

@@ -26,7 +26,8 @@ def envelope(name: str = "r", phase: str = "Passed", **result: object) -> Envelo
         name="burn", kind="gpu-burn", scope="Node", phase="Passed", nodes=("n1",),
         started_at="2026-12-01T11:00:00Z", finished_at="2026-12-01T11:10:00Z",
         metrics={"gpuTempC": "71", "throughputTflops": "9.5", "myCounter": "1",
-                 "powerDrawW": "n/a", "miscompares": "NaN", "eccErrors": "+Inf"},
+                 "powerDrawW": "n/a", "miscompares": "NaN", "eccErrors": "+Inf",
+                 "driverVersion": "550.54.15"},
     )  # fmt: skip
     group = TestResult(name="nccl", kind="nccl", scope="Group", phase="Failed",
                        nodes=("n1", "n2"), metrics={"busBandwidthGBs": "180"})  # fmt: skip
@@ -93,9 +94,36 @@ def test_L8_only_registered_finite_metrics_and_node_only_for_one_node() -> None:
     assert exposed["throughputTflops"]["threshold_use"] == "Evidence"
     assert exposed["busBandwidthGBs"]["node"] == ""  # a Group's figure is the set's
     dropped = "burnin_exporter_metrics_dropped_total"
-    assert value(got, dropped, reason="unregistered") == 1
-    assert value(got, dropped, reason="non_numeric") == 1  # n/a
+    assert value(got, dropped, reason="non_numeric") == 1  # n/a on an Acceptance metric
     assert value(got, dropped, reason="non_finite") == 2  # NaN, +Inf
+
+
+def test_L10_a_healthy_runs_own_keys_and_text_evidence_are_not_drops() -> None:
+    """myCounter (unregistered) and driverVersion (text Evidence) are what every healthy
+    run prints: no series, and no drop a user would be paged for."""
+    metrics = EngineMetrics()
+    exporter = RunExporter().register(metrics.registry)
+    healthy = TestResult(
+        name="burn", kind="gpu-burn", scope="Node", phase="Passed", nodes=("n1",),
+        metrics={"gpuTempC": "71", "myCounter": "1", "driverVersion": "550.54.15",
+                 "gpuName": "NVIDIA H100 80GB HBM3"},
+    )  # fmt: skip
+    exporter.observe(
+        Envelope(
+            delivery_id="d",
+            reason="RunPhaseChanged",
+            sent_at="2026-12-01T12:00:00Z",
+            run=RunRef(namespace="ns", name="ok", uid="u", profile="prof"),
+            phase="Passed",
+            results=(healthy,),
+        )
+    )
+    got = samples(metrics.registry)
+    dropped = {dict(lbl)["reason"]: v for (n, lbl), v in got.items()
+               if n == "burnin_exporter_metrics_dropped_total"}  # fmt: skip
+    assert dropped == {"non_numeric": 0, "non_finite": 0}
+    exposed = {dict(lbl)["metric"] for (n, lbl) in got if n == "burnin_test_metric"}
+    assert exposed == {"gpuTempC"}
 
 
 def test_L8_finish_time_only_once_terminal_and_a_phase_change_leaves_no_stale_series() -> None:

@@ -234,6 +234,7 @@ async def test_K5_a_gpu_label_change_sets_sticky_drift_and_an_event() -> None:
     await fake.create(NODES, node("n1"))
     rec = reconciler(fake, clock)
     await rec.reconcile("n1")
+    await passed_run(fake, started=T0 + timedelta(minutes=1), finished=T0 + timedelta(minutes=30))
     clock.at = T0 + timedelta(hours=1)
     await relabel(fake, "n1", {"nvidia.com/gpu.count": "7"})
     await rec.reconcile("n1")
@@ -248,6 +249,50 @@ async def test_K5_a_gpu_label_change_sets_sticky_drift_and_an_event() -> None:
     assert condition(fp, "Drifted")["status"] == "True"
     assert fp["status"]["capturedAt"] == format_time(T0 + timedelta(hours=1))
     assert len(fake.objects(EVENTS)) == 1
+
+
+async def test_K7_the_first_capture_of_a_new_node_is_its_baseline_without_a_warning() -> None:
+    fake, clock = FakeClient(), Clock()
+    await fake.create(NODES, node("n1"))
+    await reconciler(fake, clock).reconcile("n1")
+    drifted = condition(await fingerprint(fake), "Drifted")
+    assert (drifted["status"], drifted["reason"]) == ("False", "BaselineCaptured")
+    assert fake.objects(EVENTS) == []
+
+
+async def test_K7_a_new_nodes_identity_settling_before_any_run_moves_the_baseline() -> None:
+    """The kubelet reports nodeInfo after registering and feature discovery labels the
+    node later: before anything measured the node, that is the baseline still forming."""
+    fake, clock = FakeClient(), Clock()
+    bare = node("n1", labels={"kubernetes.io/arch": "amd64"})
+    bare["status"] = {}
+    await fake.create(NODES, bare)
+    rec = reconciler(fake, clock)
+    await rec.reconcile("n1")
+    clock.at = T0 + timedelta(minutes=3)
+    settled = node("n1")
+    current = await fake.get(NODES, "n1")
+    current["metadata"]["labels"] = settled["metadata"]["labels"]
+    current = await fake.replace(NODES, current)
+    current["status"] = settled["status"]
+    await fake.replace(NODES, current, subresource="status")
+    await rec.reconcile("n1")
+    fp = await fingerprint(fake)
+    drifted = condition(fp, "Drifted")
+    assert (drifted["status"], drifted["reason"]) == ("False", "BaselineCaptured")
+    assert "nvidia.com/gpu.count" in drifted["message"]
+    assert fp["status"]["digest"] == digest(observe(settled))
+    assert fp["status"]["capturedAt"] == format_time(T0 + timedelta(minutes=3))
+    assert fake.objects(EVENTS) == []
+    # Once a run has measured the node, the next change is drift, with its Warning.
+    await passed_run(fake, started=T0 + timedelta(minutes=4), finished=T0 + timedelta(hours=1))
+    clock.at = T0 + timedelta(hours=2)
+    await relabel(fake, "n1", {"nvidia.com/gpu.count": "7"})
+    await rec.reconcile("n1")
+    drifted = condition(await fingerprint(fake), "Drifted")
+    assert (drifted["status"], drifted["reason"]) == ("True", "DigestChanged")
+    (event,) = fake.objects(EVENTS)
+    assert (event["reason"], event["type"]) == ("HardwareDrift", "Warning")
 
 
 async def test_K5_an_upstream_scheme_digest_is_re_baselined_silently() -> None:
