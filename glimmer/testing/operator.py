@@ -125,7 +125,8 @@ class EmbeddedOperator:
         self.client_options = client_options or ClientOptions(qps=200, burst=400)
         self.fanout_options = fanout_options or FanoutOptions(destinations=LOOPBACK_RECEIVERS)
         self.start_timeout = start_timeout
-        #: Engine metrics of the current (or last) start; the operator's families (node verdicts, the Prometheus sink's burnin_*) are on its registry.
+        #: Engine metrics of the current (or last) start; the operator's families (node
+        #: verdicts, the Prometheus sink's burnin_*) are on its registry.
         self.metrics = EngineMetrics()
         self._client: ApiServerClient | None = None
         self._manager: Manager | None = None
