@@ -88,7 +88,23 @@ def _no_distribution(name: str) -> object:
 
 
 def _git_fails(*args: object, **kwargs: object) -> object:
-    raise OSError("no git")
+    import subprocess
+
+    return subprocess.CompletedProcess(["git"], 128, stdout="", stderr="not a git repository")
+
+
+def test_version_without_git_says_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    from importlib import metadata
+
+    from glimmer.cli import version
+
+    def no_git(*args: object, **kwargs: object) -> object:
+        raise OSError("no git")
+
+    monkeypatch.setattr(metadata, "distribution", _no_distribution)
+    monkeypatch.setattr(subprocess, "run", no_git)
+    assert version.commit() == version.UNKNOWN
 
 
 def test_run_dash_f_is_the_profile_file(tmp_path: Path) -> None:
