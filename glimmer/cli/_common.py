@@ -9,14 +9,16 @@ from typing import NoReturn, ParamSpec, TypeVar
 
 import click
 
+from glimmer.cli.exits import USAGE
 from glimmer.local.progress import PHASE_STYLES
 from glimmer.verdict import Phase
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
-#: Exit code for bad input (missing file, bad YAML, wrong kind, missing field).
-BAD_INPUT = 2
+#: Exit code for bad input (missing file, bad YAML, wrong kind, missing field): a
+#: usage error, click's own 2 (:mod:`glimmer.cli.exits`).
+BAD_INPUT = USAGE
 
 
 def fail(message: str, *, code: int = BAD_INPUT) -> NoReturn:

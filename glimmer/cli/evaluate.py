@@ -10,9 +10,11 @@ from typing import BinaryIO
 
 import click
 
+from glimmer.cli import exits
 from glimmer.cli._common import OUTPUT_FORMAT, PHASE_COLOURS, fail, no_traceback
 from glimmer.contract import read_report
 from glimmer.local.manifests import (
+    Document,
     ManifestError,
     iter_kind,
     load_documents,
@@ -23,8 +25,13 @@ from glimmer.local.manifests import (
 from glimmer.local.serialize import artifact_refs, verdict_json
 from glimmer.verdict import AttemptVerdict, Phase, Provenance, judge_attempt
 
-#: Exit status by phase; 2 is reserved for bad input.
-EXIT_BY_PHASE = {Phase.PASSED: 0, Phase.FAILED: 1, Phase.ERROR: 3, Phase.SKIPPED: 4}
+#: Exit status by phase; 2 is reserved for bad input (:mod:`glimmer.cli.exits`).
+EXIT_BY_PHASE = {
+    Phase.PASSED: exits.OK,
+    Phase.FAILED: exits.FAILED,
+    Phase.ERROR: exits.ERROR,
+    Phase.SKIPPED: exits.SKIPPED,
+}
 _CHUNK = 1 << 20
 
 
@@ -34,7 +41,13 @@ _CHUNK = 1 << 20
     "test_file",
     required=True,
     type=click.Path(path_type=Path),
-    help="BurnInTest manifest (YAML; the first BurnInTest document is used).",
+    help="BurnInTest manifest (YAML). A file holding several BurnInTests needs --name.",
+)
+@click.option(
+    "--name",
+    "test_name",
+    default=None,
+    help="Which BurnInTest of --test to judge by (required when it holds several).",
 )
 @click.option("--exit-code", required=True, type=int, help="The runner's exit code.")
 @click.option(
@@ -54,6 +67,7 @@ _CHUNK = 1 << 20
 @no_traceback(code=EXIT_BY_PHASE[Phase.ERROR])
 def evaluate(
     test_file: Path,
+    test_name: str | None,
     exit_code: int,
     stdout_file: Path,
     output_format: str,
@@ -65,10 +79,7 @@ def evaluate(
     """
     try:
         documents = load_documents(test_file)
-        test = next(iter_kind(documents, "BurnInTest"), None)
-        if test is None:
-            kinds = ", ".join(sorted({d.kind or "?" for d in documents})) or "none"
-            fail(f"{test_file}: no BurnInTest document found (kinds seen: {kinds})")
+        test = chosen_test(documents, test_name, source=test_file)
         spec = spec_of(test)
         kind = test_kind(spec, where=test.where)
         thresholds = thresholds_of(spec, where=test.where)
@@ -86,7 +97,28 @@ def evaluate(
         click.echo(json.dumps(verdict_json(verdict, artifacts=refs), indent=2))
     else:
         _print_text(verdict, test_name=test.name or kind)
-    raise SystemExit(EXIT_BY_PHASE.get(verdict.phase, 3))
+    raise SystemExit(EXIT_BY_PHASE.get(verdict.phase, exits.ERROR))
+
+
+def chosen_test(documents: list[Document], name: str | None, *, source: Path) -> Document:
+    """The BurnInTest to judge by: the only one, or the one ``--name`` names. Several
+    without ``--name`` are refused naming each (N12): judging by the first would apply
+    thresholds the user never chose."""
+    tests = list(iter_kind(documents, "BurnInTest"))
+    if not tests:
+        kinds = ", ".join(sorted({d.kind or "?" for d in documents})) or "none"
+        fail(f"{source}: no BurnInTest document found (kinds seen: {kinds})")
+    names = ", ".join(repr(t.name) for t in tests)
+    if name is not None:
+        named = [t for t in tests if t.name == name]
+        if not named:
+            fail(f"{source}: --name {name!r}: no BurnInTest of that name (it holds: {names})")
+        if len(named) > 1:
+            fail(f"{source}: BurnInTest {name!r} is defined {len(named)} times; keep one")
+        return named[0]
+    if len(tests) > 1:
+        fail(f"{source}: holds {len(tests)} BurnInTests ({names}); choose one with --name")
+    return tests[0]
 
 
 def _read_output(path: Path) -> Iterator[bytes]:

@@ -7,7 +7,9 @@ NodeFingerprint has stored (digest, ``capturedAt``, ``Drifted``, the bound verdi
 reading controller logs. Labels the salient filter dropped are listed as well, the
 operator's own marked as such: they never count as hardware.
 
-Read-only. Exit status: 0 shown; 2 the node does not exist or the input was refused.
+``-n`` defaults to the kubeconfig's current context's namespace, as kubectl's does.
+Read-only. Exit status (:mod:`glimmer.cli.exits`): 0 shown; 2 the node does not exist
+or the input was refused; 3 the cluster could not be read.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import Any
 import click
 
 from glimmer.cli._common import OUTPUT_FORMAT, fail, no_traceback
+from glimmer.cli.exits import ERROR
+from glimmer.cli.kubecontext import NAMESPACE_HELP, namespace_for
 from glimmer.controllers.fingerprint import digest, digest_inputs, fingerprint_name, observe
 from glimmer.controllers.fingerprint.digests import classify
 from glimmer.controllers.fingerprint.observe import is_operator_label, is_salient
@@ -27,7 +31,7 @@ from glimmer.controllers.kit.names import FINGERPRINTS
 from glimmer.engine import NODES, ApiError, KubeClient, is_not_found
 
 JSON = dict[str, Any]
-INTERNAL_ERROR = 3
+INTERNAL_ERROR = ERROR
 
 
 def describe(node: Mapping[str, Any], fingerprint: Mapping[str, Any] | None) -> JSON:
@@ -83,12 +87,23 @@ async def gather(client: KubeClient, *, node: str, namespace: str) -> JSON:
     return describe(found, fingerprint)
 
 
+def _none_yet(report: Mapping[str, Any]) -> str:
+    """No NodeFingerprint: say where it was looked for, since -n follows the context."""
+    namespace = report.get("namespace")
+    if not namespace:
+        return "(none yet)"
+    return (
+        f"(none in namespace {namespace!r}: none captured yet, or the operator runs in "
+        "another namespace; give it with -n)"
+    )
+
+
 def render_text(report: Mapping[str, Any]) -> str:
     observed = report["observed"]
     stored = report["stored"]
     lines = [
         f"node:        {report['node']}",
-        f"fingerprint: {report['fingerprint'] or '(none yet)'}",
+        f"fingerprint: {report['fingerprint'] or _none_yet(report)}",
         f"digest now:  {observed['digest']}",
         f"stored:      {stored['digest'] or '(not captured)'}",
         f"captured at: {stored['capturedAt'] or '-'}",
@@ -136,20 +151,22 @@ async def _run(*, node: str, namespace: str, kubeconfig: str | None) -> JSON:
 @click.command()
 @click.argument("node")
 @click.option(
+    "-n",
     "--namespace",
-    default="glimmer-system",
-    show_default=True,
-    help="The operator's namespace, where NodeFingerprints live.",
+    default=None,
+    help="The operator's namespace, where NodeFingerprints live. " + NAMESPACE_HELP,
 )
 @click.option("--kubeconfig", default=None, help="Kubeconfig (default: $KUBECONFIG, in-cluster).")
 @click.option("-o", "--output", "output", type=OUTPUT_FORMAT, default="text", show_default=True)
 @no_traceback(code=INTERNAL_ERROR)
-def fingerprint(*, node: str, namespace: str, kubeconfig: str | None, output: str) -> None:
+def fingerprint(*, node: str, namespace: str | None, kubeconfig: str | None, output: str) -> None:
     """Show what the operator captures of NODE and the inputs of its digest."""
+    namespace = namespace_for(namespace, kubeconfig=kubeconfig)
     try:
         report = asyncio.run(_run(node=node, namespace=namespace, kubeconfig=kubeconfig))
     except LookupError as err:
         fail(str(err))
+    report["namespace"] = namespace
     if output == "json":
         click.echo(json.dumps(report, indent=2, sort_keys=True))
     else:

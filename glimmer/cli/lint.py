@@ -18,7 +18,11 @@ from typing import Any
 
 import click
 
+from glimmer.cli import exits
 from glimmer.cli._common import BAD_INPUT, OUTPUT_FORMAT, fail, no_traceback
+from glimmer.contract.kinds import is_builtin
+from glimmer.contract.names import grammar_ok
+from glimmer.contract.registry import REGISTRY
 from glimmer.local.manifests import (
     Document,
     ManifestError,
@@ -107,7 +111,21 @@ def _reviewed(
             yield test
 
 
-def _finding_json(finding: GateFinding, *, file: str) -> dict[str, Any]:
+def can_only_fail(finding: GateFinding, *, kinds: Mapping[str, str]) -> bool:
+    """A gate lint says can only fail (N10): a well-formed name the built-in kind never
+    prints (the same facts :func:`glimmer.verdict.lint_thresholds` words it from). It is
+    Unsound, not Malformed, but no run can pass it, so lint exits 1 on it even without
+    ``--strict``."""
+    kind = kinds.get(finding.test, "")
+    return (
+        finding.severity == Severity.UNSOUND
+        and grammar_ok(finding.metric)
+        and is_builtin(kind)
+        and finding.metric not in REGISTRY
+    )
+
+
+def _finding_json(finding: GateFinding, *, file: str, fails: bool) -> dict[str, Any]:
     return {
         "file": file,
         "test": finding.test,
@@ -115,6 +133,7 @@ def _finding_json(finding: GateFinding, *, file: str) -> dict[str, Any]:
         "metric": finding.metric,
         "severity": finding.severity,
         "reason": finding.reason,
+        "canOnlyFail": fails,
     }
 
 
@@ -127,9 +146,9 @@ def lint(files: tuple[Path, ...], output_format: str, strict: bool) -> None:
     """Lint every threshold a run of FILES would evaluate: each BurnInTest, and each
     BurnInProfile's inline tests, tests by testRef and their variants.
 
-    Exit status: 0 clean (or only Unsound), 1 any Malformed (or, with --strict, any
-    finding), 2 bad input, a testRef whose BurnInTest is in none of FILES, or an
-    internal error.
+    Exit status: 0 clean (or only Unsound), 1 any Malformed or any gate that can only
+    fail (or, with --strict, any finding), 2 bad input, a testRef whose BurnInTest is in
+    none of FILES, or an internal error.
     """
     findings: list[dict[str, Any]] = []
     unresolved: list[str] = []
@@ -140,7 +159,11 @@ def lint(files: tuple[Path, ...], output_format: str, strict: bool) -> None:
         tests = _burnin_tests(documents)
         for document in documents:
             reviewed = list(_reviewed(document, tests, unresolved))
-            findings += [_finding_json(f, file=str(document.path)) for f in lint_tests(reviewed)]
+            kinds = {test.name: test.kind for test in reviewed}
+            findings += [
+                _finding_json(f, file=str(document.path), fails=can_only_fail(f, kinds=kinds))
+                for f in lint_tests(reviewed)
+            ]
     except ManifestError as exc:
         fail(str(exc))
     if output_format == "json":
@@ -154,5 +177,5 @@ def lint(files: tuple[Path, ...], output_format: str, strict: bool) -> None:
             click.echo("no findings")
     if unresolved:
         fail("; ".join(unresolved))
-    malformed = any(f["severity"] == Severity.MALFORMED for f in findings)
-    raise SystemExit(1 if malformed or (strict and findings) else 0)
+    failing = any(f["severity"] == Severity.MALFORMED or f["canOnlyFail"] for f in findings)
+    raise SystemExit(exits.FAILED if failing or (strict and findings) else exits.OK)

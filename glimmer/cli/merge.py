@@ -16,13 +16,14 @@ from pathlib import Path
 
 import click
 
+from glimmer.cli import exits
 from glimmer.cli._common import OUTPUT_FORMAT, fail, no_traceback
 from glimmer.cli.sinkflags import deliver, sink_flags, sink_options
 from glimmer.local.merge import TurnoutError, merge_group, read_turnout
 from glimmer.local.results import exit_status, run_document, write_document
 
 #: Exit status when no verdict could be reached (refused turnout, bad input, a bug).
-NOT_JUDGED = 3
+NOT_JUDGED = exits.ERROR
 
 
 @click.command()

@@ -2,7 +2,8 @@
 
 Exactly one input: ``--from-file`` (an envelope or a JSON array of them),
 ``--results-dir`` (a directory of envelope files, e.g. a webhook receiver's or
-``glimmer run``'s ``envelopes/``), ``--run ns/name`` (the run's ConfigMap sinks) or
+``glimmer run``'s ``envelopes/``), ``--run [ns/]name`` (the run's ConfigMap sinks; a
+bare name is in ``-n``, else the kubeconfig context's namespace) or
 ``--run-json`` (a ``glimmer run`` results directory or its ``run.json``).
 Exit status: 0 written; 2 the input was refused (the message says why); 3 an internal
 error. The run's own verdict never changes the exit status: a report of a Failed run
@@ -19,6 +20,8 @@ from pathlib import Path
 import click
 
 from glimmer.cli._common import fail, no_traceback
+from glimmer.cli.exits import ERROR
+from glimmer.cli.kubecontext import NAMESPACE_HELP, namespace_for
 from glimmer.report import (
     FORMATS,
     Report,
@@ -30,7 +33,20 @@ from glimmer.report import (
     render,
 )
 
-INTERNAL_ERROR = 3
+INTERNAL_ERROR = ERROR
+
+
+def run_ref(ref: str, *, namespace: str | None, kubeconfig: str | None) -> str:
+    """``--run`` as ``NS/NAME``: a bare NAME is in ``-n``, else the context's namespace
+    (N11); ``-n`` beside a ``NS/NAME`` naming another namespace is refused."""
+    given, sep, _ = ref.partition("/")
+    if not sep:
+        return f"{namespace_for(namespace, kubeconfig=kubeconfig)}/{ref}"
+    if namespace and given != namespace:
+        raise ReportInputError(
+            f"--run {ref!r} is in namespace {given!r} but -n says {namespace!r}; give one"
+        )
+    return ref
 
 
 async def _from_cluster(ref: str, *, kubeconfig: str | None) -> Report:
@@ -52,6 +68,7 @@ def _load(
     run: str | None,
     run_json: Path | None,
     kubeconfig: str | None,
+    namespace: str | None = None,
 ) -> Report:
     given = [x for x in (from_file_, results_dir, run, run_json) if x is not None]
     if len(given) != 1:
@@ -66,7 +83,8 @@ def _load(
     if run_json is not None:
         return load_run_json(run_json)
     assert run is not None
-    return asyncio.run(_from_cluster(run, kubeconfig=kubeconfig))
+    ref = run_ref(run, namespace=namespace, kubeconfig=kubeconfig)
+    return asyncio.run(_from_cluster(ref, kubeconfig=kubeconfig))
 
 
 def write_files(files: dict[str, str], *, out: str) -> list[Path]:
@@ -109,9 +127,11 @@ def write_files(files: dict[str, str], *, out: str) -> list[Path]:
 @click.option(
     "--run",
     "run",
-    metavar="NS/NAME",
-    help="A BurnInRun in the cluster: reads its ConfigMap sinks' envelopes.",
+    metavar="[NS/]NAME",
+    help="A BurnInRun in the cluster: reads its ConfigMap sinks' envelopes. A bare NAME "
+    "is in -n's namespace.",
 )
+@click.option("-n", "--namespace", default=None, help="For --run NAME. " + NAMESPACE_HELP)
 @click.option(
     "--run-json",
     type=click.Path(path_type=Path),
@@ -143,6 +163,7 @@ def report(
     results_dir: Path | None,
     run: str | None,
     run_json: Path | None,
+    namespace: str | None,
     kubeconfig: str | None,
     fmt: str,
     out: str,
@@ -155,6 +176,7 @@ def report(
             run=run,
             run_json=run_json,
             kubeconfig=kubeconfig,
+            namespace=namespace,
         )
         written = write_files(render(view, fmt), out=out)
     except ReportInputError as err:

@@ -34,6 +34,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from glimmer.cli import exits
 from glimmer.cli._common import BAD_INPUT, OUTPUT_FORMAT, PHASE_COLOURS, fail, no_traceback
 from glimmer.cli.run_checkpoints import CheckpointDelivery
 from glimmer.cli.sinkflags import deliver, sink_flags, sink_options
@@ -82,10 +83,17 @@ from glimmer.verdict import Phase
 from runners.catalog import sim_spec_problem
 
 #: Exit status when the run could not happen (config, refusal, no GPU, interrupt).
-NOT_RUN = 3
+NOT_RUN = exits.ERROR
 #: Exit status of a side that decides nothing (Pair server, Group rank) once its record
 #: is written: N4's "nothing judged", so a CI gate on 0 never passes on it.
-NOTHING_JUDGED = 2
+NOTHING_JUDGED = exits.NOTHING_JUDGED
+#: A manifest argument: a file that does not exist is a usage error (exit 2, N10).
+MANIFEST = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+class NoSuchProfileError(ManifestError):
+    """The files hold no BurnInProfile (of the ``--profile`` name): a usage error (N10),
+    like a file that does not exist, not a run that could not happen."""
 
 
 def bundled_profile() -> Path:
@@ -116,10 +124,16 @@ def _select(documents: list[Document], profile_name: str | None) -> tuple[Docume
         if document.kind == "BurnInProfile" and not any(_same(document, p) for p in profiles):
             profiles.append(document)
     if profile_name:
-        profiles = [d for d in profiles if d.name == profile_name]
+        named = [d for d in profiles if d.name == profile_name]
+        if not named:
+            held = ", ".join(repr(d.name) for d in profiles) or "none"
+            raise NoSuchProfileError(
+                f"--profile {profile_name!r}: no BurnInProfile of that name in the given "
+                f"files (they hold: {held})"
+            )
+        profiles = named
     if not profiles:
-        wanted = f" named {profile_name!r}" if profile_name else ""
-        raise ManifestError(f"no BurnInProfile{wanted} in the given files")
+        raise NoSuchProfileError("no BurnInProfile in the given files")
     if len(profiles) > 1:
         # Running the first would run a profile the user never chose (I3).
         found = ", ".join(f"{d.name!r} ({d.path})" for d in profiles)
@@ -213,12 +227,21 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
 
 
 @click.command()
-@click.argument("profile_file", required=False, type=click.Path(path_type=Path))
+@click.argument("profile_file", required=False, type=MANIFEST)
+@click.option(
+    "-f",
+    "--file",
+    "files",
+    multiple=True,
+    type=MANIFEST,
+    help="A YAML file of BurnInProfile and BurnInTest documents (others are ignored); "
+    "repeatable, as PROFILE_FILE and --tests.",
+)
 @click.option(
     "--tests",
     "test_files",
     multiple=True,
-    type=click.Path(path_type=Path),
+    type=MANIFEST,
     help="More YAML files holding the BurnInTests the profile references.",
 )
 @click.option(
@@ -320,6 +343,7 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
 @no_traceback(code=NOT_RUN)
 def run(
     profile_file: Path | None,
+    files: tuple[Path, ...],
     test_files: tuple[Path, ...],
     profile_name: str | None,
     sim: str | None,
@@ -349,7 +373,7 @@ def run(
 ) -> None:
     """Run a BurnInProfile on this host and print the verdict.
 
-    Without PROFILE_FILE the bundled acceptance profile runs. Runners run as their
+    Without PROFILE_FILE (or -f FILE) the bundled acceptance profile runs. Runners run as their
     images under podman, docker or nerdctl, or as local processes (``--runtime``; see
     docs/bare-hosts.md). Exit status: 0 Passed,
     1 Failed, 3 Error or not run, 2 nothing judged (everything skipped) or a usage
@@ -394,11 +418,15 @@ def run(
         )
     except UsageError as exc:
         fail(str(exc), code=BAD_INPUT)
-    source = profile_file or bundled_profile()
+    given = [*([profile_file] if profile_file else []), *files]
+    source = given[0] if given else bundled_profile()
+    test_files = (*given[1:], *test_files)
     try:
         documents = [d for path in (source, *test_files) for d in load_documents(path)]
         profile_doc, tests = _select(documents, profile_name)
         profile_spec = dict(spec_of(profile_doc))
+    except NoSuchProfileError as exc:
+        fail(str(exc), code=BAD_INPUT)
     except ManifestError as exc:
         fail(str(exc), code=NOT_RUN)
     declared = declared_scope_problem(profile_spec, tests, flags=flags)

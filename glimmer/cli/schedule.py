@@ -13,8 +13,10 @@ Every instant comes from the controller's own code (``parse_schedule``,
 a view that disagreed with the controller would be worse than none. An expression that
 does not parse shows the error and no ticks.
 
-Read-only. Exit status: 0 shown; 2 the schedule does not exist or the input was
-refused; 3 the cluster could not be read.
+``-n`` defaults to the kubeconfig's current context's namespace, as kubectl's does
+(:mod:`glimmer.cli.kubecontext`). Read-only. Exit status (:mod:`glimmer.cli.exits`): 0
+shown; 2 the schedule does not exist or the input was refused; 3 the cluster could not
+be read.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import click
 
 from glimmer.api import format_time
 from glimmer.cli._common import OUTPUT_FORMAT, fail, no_traceback
+from glimmer.cli.exits import ERROR
+from glimmer.cli.kubecontext import NAMESPACE_HELP, namespace_for
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.schedule import (
     SCHEDULE_VALID,
@@ -56,7 +60,7 @@ from glimmer.engine import ApiError, KubeClient, is_not_found
 from glimmer.plan import label_value
 
 JSON = dict[str, Any]
-INTERNAL_ERROR: Final = 3
+INTERNAL_ERROR: Final = ERROR
 RECENT_RUNS: Final = 10
 MAX_TICKS_SHOWN: Final = 100
 
@@ -336,10 +340,7 @@ async def _run(
 
 @click.command()
 @click.argument("name", required=False)
-@click.option(
-    "-n", "--namespace", default="default", show_default=True,
-    help="The schedule's namespace (the kubeconfig's context namespace is not read).",
-)  # fmt: skip
+@click.option("-n", "--namespace", default=None, help=NAMESPACE_HELP)
 @click.option("-A", "--all-namespaces", is_flag=True, help="List schedules in every namespace.")
 @click.option(
     "--ticks", type=click.IntRange(1, MAX_TICKS_SHOWN), default=5, show_default=True,
@@ -351,7 +352,7 @@ async def _run(
 def schedule(
     *,
     name: str | None,
-    namespace: str,
+    namespace: str | None,
     all_namespaces: bool,
     ticks: int,
     kubeconfig: str | None,
@@ -360,6 +361,8 @@ def schedule(
     """Show a BurnInSchedule's next ticks and what it does now; without NAME, list them."""
     if name is not None and all_namespaces:
         fail("NAME and --all-namespaces (-A) exclude each other: name one schedule with -n")
+    if not all_namespaces:
+        namespace = namespace_for(namespace, kubeconfig=kubeconfig)
     try:
         result = asyncio.run(
             _run(

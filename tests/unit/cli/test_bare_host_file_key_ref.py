@@ -35,7 +35,8 @@ def test_I24_a_file_key_ref_is_refused_before_anything_runs(tmp_path: Path, comm
     marker = tmp_path / "ran"
     profile = tmp_path / "profile.yaml"
     profile.write_text(PROFILE % {"marker": marker})
-    result = CliRunner().invoke(main, [command, str(profile), "--report-dir", str(tmp_path / "r")])
+    where = ["--report-dir", str(tmp_path / "r")] if command == "run" else []  # plan writes none
+    result = CliRunner().invoke(main, [command, str(profile), *where])
     assert result.exit_code == 3, result.output
     (line,) = result.stderr.strip().splitlines()
     assert f"{profile}: plan refused: " in line

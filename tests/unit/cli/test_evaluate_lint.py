@@ -218,7 +218,15 @@ def test_C4_lint_reviews_every_gate_a_run_evaluates_inline_by_testref_and_varian
         # The BurnInTest itself, where it is defined.
         (str(tmp_path / "t.yaml"), "bw", "hostToDeviceBandwidthGBs", "Unsound"),
     ]
-    assert set(findings[0]) == {"file", "test", "index", "metric", "severity", "reason"}
+    assert set(findings[0]) == {
+        "file",
+        "test",
+        "index",
+        "metric",
+        "severity",
+        "reason",
+        "canOnlyFail",
+    }
     assert findings[0]["index"] == 0
 
 
