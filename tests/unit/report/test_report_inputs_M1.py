@@ -257,5 +257,5 @@ async def test_M1_missing_run_is_refused() -> None:
 
 
 def test_M1_run_ref_must_be_namespace_slash_name() -> None:
-    code, _, err = invoke("--run", "just-a-name")
+    code, _, err = invoke("--run", "ns/a/b")
     assert code == 2 and "expected <namespace>/<name>" in err
