@@ -157,7 +157,9 @@ def test_the_samples_kustomization_lists_every_definition_file() -> None:
 def _planned_seconds(run: BurnInRun) -> int:
     """Seconds of load the run's profile plans on one node (variants each run once)."""
     (profile,) = [
-        o for o in OBJECTS if isinstance(o, BurnInProfile) and o.metadata.name == run.spec.profile_ref
+        o
+        for o in OBJECTS
+        if isinstance(o, BurnInProfile) and o.metadata.name == run.spec.profile_ref
     ]
     by_name = {t.metadata.name: t for t in TESTS}
     total = 0
@@ -180,9 +182,7 @@ def test_each_run_file_holds_one_run_and_a_long_real_load_says_so(path: Path) ->
 
 def test_the_runs_include_a_small_one_on_one_simulated_node() -> None:
     small = [
-        from_object(_documents(p)[0])
-        for p in RUNS
-        if not p.name.startswith("long-real-load-")
+        from_object(_documents(p)[0]) for p in RUNS if not p.name.startswith("long-real-load-")
     ]
     assert any(
         r.spec.target.node_names == ["sim-0"] and _planned_seconds(r) <= 5 * 60 for r in small
