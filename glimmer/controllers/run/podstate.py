@@ -182,6 +182,5 @@ DEFAULT_GRACE_SECONDS: Final = 30
 
 def grace_seconds(pod: Mapping[str, Any]) -> int:
     """The pod's termination grace period: how long the kubelet waits after SIGTERM."""
-    spec = pod.get("spec")
-    value = spec.get("terminationGracePeriodSeconds") if isinstance(spec, Mapping) else None
+    value = PodView(pod).spec.get("terminationGracePeriodSeconds")
     return value if isinstance(value, int) and value >= 0 else DEFAULT_GRACE_SECONDS

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from glimmer.controllers.kit.view import ObjectView
+
 JSON = dict[str, Any]
 
 #: The reason for each kind a reference can name.
@@ -53,13 +55,8 @@ def _listed(nodes: Sequence[str]) -> str:
 
 def _not_ready(node: Mapping[str, Any]) -> str | None:
     """The Ready condition's status when a kubelet reported it and it is not True."""
-    status = node.get("status")
-    conditions = status.get("conditions") if isinstance(status, Mapping) else None
-    for condition in conditions if isinstance(conditions, list) else ():
-        if isinstance(condition, Mapping) and condition.get("type") == "Ready":
-            value = str(condition.get("status", "Unknown"))
-            return None if value == "True" else value
-    return None
+    value = ObjectView(node).condition("Ready")
+    return None if value is None or value == "True" else value or "Unknown"
 
 
 def no_matching_nodes(selector: str) -> Refusal:

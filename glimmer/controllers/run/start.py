@@ -57,12 +57,12 @@ class InvalidTargetError(ConfigError):
     once, like E4's plan validation, since waiting cannot make it valid."""
 
 
-def _condition(status: Mapping[str, Any], type_: str) -> tuple[str, str, str] | None:
-    """(status, reason, message) of condition ``type_``, or None."""
-    for entry in status.get("conditions") or ():
-        if isinstance(entry, Mapping) and entry.get("type") == type_:
-            return (str(entry.get("status")), str(entry.get("reason")), str(entry.get("message")))
-    return None
+def _already_said(view: RunView, refusal: refusals.Refusal) -> bool:
+    """Whether ``Admitted=False`` already says exactly this refusal (no second Event)."""
+    return any(
+        c.get("reason") == refusal.reason and c.get("message") == refusal.message
+        for c in view.conditions_of("Admitted", str(ConditionStatus.FALSE))
+    )
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ class Starter(Part):
         pass; re-checked every ``resolve_retry_seconds`` (the missing object may be
         created, the node may join); after E2's grace, the run ends Error with it."""
         view = RunView(run)
-        before = _condition(view.status, "Admitted")
+        said = _already_said(view, refusal)
         upsert_condition(
             view.status,
             type_="Admitted",
@@ -198,7 +198,7 @@ class Starter(Part):
         )
         if not self._within_grace(view):
             return self._refuse(run, name="resolve", message=refusal.message)
-        if before != (str(ConditionStatus.FALSE), refusal.reason, refusal.message):
+        if not said:
             run = await checkpoint.write_status(
                 self.client, run, budget=self.options.status_budget_bytes
             )
