@@ -1,11 +1,12 @@
 """Why a run cannot be admitted yet, decided purely from what the start read (E23, E24).
 
-A run naming a profile, test or sink that does not exist, or targets that are not
+A run naming a profile or test that does not exist, or targets that are not
 there or cannot run a pod, would otherwise wait in silence (or, for nodes, sit Running
 with an unschedulable pod). Each finding here becomes an ``Admitted=False`` condition
 and a Warning Event at once, whose reason names the field and whose message says the
 fix; the run is re-checked every ``resolve_retry_seconds`` and ends Error after E2's
-grace. The caller reads; this module only decides.
+grace. A missing sink is said the same way, in ``SinksFound``, but refuses nothing
+(E26). The caller reads; this module only decides.
 """
 
 from __future__ import annotations
@@ -43,6 +44,22 @@ def missing_reference(*, field: str, kind: str, name: str, namespace: str) -> Re
         message=(
             f'{field} "{name}": no {kind} named {name} in namespace {namespace}; '
             "create it or fix the name"
+        ),
+    )
+
+
+#: E26: the condition that says a sink the profile names does not exist (set only then).
+SINKS_CONDITION: Final = "SinksFound"
+
+
+def missing_sinks(missing: Sequence[str], *, profile: str, namespace: str) -> Refusal:
+    """E26: what ``SinksFound=False`` says (a warning, not a refusal: L5)."""
+    return Refusal(
+        reason="SinkNotFound",
+        message=(
+            f"BurnInProfile {profile} spec.sinks: no BurnInSink named {_listed(list(missing))} "
+            f"in namespace {namespace}; the run goes ahead and those deliveries fail "
+            "(status.sinkStatus): create the sink or fix the name"
         ),
     )
 

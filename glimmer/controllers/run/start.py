@@ -156,24 +156,20 @@ class Starter(Part):
                     )
                 )
             tests[str(ref)] = dict(ObjectView(test).spec)
-        for sink in profile_spec.get("sinks") or []:
-            if (
-                isinstance(sink, str)
-                and await self.reads.get(SINKS, sink, namespace=namespace) is None
-            ):
-                raise NotAdmittedError(
-                    refusals.missing_reference(
-                        field=f"BurnInProfile {profile_name} spec.sinks",
-                        kind="BurnInSink",
-                        name=sink,
-                        namespace=namespace,
-                    )
-                )
         targets = await self._resolve_targets(view)
         refusal = refusals.target_refusal(targets, await self._admission_nodes(targets))
         if refusal is not None:
             raise NotAdmittedError(refusal)
         return profile_spec, tests, targets
+
+    async def _missing_sinks(self, view: RunView, profile: Mapping[str, Any]) -> list[str]:
+        """E26: the profile's sinks with no BurnInSink in the run's namespace."""
+        missing = []
+        for sink in profile.get("sinks") or []:
+            found = await self.reads.get(SINKS, str(sink), namespace=view.namespace)
+            if found is None:
+                missing.append(str(sink))
+        return missing
 
     async def _admission_nodes(self, targets: Sequence[str]) -> dict[str, JSON | None]:
         """E24: each target's Node (cached, a miss confirmed live), None when absent."""
@@ -296,9 +292,26 @@ class Starter(Part):
             message=message,
             now=now,
         )
+        # E26: a missing sink is said at once but refuses nothing (L5: a broken sink
+        # never blocks acceptance; its deliveries fail and are recorded in sinkStatus).
+        missing = await self._missing_sinks(view, profile)
+        sinks = refusals.missing_sinks(missing, profile=view.profile_ref, namespace=view.namespace)
+        if missing:
+            upsert_condition(
+                status,
+                type_=refusals.SINKS_CONDITION,
+                status_=ConditionStatus.FALSE,
+                reason=sinks.reason,
+                message=sinks.message,
+                now=now,
+            )
         run = await checkpoint.write_status(
             self.client, run, budget=self.options.status_budget_bytes
         )
+        if missing:
+            await kube.record_event(
+                self.client, run, type_="Warning", reason=sinks.reason, message=sinks.message
+            )
         # E5: plan and finalizer in one metadata write.
         finalizers = RunView(run).finalizers
         if names.FINALIZER not in finalizers:

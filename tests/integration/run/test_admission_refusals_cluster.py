@@ -1,7 +1,8 @@
-"""E23/E24 on the real apiserver: a run naming a profile, test or sink that does not
+"""E23/E24/E26 on the real apiserver: a run naming a profile or test that does not
 exist, or nodes that do not exist or that no node matches, gets ``Admitted=False``
 naming the fix and a Warning Event in its first reconcile (the bound: 2 s after
-creation), and nothing is cordoned or created for it."""
+creation), and nothing is cordoned or created for it; a missing sink is said the same
+way in ``SinksFound=False`` and refuses nothing."""
 
 from __future__ import annotations
 
@@ -20,10 +21,12 @@ pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(120)]
 BOUND_SECONDS = 2.0
 
 
-async def refusal_seen(kube: ApiServerClient, namespace: str, name: str) -> tuple[str, str] | None:
+async def refusal_seen(
+    kube: ApiServerClient, namespace: str, name: str, condition: str
+) -> tuple[str, str] | None:
     run = await kube.get(RUNS, name, namespace=namespace)
     conditions = {c["type"]: c for c in (run.get("status") or {}).get("conditions", [])}
-    admitted = conditions.get("Admitted")
+    admitted = conditions.get(condition)
     if admitted is None or admitted["status"] != "False":
         return None
     events = (await kube.list(EVENTS, namespace=namespace))["items"]
@@ -40,12 +43,12 @@ async def refusal_seen(kube: ApiServerClient, namespace: str, name: str) -> tupl
     [
         ("profile", "ProfileNotFound", 'spec.profileRef "nope"'),
         ("test", "TestNotFound", 'spec.tests[1].testRef "late"'),
-        ("sink", "SinkNotFound", 'spec.sinks "hook"'),
+        ("sink", "SinkNotFound", "spec.sinks: no BurnInSink named hook"),
         ("node", "NodeNotFound", "no Node named ghost-node"),
         ("selector", "NoMatchingNodes", "matches no node"),
     ],
 )
-async def test_E23_E24_a_refusal_names_its_fix_within_one_reconcile(
+async def test_E23_E24_E26_a_refusal_names_its_fix_within_one_reconcile(
     operator: Operator,
     kube: ApiServerClient,
     namespace: str,
@@ -76,10 +79,15 @@ async def test_E23_E24_a_refusal_names_its_fix_within_one_reconcile(
         spec["target"] = {"nodeSelector": {"glimmer.test/none": "x"}}
     started = time.monotonic()
     await create_run(kube, namespace, "r", targets, **spec)
-    seen = await wait_for(lambda: refusal_seen(kube, namespace, "r"), timeout=30, what=reason)
+    # E26: a missing sink is said in SinksFound and refuses nothing (L5).
+    condition = "SinksFound" if case == "sink" else "Admitted"
+    seen = await wait_for(
+        lambda: refusal_seen(kube, namespace, "r", condition), timeout=30, what=reason
+    )
     elapsed = time.monotonic() - started
     print(f"{case}: {reason} + Event after {elapsed:.3f}s")
     assert seen[0] == reason
     assert needle in seen[1]
     assert elapsed < BOUND_SECONDS, f"{reason} took {elapsed:.2f}s"
-    assert (await kube.list(PODS, namespace=namespace))["items"] == []
+    if case != "sink":
+        assert (await kube.list(PODS, namespace=namespace))["items"] == []

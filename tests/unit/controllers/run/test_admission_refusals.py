@@ -88,18 +88,36 @@ async def test_E23_a_run_refused_for_a_missing_test_is_admitted_once_it_exists()
     assert admitted(run)["reason"] == "TargetsAvailable"
 
 
-async def test_E23_a_missing_sink_is_refused_at_once() -> None:
+async def test_E26_a_missing_sink_is_said_at_once_and_refuses_nothing() -> None:
     cluster = Cluster(nodes=1)
     await cluster.setup(tests={"t": custom_test("echo ok=1")})
     await cluster.client.patch(PROFILES, "prof", {"spec": {"sinks": ["hook"]}}, namespace=NS)
     await cluster.create_run()
     await cluster.reconcile()
-    assert admitted(await cluster.run())["reason"] == "SinkNotFound"
+    run = await cluster.run()
+    assert run["status"]["phase"] == "Running"  # L5: a broken sink never blocks acceptance
+    conditions = {c["type"]: c for c in run["status"]["conditions"]}
+    sinks = conditions["SinksFound"]
+    assert (sinks["status"], sinks["reason"]) == ("False", "SinkNotFound")
+    assert "no BurnInSink named hook in namespace team" in sinks["message"]
+    [event] = warnings(cluster, "SinkNotFound")
+    assert event["message"] == sinks["message"]
+    await cluster.reconcile()
+    assert len(warnings(cluster, "SinkNotFound")) == 1
+
+
+async def test_E26_existing_sinks_add_no_condition() -> None:
+    cluster = Cluster(nodes=1)
+    await cluster.setup(tests={"t": custom_test("echo ok=1")})
+    await cluster.client.patch(PROFILES, "prof", {"spec": {"sinks": ["hook"]}}, namespace=NS)
     await cluster.client.create(
         SINKS, {"metadata": {"name": "hook"}, "spec": {"type": "ConfigMap"}}, namespace=NS
     )
+    await cluster.create_run()
     await cluster.reconcile()
-    assert (await cluster.run())["status"]["phase"] == "Running"
+    run = await cluster.run()
+    assert "SinksFound" not in {c["type"] for c in run["status"]["conditions"]}
+    assert warnings(cluster, "SinkNotFound") == []
 
 
 @pytest.mark.parametrize(
