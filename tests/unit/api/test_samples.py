@@ -65,6 +65,17 @@ def _kustomized() -> list[dict[str, Any]]:
 
 
 OBJECTS = _objects()
+#: Profiles of the sample folders (load-soak, soak, ...), which runs/ may also name.
+FOLDER_PROFILES = {
+    o.metadata.name
+    for o in (
+        from_object(d)
+        for p in SAMPLES.glob("*/*.yaml")
+        if p.parent.name != "runs" and p.name != "kustomization.yaml"
+        for d in _documents(p)
+    )
+    if isinstance(o, BurnInProfile)
+}
 TESTS = [o for o in OBJECTS if isinstance(o, BurnInTest)]
 GATES = [
     pytest.param(test, gate, id=f"{test.metadata.name}.{gate.metric}")
@@ -96,7 +107,7 @@ def test_every_profile_reference_resolves_within_the_samples() -> None:
             assert {e.test_ref for e in obj.spec.tests} <= names
             assert set(obj.spec.sinks or []) <= sinks
         if isinstance(obj, BurnInRun):
-            assert obj.spec.profile_ref in profiles
+            assert obj.spec.profile_ref in profiles | FOLDER_PROFILES
 
 
 def test_pair_runs_allow_two_nodes_at_once() -> None:
@@ -154,19 +165,33 @@ def test_the_samples_kustomization_lists_every_definition_file() -> None:
     assert sorted(kustomization["resources"]) == files
 
 
+def _definitions_by_folder() -> dict[Path, list[Any]]:
+    """Every sample folder's tests and profiles (a run's profile and its tests share one)."""
+    folders: dict[Path, list[Any]] = {}
+    for path in sorted(SAMPLES.rglob("*.yaml")):
+        if path.name == "kustomization.yaml" or path.parent.name == "runs":
+            continue
+        folders.setdefault(path.parent, []).extend(from_object(d) for d in _documents(path))
+    return folders
+
+
 def _planned_seconds(run: BurnInRun) -> int:
     """Seconds of load the run's profile plans on one node (variants each run once)."""
-    (profile,) = [
-        o
-        for o in OBJECTS
-        if isinstance(o, BurnInProfile) and o.metadata.name == run.spec.profile_ref
-    ]
-    by_name = {t.metadata.name: t for t in TESTS}
-    total = 0
-    for entry in profile.spec.tests:
-        test = by_name[entry.test_ref]
-        total += (test.spec.duration_seconds or 0) * max(1, len(entry.variants or []))
-    return total
+    for objects in _definitions_by_folder().values():
+        profiles = [
+            o
+            for o in objects
+            if isinstance(o, BurnInProfile) and o.metadata.name == run.spec.profile_ref
+        ]
+        if not profiles:
+            continue
+        by_name = {o.metadata.name: o for o in objects if isinstance(o, BurnInTest)}
+        total = 0
+        for entry in profiles[0].spec.tests:
+            test = by_name[entry.test_ref]
+            total += (test.spec.duration_seconds or 0) * max(1, len(entry.variants or []))
+        return total
+    raise AssertionError(f"no sample profile {run.spec.profile_ref}")
 
 
 @pytest.mark.parametrize("path", RUNS, ids=lambda p: p.name)
