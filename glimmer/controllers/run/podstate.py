@@ -174,3 +174,13 @@ def owned_by(pod: Mapping[str, Any], uid: str) -> bool:
 
 def live(pod: Mapping[str, Any]) -> bool:
     return not terminated(pod)
+
+
+#: The apiserver's default ``terminationGracePeriodSeconds``.
+DEFAULT_GRACE_SECONDS: Final = 30
+
+
+def grace_seconds(pod: Mapping[str, Any]) -> int:
+    """The pod's termination grace period: how long the kubelet waits after SIGTERM."""
+    value = PodView(pod).spec.get("terminationGracePeriodSeconds")
+    return value if isinstance(value, int) and value >= 0 else DEFAULT_GRACE_SECONDS

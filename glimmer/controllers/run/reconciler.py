@@ -16,6 +16,7 @@ by ``links`` with the same records, cordons and pod checks.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
@@ -31,11 +32,13 @@ from glimmer.controllers.run.context import RunContext, RunOptions, now_utc
 from glimmer.controllers.run.delivery import Deliverer, NoDelivery
 from glimmer.controllers.run.finish import Finisher
 from glimmer.controllers.run.links import lead_alone
+from glimmer.controllers.run.passes import Pass
 from glimmer.controllers.run.reads import RunReads
 from glimmer.controllers.run.start import Pinned, Refused, Starter
 from glimmer.controllers.run.sweep import Sweeper
 from glimmer.engine import (
     NAMESPACES,
+    PODS,
     ApiError,
     KubeClient,
     NotCachedError,
@@ -50,6 +53,27 @@ from glimmer.verdict import Phase
 JSON = dict[str, Any]
 
 NO_REASON: Final = "cancelled with no reason given"
+#: E25: the condition a Graceful cancel's drain is told in, and its reason.
+CANCELLING: Final = "Cancelling"
+DRAINING: Final = "Draining"
+DRAINED: Final = "Drained"
+#: E25: how often a drain looks again (a pod's deletion also requeues the run).
+DRAIN_POLL_SECONDS: Final = 1.0
+
+
+def cancelling_message(pods: int, grace: int) -> str:
+    """What ``Cancelling`` says while a Graceful cancel drains (E25)."""
+    return f"draining {pods} pod{'' if pods == 1 else 's'}, grace {grace}s"
+
+
+def _draining(status: Mapping[str, Any]) -> str | None:
+    """The drain's message once this run's cancel sent its running pods their SIGTERM
+    (E25), else None."""
+    for c in status.get("conditions") or ():
+        if isinstance(c, Mapping) and c.get("type") == CANCELLING and c.get("reason") == DRAINING:
+            return str(c.get("message") or "")
+    return None
+
 
 __all__ = ["RunOptions", "RunReconciler", "now_utc"]
 
@@ -305,23 +329,63 @@ class RunReconciler:
         # E18: live pods, since Graceful waits for what is running and a cache lagging a
         # pod's start would have it killed as never started.
         work = await self.sweeper.new_pass(run, plan, live_pods=True)
-        await self.sweeper.sweep(work, launch=False)  # harvest what already terminated
-        # Graceful waits for what is running; a pod that never started is not running.
-        # E18: a Pair server / Group rank 0 whose client / workers do not exist yet is
-        # not running a measurement: it is cancelled and killed, not waited for.
-        pods = list(work.pods.values())
-        running = [
-            p
-            for p in pods
-            if podstate.live(p) and podstate.started_at(p) and not lead_alone(p, pods)
-        ]
-        if view.cancel_policy != CancelPolicy.IMMEDIATE and running:
-            run = await self.sweeper.commit(work)
-            return Result(requeue_after=min(work.requeue, 30.0))
+        if _draining(view.status) is not None:
+            # E25: the running pods were sent their SIGTERM; wait out their grace (the
+            # kubelet's), harvesting nothing: a load stopped half-way is no evidence.
+            if any(podstate.live(p) for p in work.pods.values()):
+                return Result(requeue_after=DRAIN_POLL_SECONDS)
+        else:
+            await self.sweeper.sweep(work, launch=False)  # harvest what already terminated
+            # Graceful stops what is running; a pod that never started is not running.
+            # E18: a Pair server / Group rank 0 whose client / workers do not exist yet is
+            # not running a measurement: it is cancelled and killed, not waited for.
+            pods = list(work.pods.values())
+            running = [
+                p
+                for p in pods
+                if podstate.live(p) and podstate.started_at(p) and not lead_alone(p, pods)
+            ]
+            if view.cancel_policy != CancelPolicy.IMMEDIATE and running:
+                return await self._drain(work, running)
+        drained = _draining(view.status)
+        if drained is not None:
+            upsert_condition(
+                RunView(work.run).status,
+                type_=CANCELLING,
+                status_=ConditionStatus.FALSE,
+                reason=DRAINED,
+                message=drained.replace("draining", "drained", 1),
+                now=self.now(),
+            )
         message = f"run cancelled: {reason}"
         self.sweeper.settle_rest(work, phase=Phase.CANCELLED, message=message)
         run = await self.sweeper.commit(work, terminal=Phase.CANCELLED)
         return await self._converge(run, plan)
+
+    async def _drain(self, work: Pass, running: list[JSON]) -> Result:
+        """E25: a Graceful cancel deletes the running pods with their own grace period
+        (SIGTERM, then the kubelet's SIGKILL), says so in ``Cancelling``, and keeps their
+        nodes cordoned until they are gone; the next pass after that ends the run."""
+        grace = max(podstate.grace_seconds(p) for p in running)
+        message = cancelling_message(len(running), grace)
+        upsert_condition(
+            RunView(work.run).status,
+            type_=CANCELLING,
+            status_=ConditionStatus.TRUE,
+            reason=DRAINING,
+            message=message,
+            now=self.now(),
+        )
+        work.changed = True
+        work.events.append(("Normal", DRAINING, message))
+        await self.sweeper.commit(work)
+        for pod in running:
+            found = ObjectView(pod)
+            with contextlib.suppress(ApiError):
+                await self.client.delete(
+                    PODS, found.name, namespace=found.namespace, precondition_uid=found.uid or None
+                )
+        return Result(requeue_after=DRAIN_POLL_SECONDS)
 
     async def _expire(self, run: JSON, plan: PinnedPlan, *, deadline: int) -> Result:
         work = await self.sweeper.new_pass(run, plan)

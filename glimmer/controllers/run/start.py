@@ -19,7 +19,7 @@ from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.kit.cordon import prior_for_capture
 from glimmer.controllers.kit.core_view import NodeView
 from glimmer.controllers.kit.view import ObjectView, RunView
-from glimmer.controllers.run import kube, wire
+from glimmer.controllers.run import kube, refusals, wire
 from glimmer.controllers.run.admission import find_conflict, holds, precedence_key
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.delivery import Delivery, Reason
@@ -31,6 +31,7 @@ from glimmer.plan import (
     describe_findings,
     unsound_findings,
 )
+from glimmer.sinks.fanout import SINKS
 from glimmer.verdict import Phase
 
 log = structlog.get_logger("glimmer.controllers.run")
@@ -43,9 +44,25 @@ class ConfigError(Exception):
     """A resolve failure that is the author's to fix (subject to E2's grace)."""
 
 
+class NotAdmittedError(ConfigError):
+    """A missing reference or unusable target (E23, E24): said at once, re-checked."""
+
+    def __init__(self, refusal: refusals.Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
 class InvalidTargetError(ConfigError):
     """A target the apiserver can never resolve (a malformed nodeSelector): refused at
     once, like E4's plan validation, since waiting cannot make it valid."""
+
+
+def _already_said(view: RunView, refusal: refusals.Refusal) -> bool:
+    """Whether ``Admitted=False`` already says exactly this refusal (no second Event)."""
+    return any(
+        c.get("reason") == refusal.reason and c.get("message") == refusal.message
+        for c in view.conditions_of("Admitted", str(ConditionStatus.FALSE))
+    )
 
 
 @dataclass(frozen=True)
@@ -105,7 +122,7 @@ class Starter(Part):
                 f"{checkpoint.api_message(err)}"
             ) from err
         if not nodes:
-            raise ConfigError(f"spec.target.nodeSelector {text} matches no nodes")
+            raise NotAdmittedError(refusals.no_matching_nodes(text))
         return [ObjectView(n).name for n in nodes]
 
     async def _resolve(self, view: RunView) -> tuple[JSON, dict[str, JSON], list[str]]:
@@ -113,19 +130,78 @@ class Starter(Part):
         profile_name = view.profile_ref
         profile = await self.reads.get(names.PROFILES, profile_name, namespace=namespace)
         if profile is None:
-            raise ConfigError(f"BurnInProfile {namespace}/{profile_name} not found")
+            raise NotAdmittedError(
+                refusals.missing_reference(
+                    field="spec.profileRef",
+                    kind="BurnInProfile",
+                    name=profile_name,
+                    namespace=namespace,
+                )
+            )
         profile_spec = dict(ObjectView(profile).spec)
         tests: dict[str, JSON] = {}
-        for entry in profile_spec.get("tests") or []:
+        for index, entry in enumerate(profile_spec.get("tests") or []):
             ref = entry.get("testRef") if isinstance(entry, Mapping) else None
             if not ref or ref in tests:
                 continue
             test = await self.reads.get(names.TESTS, str(ref), namespace=namespace)
             if test is None:
-                continue  # build_plan reports it as an unresolved ref (grace applies)
+                # E23: at once, not after E2's grace (build_plan would say it too).
+                raise NotAdmittedError(
+                    refusals.missing_reference(
+                        field=f"BurnInProfile {profile_name} spec.tests[{index}].testRef",
+                        kind="BurnInTest",
+                        name=str(ref),
+                        namespace=namespace,
+                    )
+                )
             tests[str(ref)] = dict(ObjectView(test).spec)
         targets = await self._resolve_targets(view)
+        refusal = refusals.target_refusal(targets, await self._admission_nodes(targets))
+        if refusal is not None:
+            raise NotAdmittedError(refusal)
         return profile_spec, tests, targets
+
+    async def _missing_sinks(self, view: RunView, profile: Mapping[str, Any]) -> list[str]:
+        """E26: the profile's sinks with no BurnInSink in the run's namespace."""
+        missing = []
+        for sink in profile.get("sinks") or []:
+            found = await self.reads.get(SINKS, str(sink), namespace=view.namespace)
+            if found is None:
+                missing.append(str(sink))
+        return missing
+
+    async def _admission_nodes(self, targets: Sequence[str]) -> dict[str, JSON | None]:
+        """E24: each target's Node (cached, a miss confirmed live), None when absent."""
+        if len(targets) > self.options.node_list_threshold:
+            named = {ObjectView(n).name: n for n in await self.reads.list(NODES)}
+            return {node: named.get(node) for node in targets}
+        return {node: await self.reads.get(NODES, node) for node in targets}
+
+    async def _not_admitted(self, run: JSON, refusal: refusals.Refusal) -> Result | Refused:
+        """E23/E24: ``Admitted=False`` naming the fix and a Warning Event, in the first
+        pass; re-checked every ``resolve_retry_seconds`` (the missing object may be
+        created, the node may join); after E2's grace, the run ends Error with it."""
+        view = RunView(run)
+        said = _already_said(view, refusal)
+        upsert_condition(
+            view.status,
+            type_="Admitted",
+            status_=ConditionStatus.FALSE,
+            reason=refusal.reason,
+            message=refusal.message,
+            now=self.now(),
+        )
+        if not self._within_grace(view):
+            return self._refuse(run, name="resolve", message=refusal.message)
+        if not said:
+            run = await checkpoint.write_status(
+                self.client, run, budget=self.options.status_budget_bytes
+            )
+            await kube.record_event(
+                self.client, run, type_="Warning", reason=refusal.reason, message=refusal.message
+            )
+        return Result(requeue_after=self.options.resolve_retry_seconds)
 
     def _within_grace(self, view: RunView) -> bool:
         created = view.created_at
@@ -159,6 +235,8 @@ class Starter(Part):
                 now=self.now(),
             )
             return self._refuse(run, name="resolve", message=str(err))
+        except NotAdmittedError as err:
+            return await self._not_admitted(run, err.refusal)
         except ConfigError as err:
             if self._within_grace(view):
                 return Result(requeue_after=self.options.resolve_retry_seconds)
@@ -215,9 +293,26 @@ class Starter(Part):
             message=message,
             now=now,
         )
+        # E26: a missing sink is said at once but refuses nothing (L5: a broken sink
+        # never blocks acceptance; its deliveries fail and are recorded in sinkStatus).
+        missing = await self._missing_sinks(view, profile)
+        sinks = refusals.missing_sinks(missing, profile=view.profile_ref, namespace=view.namespace)
+        if missing:
+            upsert_condition(
+                status,
+                type_=refusals.SINKS_CONDITION,
+                status_=ConditionStatus.FALSE,
+                reason=sinks.reason,
+                message=sinks.message,
+                now=now,
+            )
         run = await checkpoint.write_status(
             self.client, run, budget=self.options.status_budget_bytes
         )
+        if missing:
+            await kube.record_event(
+                self.client, run, type_="Warning", reason=sinks.reason, message=sinks.message
+            )
         # E5: plan and finalizer in one metadata write.
         finalizers = RunView(run).finalizers
         if names.FINALIZER not in finalizers:

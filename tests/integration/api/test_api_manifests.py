@@ -57,7 +57,13 @@ def test_samples_kustomization_lists_every_sample(control_plane: Any) -> None:
         (REPO / "manifests" / "samples" / "kustomization.yaml").read_text()
     )
     assert sorted(kustomization["resources"]) == sorted(p.name for p in SAMPLES)
-    assert kustomize(control_plane, "samples")
+    rendered = list(yaml.safe_load_all(kustomize(control_plane, "samples")))
+    # Definitions only: applying the samples starts nothing (runs are under runs/).
+    assert rendered
+    assert [d for d in rendered if d["kind"] == "BurnInRun"] == []
+    schedules = [d for d in rendered if d["kind"] == "BurnInSchedule"]
+    assert schedules
+    assert all(d["spec"].get("suspend") is True for d in schedules)
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)

@@ -18,6 +18,7 @@ from glimmer.controllers.kit.names import PROFILES
 from glimmer.controllers.kit.view import RunView
 from glimmer.engine import CONFIGMAPS, ApiError, FakeClient
 from glimmer.sinks import build
+from glimmer.sinks.fanout import SINKS
 
 from .harness import NS, Cluster, custom_test
 from .test_shards_restart import _launch, _settle_live_pods, run_to_verdict
@@ -310,6 +311,9 @@ async def test_I9_a_packed_run_restarted_mid_way_finishes_with_every_result_once
 ) -> None:
     cluster = Cluster(nodes=NODES)
     await cluster.setup(tests={"a": custom_test("echo bw=1"), "b": custom_test("echo bw=2")})
+    await cluster.client.create(
+        SINKS, {"metadata": {"name": "s"}, "spec": {"type": "ConfigMap"}}, namespace=NS
+    )
     await cluster.client.patch(PROFILES, "prof", {"spec": {"sinks": ["s"]}}, namespace=NS)
     await cluster.create_run(maxConcurrentNodes=NODES)
     await _launch(cluster)

@@ -101,12 +101,13 @@ async def test_E11_a_sustained_load_kind_marks_heat_and_the_marker_goes_with_the
 
 
 async def test_E18_graceful_cancel_is_one_way_waits_for_running_pods_keeps_verdicts() -> None:
-    cluster = Cluster(nodes=1)
+    cluster = Cluster(nodes=2)
     await cluster.setup(tests={"t": custom_test("echo")})
-    await cluster.create_run()
+    await cluster.create_run(maxConcurrentNodes=2)
     await cluster.reconcile()
-    pod = cluster.live_pods()[0]["metadata"]["name"]
-    await cluster.kubelet(pod, exit_code=None)
+    done, running = sorted(p["metadata"]["name"] for p in cluster.live_pods())
+    await cluster.kubelet(done, exit_code=0, log="ok=1\n")
+    await cluster.kubelet(running, exit_code=None)
     await cluster.client.patch(RUNS, "r1", {"spec": {"cancel": True}}, namespace=NS)
     await cluster.reconcile()
     run = await cluster.run()
@@ -114,12 +115,18 @@ async def test_E18_graceful_cancel_is_one_way_waits_for_running_pods_keeps_verdi
     assert run["metadata"]["annotations"][names.CANCELLING_ANNOTATION] == (
         "cancelled with no reason given"
     )
+    # E25: the running pod was sent its SIGTERM (deleted with its grace), and the
+    # status says so while it drains; its node stays held until it is gone.
+    cancelling = {c["type"]: c for c in run["status"]["conditions"]}["Cancelling"]
+    assert (cancelling["status"], cancelling["reason"]) == ("True", "Draining")
+    assert cancelling["message"] == "draining 1 pod, grace 30s"
+    assert running not in {p["metadata"]["name"] for p in cluster.pods()}
     await cluster.client.patch(RUNS, "r1", {"spec": {"cancel": False}}, namespace=NS)
-    await cluster.kubelet(pod, exit_code=0, log="ok=1\n")
     await cluster.reconcile()
     run = await cluster.run()
     assert run["status"]["phase"] == "Cancelled"  # clearing spec.cancel had no effect
-    assert run["status"]["results"][0]["phase"] == "Passed"
+    phases = sorted(r["phase"] for r in run["status"]["results"])
+    assert phases == ["Cancelled", "Passed"]  # the finished measurement is kept
 
 
 async def test_E16_a_started_pod_past_the_overdue_point_is_error_and_deleted_after_write() -> None:

@@ -159,7 +159,9 @@ async def test_E2_a_missing_profile_waits_out_the_apply_race_then_is_a_resolve_e
     await cluster.create_run()
     result = await cluster.reconcile()
     assert result.requeue_after == 15
-    assert not (await cluster.run()).get("status")
+    waiting = (await cluster.run())["status"]
+    assert "phase" not in waiting  # not admitted yet, and said so (E23)
+    assert [c["reason"] for c in waiting["conditions"]] == ["ProfileNotFound"]
     cluster.advance(121)
     await cluster.reconcile()
     run = await cluster.run()

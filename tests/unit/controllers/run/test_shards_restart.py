@@ -13,6 +13,7 @@ from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.names import PROFILES
 from glimmer.engine import CONFIGMAPS
 from glimmer.sinks import build
+from glimmer.sinks.fanout import SINKS
 
 from .harness import NS, Cluster, custom_test
 
@@ -64,6 +65,9 @@ async def test_shards_a_manager_restart_mid_run_re_derives_from_status_and_shard
             ),
             "b": custom_test("echo bw=1"),
         }
+    )
+    await cluster.client.create(
+        SINKS, {"metadata": {"name": "s"}, "spec": {"type": "ConfigMap"}}, namespace=NS
     )
     await cluster.client.patch(PROFILES, "prof", {"spec": {"sinks": ["s"]}}, namespace=NS)
     await cluster.create_run(maxConcurrentNodes=NODES)
