@@ -49,7 +49,8 @@ is typed integer but its path yields the test list, so `kubectl get bip` shows t
 
 ```sh
 kubectl apply -k manifests/default     # CRDs, RBAC, namespaces, the manager
-kubectl apply -k manifests/samples     # node-acceptance and pair-network suites
+kubectl apply -k manifests/samples     # tests, profiles, sinks, a suspended schedule: no run
+kubectl apply -f manifests/samples/runs/node-smoke-sim-0.yaml  # one small run (edit nodeNames)
 ```
 
 `manifests/prometheus` adds a ServiceMonitor where the prometheus-operator CRDs exist.

@@ -100,7 +100,7 @@ async def test_E11_a_sustained_load_kind_marks_heat_and_the_marker_goes_with_the
     assert names.HEAT_EXPECTED not in notes and names.CORDON_OWNER not in notes
 
 
-async def test_E18_graceful_cancel_is_one_way_waits_for_running_pods_keeps_verdicts() -> None:
+async def test_E18_E25_graceful_cancel_is_one_way_drains_running_pods_keeps_verdicts() -> None:
     cluster = Cluster(nodes=2)
     await cluster.setup(tests={"t": custom_test("echo")})
     await cluster.create_run(maxConcurrentNodes=2)
