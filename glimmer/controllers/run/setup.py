@@ -38,7 +38,6 @@ from glimmer.controllers.kit.names import FINGERPRINTS, RUNS
 from glimmer.controllers.kit.view import ObjectView
 from glimmer.controllers.kit.watches import Wiring, no_keys
 from glimmer.controllers.run.delivery import Deliverer
-from glimmer.controllers.run.metrics import RunMetrics
 from glimmer.controllers.run.reconciler import RunOptions, RunReconciler, now_utc
 from glimmer.engine import (
     NAMESPACES,
@@ -109,19 +108,16 @@ def run_controller(
     options: RunOptions | None = None,
     now: Callable[[], datetime] = now_utc,
     workers: int = 4,
-    metrics: RunMetrics | None = None,
     readers: Readers | None = None,
     exporter: RunExporter | None = None,
 ) -> ControllerRegistration:
     """The BurnInRun controller. ``namespace`` None watches every namespace.
 
-    Pass ``RunMetrics(manager.metrics.registry)`` to export ``glimmer_run_*``.
     ``readers`` (cached over this manager's informers, and live) are the reconciler's;
     None reads everything live through ``client`` (see ``reads``). ``exporter``: the
     Prometheus sink's collector, whose series of a run are dropped with the run (E20).
     """
-    forgets = [f for f in (metrics.forget if metrics else None,
-                           exporter.forget if exporter else None) if f is not None]  # fmt: skip
+    forgets = [exporter.forget] if exporter is not None else []
 
     def forget(namespace: str, name: str) -> None:
         for each in forgets:
@@ -132,7 +128,6 @@ def run_controller(
         options=options or RunOptions(operator_namespace=operator_namespace),
         deliverer=deliverer,
         now=now,
-        observer=metrics.observe_run if metrics is not None else None,
         forget=forget if forgets else None,
         readers=readers,
     )

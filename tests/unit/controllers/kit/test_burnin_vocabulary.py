@@ -9,9 +9,9 @@ from glimmer.api import API_VERSION, GROUP, KINDS_BY_NAME
 from glimmer.controllers.kit import names as kit_names
 from glimmer.controllers.kit.cordon import owner_of
 from glimmer.controllers.kit.ref import RunRef
-from glimmer.controllers.run.metrics import RUN_PHASES
 from glimmer.controllers.run.pods import PodRequest, build_pod
 from glimmer.plan import PlannedTest
+from glimmer.sinks.prometheus import PHASES as RUN_PHASES
 from glimmer.verdict import Phase
 
 ENGINE = Path(glimmer.engine.__file__).parent
