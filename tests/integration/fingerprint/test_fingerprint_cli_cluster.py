@@ -46,8 +46,15 @@ async def test_the_cli_shows_the_stored_digest_equal_to_the_one_computed_now(
                 if (fp.get("status") or {}).get("digest"):
                     break
                 await asyncio.sleep(0.2)
-        args = [name, "-n", "glimmer-system", "--kubeconfig", str(control_plane.kubeconfig_path),
-                "-o", "json"]
+        args = [
+            name,
+            "-n",
+            "glimmer-system",
+            "--kubeconfig",
+            str(control_plane.kubeconfig_path),
+            "-o",
+            "json",
+        ]
         result = await asyncio.to_thread(CliRunner().invoke, fingerprint, args)
         assert result.exit_code == 0, result.output
         report = json.loads(result.output)
