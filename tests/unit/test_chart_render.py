@@ -569,3 +569,23 @@ def test_I35_helm_show_readme_documents_every_value() -> None:
         assert f"`{name}" in readme, name
     for alias in ("replicaCount", "leaderElection: true", "metrics.enabled"):
         assert alias in readme, alias
+
+
+def test_I35_the_install_guide_names_the_charts_version_and_images() -> None:
+    """docs/install.md's commands use the chart's version, appVersion and image names."""
+    import re
+
+    guide = (REPO / "docs" / "install.md").read_text()
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    versions = set(re.findall(r"charts/glimmer --version ([0-9][^\s`]*)", guide))
+    assert versions == {chart["version"]}, versions
+    assert f"{values['image']['repository']}:<appVersion>` (`{chart['appVersion']}`" in guide
+    for kind in sorted(_own_runner_kinds()):
+        assert f"`{kind}`" in guide, kind
+
+
+def _own_runner_kinds() -> frozenset[str]:
+    from glimmer.plan import images
+
+    return images.OWN_RUNNER_KINDS | images.ROCM_SIBLING_KINDS
