@@ -589,3 +589,8 @@ def _own_runner_kinds() -> frozenset[str]:
     from glimmer.plan import images
 
     return images.OWN_RUNNER_KINDS | images.ROCM_SIBLING_KINDS
+
+
+def test_I35_replica_count_and_replicas_that_disagree_are_refused() -> None:
+    error = render_error("--set", "replicaCount=2", "--set", "replicas=3")
+    assert "replicaCount and replicas are both set and differ" in error
