@@ -578,8 +578,9 @@ def test_I35_the_install_guide_names_the_charts_version_and_images() -> None:
     guide = (REPO / "docs" / "install.md").read_text()
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     values = yaml.safe_load((CHART / "values.yaml").read_text())
-    versions = set(re.findall(r"charts/glimmer --version ([0-9][^\s`]*)", guide))
-    assert versions == {chart["version"]}, versions
+    for page in (guide, (CHART / "README.md").read_text()):
+        versions = set(re.findall(r"charts/glimmer --version ([0-9][^\s`]*)", page))
+        assert versions == {chart["version"]}, versions
     assert f"{values['image']['repository']}:<appVersion>` (`{chart['appVersion']}`" in guide
     for kind in sorted(_own_runner_kinds()):
         assert f"`{kind}`" in guide, kind
