@@ -450,3 +450,148 @@ def test_served_namespace_and_destination_values_that_cannot_work_are_refused(
     values: list[str], message: str
 ) -> None:
     assert message in render_error(*values)
+
+
+REFERENCE_VALUES = REPO / "tests" / "fixtures" / "chart" / "reference-values.yaml"
+
+
+@pytest.mark.parametrize(
+    ("values", "key"),
+    [
+        (["--set", "replicaz=2"], "'replicaz'"),
+        (["--set", "image.repo=example.com/x"], "'repo'"),
+        (["--set", "metrics.serviceMonitor.enable=true"], "'enable'"),
+        (["--set", "leaderElection.enable=false"], "leaderElection"),
+        (["--set", "servedNamespaces.selector.matchLabel.a=b"], "'matchLabel'"),
+    ],
+)
+def test_I34_a_misspelt_value_is_refused(values: list[str], key: str) -> None:
+    """values.schema.json: a key the chart does not know fails the render, never ignored."""
+    error = render_error(*values)
+    assert "schema" in error, error
+    assert key in error, error
+
+
+def test_I34_the_schema_closes_every_object_the_chart_owns() -> None:
+    import json
+
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
+    free = {"annotations", "labels", "podLabels", "podAnnotations", "nodeSelector", "affinity"}
+    free |= {"resources", "matchLabels"}
+
+    def walk(node: dict[str, Any], path: str) -> None:
+        for variant in node.get("oneOf", []):
+            walk(variant, path)
+        if node.get("type") == "object" and "properties" in node:
+            assert node.get("additionalProperties") is False, path
+            for name, child in node["properties"].items():
+                if name not in free:
+                    walk(child, f"{path}.{name}")
+
+    walk(schema, "")
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+
+    def covered(tree: dict[str, Any], node: dict[str, Any], path: str) -> None:
+        objects = [node, *node.get("oneOf", [])]
+        props: dict[str, Any] = {}
+        for variant in objects:
+            props.update(variant.get("properties", {}))
+        for name, value in tree.items():
+            assert name in props, f"{path}.{name} is in values.yaml but not in the schema"
+            if isinstance(value, dict) and name not in free:
+                covered(value, props[name], f"{path}.{name}")
+
+    covered(values, schema, "")
+
+
+@pytest.mark.parametrize(
+    ("alias", "own"),
+    [
+        (["--set", "replicaCount=3"], ["--set", "replicas=3"]),
+        (["--set", "replicaCount=0"], ["--set", "replicas=0"]),
+        (["--set", "leaderElection=false"], ["--set", "leaderElection.enabled=false"]),
+        (["--set", "leaderElection=true"], ["--set", "leaderElection.enabled=true"]),
+        (["--set", "metrics.enabled=false"], ["--set", "metrics.service.enabled=false"]),
+        (["--set", "metrics.enabled=true"], ["--set", "metrics.service.enabled=true"]),
+    ],
+)
+def test_I35_a_reference_chart_name_renders_as_the_glimmer_name(
+    alias: list[str], own: list[str]
+) -> None:
+    assert render(*alias) == render(*own)
+
+
+def test_I35_aliases_change_what_they_alias() -> None:
+    """The alias is honoured, not merely accepted: each differs from the default render."""
+    default = render()
+    for alias in (
+        ["--set", "replicaCount=3"],
+        ["--set", "leaderElection=false"],
+        ["--set", "metrics.enabled=false"],
+    ):
+        assert render(*alias) != default, alias
+
+
+def test_I35_more_than_one_replica_without_leader_election_is_refused_in_either_spelling() -> None:
+    error = render_error("--set", "replicaCount=2", "--set", "leaderElection=false")
+    assert "leaderElection" in error
+
+
+def test_I35_the_reference_values_file_lints_and_renders() -> None:
+    lint = helm("lint", "--strict", str(CHART), "-f", str(REFERENCE_VALUES), check=False)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    documents = render("-f", str(REFERENCE_VALUES))
+    (deployment,) = [d for d in documents if d["kind"] == "Deployment"]
+    assert deployment["spec"]["replicas"] == 2
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--leader-elect" in args
+    assert "--leader-election-id=glimmer-manager.burnin.glimmer.ai" in args
+    image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image == "registry.example.com/glimmer/glimmer:0.1.0"
+    assert [d for d in documents if d["kind"] == "Service"]
+
+
+def test_I35_notes_point_to_what_a_chart_user_has() -> None:
+    """NOTES name kubectl/helm commands and URLs, never a path inside the repository
+    (a chart user has no checkout). The real install's NOTES are checked on the apiserver."""
+    notes = (CHART / "templates" / "NOTES.txt").read_text()
+    assert "helm show readme oci://ghcr.io/glimmer-ai/charts/glimmer" in notes
+    notes = notes.replace("oci://ghcr.io/glimmer-ai/charts/glimmer", "OCI")
+    for repo_path in ("manifests/", "docs/operations.md", "charts/glimmer", "hack/"):
+        assert repo_path not in notes, repo_path
+
+
+def test_I35_helm_show_readme_documents_every_value() -> None:
+    readme = helm("show", "readme", str(CHART)).stdout
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    for name in values:
+        assert f"`{name}" in readme, name
+    for alias in ("replicaCount", "leaderElection: true", "metrics.enabled"):
+        assert alias in readme, alias
+
+
+def test_I35_the_install_guide_names_the_charts_version_and_images() -> None:
+    """docs/install.md's commands use the chart's version, appVersion and image names."""
+    import re
+
+    guide = (REPO / "docs" / "install.md").read_text()
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    for page in (guide, (CHART / "README.md").read_text()):
+        versions = set(re.findall(r"charts/glimmer --version ([0-9][^\s`]*)", page))
+        assert versions == {chart["version"]}, versions
+    assert f"{values['image']['repository']}:<appVersion>` (`{chart['appVersion']}`" in guide
+    for kind in sorted(_own_runner_kinds()):
+        assert f"`{kind}`" in guide, kind
+
+
+def _own_runner_kinds() -> frozenset[str]:
+    from glimmer.plan import images
+
+    return images.OWN_RUNNER_KINDS | images.ROCM_SIBLING_KINDS
+
+
+def test_I35_replica_count_and_replicas_that_disagree_are_refused() -> None:
+    error = render_error("--set", "replicaCount=2", "--set", "replicas=3")
+    assert "replicaCount and replicas are both set and differ" in error

@@ -109,7 +109,10 @@ selector, the namespaces carrying its labels when the chart is installed or upgr
 
 {{/* Refuse values that cannot make a working install, before anything is applied. */}}
 {{- define "glimmer.validate" -}}
-{{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) -}}
+{{- if and (hasKey .Values "replicaCount") (ne (int .Values.replicaCount) (int .Values.replicas)) (ne (int .Values.replicas) 1) -}}
+{{- fail "replicaCount and replicas are both set and differ: replicaCount is the reference chart's name for replicas; set one" -}}
+{{- end -}}
+{{- if and (gt (int (include "glimmer.replicas" .)) 1) (not (include "glimmer.leaderElectionEnabled" .)) -}}
 {{- fail "replicas > 1 needs leaderElection.enabled: two managers without a Lease would both cordon and load nodes" -}}
 {{- end -}}
 {{- if le (int .Values.terminationGracePeriodSeconds) (int .Values.gracefulShutdownTimeoutSeconds) -}}
@@ -140,6 +143,61 @@ selector, the namespaces carrying its labels when the chart is installed or upgr
 {{- if or (not (kindIs "string" .)) (eq (trim .) "") (contains "," .) -}}
 {{- fail (printf "%s: each entry is one CIDR, address or host name (a non-empty string without commas), got %v" $field .) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Reference-chart aliases (values.schema.json admits them; README.md "Aliases"). */}}
+
+{{/* replicas, or its alias replicaCount when given. */}}
+{{- define "glimmer.replicas" -}}
+{{- if hasKey .Values "replicaCount" -}}
+{{- int .Values.replicaCount -}}
+{{- else -}}
+{{- int .Values.replicas -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when leader election is on: leaderElection.enabled, or leaderElection given
+as a plain boolean (the reference chart's form). Empty when off. */}}
+{{- define "glimmer.leaderElectionEnabled" -}}
+{{- if kindIs "bool" .Values.leaderElection -}}
+{{- if .Values.leaderElection }}true{{ end -}}
+{{- else if .Values.leaderElection.enabled -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The Lease name: leaderElection.id, or the default when leaderElection is a boolean. */}}
+{{- define "glimmer.leaderElectionId" -}}
+{{- if kindIs "map" .Values.leaderElection -}}
+{{- .Values.leaderElection.id | default "glimmer-manager.burnin.glimmer.ai" -}}
+{{- else -}}
+glimmer-manager.burnin.glimmer.ai
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the metrics Service is rendered: metrics.service.enabled, or its alias
+metrics.enabled when given. */}}
+{{- define "glimmer.metricsServiceEnabled" -}}
+{{- if hasKey .Values.metrics "enabled" -}}
+{{- if .Values.metrics.enabled }}true{{ end -}}
+{{- else if .Values.metrics.service.enabled -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the chart renders served namespace NAME: a namespace that already exists
+and is not this release's (created by hand, as the README's local flow does) is left
+alone, never adopted, so `helm install` does not fail on it. */}}
+{{- define "glimmer.ownsNamespace" -}}
+{{- $existing := lookup "v1" "Namespace" "" .name -}}
+{{- if not $existing -}}
+true
+{{- else -}}
+{{- $annotations := $existing.metadata.annotations | default dict -}}
+{{- if and (eq (get $annotations "meta.helm.sh/release-name") .root.Release.Name) (eq (get $annotations "meta.helm.sh/release-namespace") .root.Release.Namespace) -}}
+true
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -250,3 +250,54 @@ def test_helm_install_and_uninstall_against_the_apiserver(
     finally:
         _helm(control_plane, "uninstall", release, "-n", release_namespace, check=False)
         control_plane.delete_namespace(served)
+
+
+def test_I35_helm_install_creates_its_namespace_and_leaves_an_existing_served_one(
+    control_plane: ControlPlane,
+) -> None:
+    """The README's local flow creates the served namespace by hand; ``helm install
+    --create-namespace`` afterwards succeeds, leaves that namespace unowned, and creates
+    the manager's objects (the Deployment gets no pod: no controller-manager here)."""
+    suffix = _suffix()
+    fullname, served = f"helmtest-{suffix}", f"helm-runs-{suffix}"
+    release, namespace = f"rel-{suffix}", f"helm-new-{suffix}"
+    control_plane.kubectl("create", "namespace", served)
+    values = [
+        "--set",
+        f"fullnameOverride={fullname}",
+        "--set",
+        f"servedNamespaces.names={{{served}}}",
+    ]
+    try:
+        result = _helm(
+            control_plane,
+            "install",
+            release,
+            str(CHART),
+            "-n",
+            namespace,
+            "--create-namespace",
+            *values,
+        )
+        assert "helm show readme" in result.stdout, result.stdout
+        for kind, name, where in (
+            ("deployment", f"{fullname}-manager", namespace),
+            ("serviceaccount", f"{fullname}-manager", namespace),
+            ("service", f"{fullname}-manager-metrics", namespace),
+            ("serviceaccount", "glimmer-runner", served),
+            ("clusterrole", f"{fullname}-manager", ""),
+        ):
+            scope = ["-n", where] if where else []
+            got = control_plane.kubectl("get", kind, name, *scope, "-o", "name")
+            assert got.stdout.strip().endswith(f"/{name}"), (kind, name)
+        existing = json.loads(
+            control_plane.kubectl("get", "namespace", served, "-o", "json").stdout
+        )
+        annotations = existing["metadata"].get("annotations") or {}
+        assert "meta.helm.sh/release-name" not in annotations
+        # An upgrade keeps leaving it alone.
+        _helm(control_plane, "upgrade", release, str(CHART), "-n", namespace, *values)
+    finally:
+        _helm(control_plane, "uninstall", release, "-n", namespace, check=False)
+        control_plane.delete_namespace(served)
+        control_plane.delete_namespace(namespace)
