@@ -172,6 +172,9 @@ def _svg(found: Distribution) -> str:
     if len(ordered) <= MAX_NAMED_ROWS:  # small fleets: every row names its node
         chart.y_labels = [{"label": node, "value": rows[node]} for node, _ in ordered]
         chart.show_y_labels = True
+        # M5: the row's label names the node already; a second label beside the dot
+        # would sit on the x axis's ticks for the lowest row.
+        chart.print_labels = False
     series = (
         ("node", [(v, rows[n]) for n, v in ordered if n not in named], 5),
         (

@@ -36,7 +36,8 @@ th { background: #eee; }
 .caption { font-size: .95em; max-width: 60em; }
 code { background: #f4f4f4; padding: 0 .2em; }
 details { margin: .2em 0; }
-td, th { overflow-wrap: anywhere; }
+td, th { overflow-wrap: break-word; }
+td.deciding, td.detail { overflow-wrap: anywhere; }
 .wide { max-width: 100%; overflow-x: auto; }
 .chart svg { max-width: 100%; height: auto; }
 #needs-action td.deciding div { margin: .1em 0; }

@@ -3,6 +3,7 @@ a runner-declared Fail is drawn failing), over the HTML report."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from glimmer.report import Report, assemble, render
@@ -98,3 +99,9 @@ def test_M5_a_counter_every_node_read_as_zero_is_one_line_not_a_chart() -> None:
     folded = page[page.index('id="folded"') :]
     assert "gpu-burn: miscompares (gate &lt;= 0): all 8 node(s) read 0" in folded
     assert page.count("<svg") == 1, "only gflops is charted"
+
+
+def test_M5_a_small_fleets_chart_names_each_node_once_never_beside_a_dot_on_the_ticks() -> None:
+    (gflops,) = [d for d in distributions(mixed_fleet()) if d.gate.metric == "gflops"]
+    for node in gflops.values:  # drawn text only (a <desc> is tooltip metadata)
+        assert len(re.findall(rf"<text[^>]*>{node}<", gflops.svg)) == 1, node
