@@ -3,7 +3,6 @@ sub-second times; CTRF carries ``tool.version``, real durations and numeric metr
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from glimmer.api import API_VERSION
 from glimmer.report import Report, assemble, render
 from glimmer.report.localrun import report_from_document
 from tests.unit.report import report_fleet as fleet
+from tests.unit.report.test_report_ctrf import ctrf
 
 XSD = Path(__file__).parents[2] / "fixtures" / "report" / "junit-10.xsd"
 
@@ -89,7 +89,7 @@ def test_M6_junit_durations_are_sub_second_from_the_real_start_and_finish() -> N
 
 
 def test_M6_ctrf_carries_tool_version_real_durations_and_numeric_metrics() -> None:
-    document = json.loads(render(local_report(), "ctrf")["ctrf-report.json"])
+    document = ctrf(local_report())  # validated against the official CTRF schema
     assert document["results"]["tool"] == {"name": "glimmer", "version": __version__}
     (test,) = document["results"]["tests"]
     assert test["duration"] == 750
