@@ -74,7 +74,7 @@ from glimmer.local.links import (
 from glimmer.local.manifests import Document, ManifestError, load_documents, spec_of
 from glimmer.local.planview import host_line, image_line, plan_view
 from glimmer.local.progress import RunProgress
-from glimmer.local.results import exit_status, run_document, write_document
+from glimmer.local.results import exit_status, plan_gates, run_document, write_document
 from glimmer.local.runtimes import AUTO, RUNTIME_CHOICES, RuntimeChoiceError, choose_runtime
 from glimmer.plan import PinnedPlan, PlanRefusal
 from glimmer.plan.gates import MALFORMED, lint_tests
@@ -536,6 +536,7 @@ def run(
                 stopped=local_run.stopped,
                 baseline=plan.baseline,
             )
+            document["gates"] = plan_gates(whole)  # M6: the plan's gates, for the report
             document["host"] = this_host(sim).to_json()  # N8: the fingerprint run on
             windows = _bounded(plan, options=options)
             if windows:  # N9: which real host windows --sim shortened

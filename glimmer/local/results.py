@@ -7,16 +7,29 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from glimmer.api import API_VERSION
 from glimmer.local.dispatcher import LocalResult, rfc3339
+from glimmer.plan import PinnedPlan
+from glimmer.plan.gates import threshold_from_wire
 from glimmer.verdict import Phase, count, run_phase, run_provenance
 from glimmer.verdict.codec import MAX_MESSAGE_BYTES, clamp_text, result_to_json
 
 DOCUMENT_KIND = "BurnInLocalRun"
+
+
+def rfc3339_ms(stamp: float | None) -> str | None:
+    """M6: RFC3339 with milliseconds (``...T12:00:00.250Z``), kept beside the
+    whole-second ``startedAt``/``finishedAt`` (the status's wire format) so JUnit and
+    CTRF can state sub-second durations from the real start and finish."""
+    if stamp is None:
+        return None
+    moment = datetime.fromtimestamp(stamp, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def result_json(result: LocalResult) -> dict[str, Any]:
@@ -41,6 +54,8 @@ def result_json(result: LocalResult) -> dict[str, Any]:
     optional: dict[str, Any] = {
         "startedAt": rfc3339(started),
         "finishedAt": rfc3339(result.finished_at),
+        "startedAtPrecise": rfc3339_ms(started),
+        "finishedAtPrecise": rfc3339_ms(result.finished_at),
         "artifacts": list(result.artifacts),
         "variantAxes": dict(result.variant_axes),
         "lastRetryTrigger": clamp_text(state.retry_trigger, MAX_MESSAGE_BYTES),
@@ -57,6 +72,27 @@ def result_json(result: LocalResult) -> dict[str, Any]:
         if not state.attempts:
             out.pop("provenance", None)
     return out
+
+
+def plan_gates(plan: PinnedPlan) -> list[dict[str, str]]:
+    """M6: every threshold of the pinned plan, so a ``glimmer run`` report draws the
+    plan's gates (not only those a violation names): ``test``, ``metric``,
+    ``comparison``, ``value``, ``applicability`` as the plan wrote them."""
+    gates = []
+    for test in plan.tests:
+        for entry in test.spec.get("thresholds") or []:
+            if isinstance(entry, Mapping):
+                t = threshold_from_wire(entry)
+                gates.append(
+                    {
+                        "test": test.name,
+                        "metric": t.metric,
+                        "comparison": t.comparison,
+                        "value": t.value,
+                        "applicability": t.applicability,
+                    }
+                )
+    return gates
 
 
 def run_document(
@@ -83,6 +119,8 @@ def run_document(
         "phase": str(phase),
         "startedAt": rfc3339(started_at),
         "finishedAt": rfc3339(finished_at),
+        "startedAtPrecise": rfc3339_ms(started_at),
+        "finishedAtPrecise": rfc3339_ms(finished_at),
         "provenance": str(provenance.provenance),
         "certifiesSilicon": provenance.certifies_silicon,
         "simulatedGpu": sim,
@@ -131,6 +169,7 @@ def checkpoint_document(
     document["provenance"] = ""
     document["certifiesSilicon"] = False
     document.pop("finishedAt", None)
+    document.pop("finishedAtPrecise", None)
     return document
 
 

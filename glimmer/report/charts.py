@@ -26,6 +26,7 @@ from pygal.style import Style
 
 from glimmer.contract.numbers import parse_go_float
 from glimmer.report.model import Gate, Report
+from glimmer.verdict import Phase
 
 OUTLIER_MADS: Final = 3.5
 #: Up to this many nodes, each row of a chart is labelled with its node.
@@ -39,7 +40,7 @@ _STYLE: Final = Style(
     foreground="#222",
     foreground_strong="#000",
     foreground_subtle="#555",
-    colors=("#0072B2", "#D55E00", "#CC79A7", "#000000"),
+    colors=("#0072B2", "#D55E00", "#D55E00", "#CC79A7", "#000000"),
     font_family="DejaVu Sans, Arial, sans-serif",
     label_font_size=11,
     major_label_font_size=11,
@@ -60,8 +61,25 @@ class Distribution:
     unreadable: dict[str, str] = field(default_factory=dict)
     unreported: tuple[str, ...] = ()
     unmeasurable: tuple[str, ...] = ()
+    #: Nodes whose result Failed with no violation of this gate (the runner declared it).
+    declared_failing: tuple[str, ...] = ()
     threshold: float | None = None
     svg: str = ""
+
+    @property
+    def uniform(self) -> bool:
+        """Every node read one value and none violates this gate: a chart would show one
+        dot column, so the report folds it into one line (M5). (A runner-declared Fail
+        is not about this value; the action list names it.)"""
+        return (
+            len(set(self.values.values())) == 1
+            and not (self.violators or self.unreadable)
+            and not (self.unreported or self.unmeasurable)
+        )
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.violators or self.declared_failing)
 
 
 def _robust_outliers(values: dict[str, float]) -> tuple[str, ...]:
@@ -80,12 +98,15 @@ def distribution(report: Report, gate: Gate) -> Distribution:
     unreported: list[str] = []
     unmeasurable: list[str] = []
     violators: list[str] = []
+    declared: list[str] = []
     for result in report.node_results:
         if result.name != gate.test or not result.nodes:
             continue
         node = result.nodes[0]
         if any(v.metric == gate.metric for v in result.violations):
             violators.append(node)
+        elif result.phase is Phase.FAILED and not result.violations:
+            declared.append(node)  # M5: drawn failing, never as "far from the median"
         raw = result.metrics.get(gate.metric)
         if raw is None:
             (unmeasurable if gate.metric in result.unmeasurable else unreported).append(node)
@@ -98,7 +119,9 @@ def distribution(report: Report, gate: Gate) -> Distribution:
     threshold = parse_go_float(gate.value) if gate.known else None
     if threshold is not None and not math.isfinite(threshold):
         threshold = None
-    outliers = tuple(n for n in _robust_outliers(values) if n not in violators)
+    outliers = tuple(
+        n for n in _robust_outliers(values) if n not in violators and n not in declared
+    )
     found = Distribution(
         gate=gate,
         values=values,
@@ -107,8 +130,11 @@ def distribution(report: Report, gate: Gate) -> Distribution:
         unreadable=unreadable,
         unreported=tuple(unreported),
         unmeasurable=tuple(unmeasurable),
+        declared_failing=tuple(declared),
         threshold=threshold,
     )
+    if found.uniform:
+        return found
     return Distribution(**{**found.__dict__, "svg": _svg(found)})
 
 
@@ -141,16 +167,28 @@ def _svg(found: Distribution) -> str:
     span = [v for _, v in ordered] + ([found.threshold] if found.threshold is not None else [])
     pad = (max(span) - min(span)) * 0.15 or abs(max(span)) * 0.1 or 1.0
     chart.xrange = (min(span) - pad, max(span) + pad)  # room for the names beside the dots
-    named = set(found.violators) | set(found.outliers)
+    named = set(found.violators) | set(found.outliers) | set(found.declared_failing)
     rows = {node: rank + 1 for rank, (node, _) in enumerate(ordered)}
     if len(ordered) <= MAX_NAMED_ROWS:  # small fleets: every row names its node
         chart.y_labels = [{"label": node, "value": rows[node]} for node, _ in ordered]
         chart.show_y_labels = True
+        # M5: the row's label names the node already; a second label beside the dot
+        # would sit on the x axis's ticks for the lowest row.
+        chart.print_labels = False
     series = (
         ("node", [(v, rows[n]) for n, v in ordered if n not in named], 5),
         (
             "VIOLATES this gate",
             [{"value": (v, rows[n]), "label": n} for n, v in ordered if n in found.violators],
+            8,
+        ),
+        (
+            "FAILED (declared by the runner)",
+            [
+                {"value": (v, rows[n]), "label": n}
+                for n, v in ordered
+                if n in found.declared_failing
+            ],
             8,
         ),
         (
@@ -180,6 +218,8 @@ def _svg(found: Distribution) -> str:
 
 
 def distributions(report: Report) -> Sequence[Distribution]:
-    """One per gate of a Node-scope test (a link's value belongs to no one node)."""
+    """One per gate of a Node-scope test (a link's value belongs to no one node); the
+    ones that name a failing node first, in gate order otherwise."""
     node_tests = {r.name for r in report.node_results}
-    return [distribution(report, gate) for gate in report.gates if gate.test in node_tests]
+    found = [distribution(report, gate) for gate in report.gates if gate.test in node_tests]
+    return sorted(found, key=lambda d: not d.flagged)

@@ -21,8 +21,12 @@ and repeated as tags on every test.
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from typing import Any, Final
 
+from glimmer import __version__
+from glimmer.contract.numbers import parse_go_float
 from glimmer.report.facts import (
     detail_lines,
     duration_seconds,
@@ -66,6 +70,22 @@ def _message(result: ResultView) -> str:
     return result.message
 
 
+def metric_values(metrics: Mapping[str, str]) -> dict[str, float | int | str]:
+    """M6: a metric whose delivered text is a finite number is a JSON number (an
+    integral reading stays an integer); anything else (``n/a``, ``NaN``, a word) stays
+    the text it was, so nothing is invented."""
+    out: dict[str, float | int | str] = {}
+    for key, text in sorted(metrics.items()):
+        number = parse_go_float(text)
+        if number is None or not math.isfinite(number):
+            out[key] = text
+        elif number.is_integer() and abs(number) < 2**53 and text.strip().lstrip("+-").isdigit():
+            out[key] = int(number)
+        else:
+            out[key] = number
+    return out
+
+
 def _test(report: Report, result: ResultView) -> dict[str, Any]:
     seconds = duration_seconds(result)
     suite = ["links"] if result.link else ["run"] if result.synthetic else ["nodes"]
@@ -88,7 +108,7 @@ def _test(report: Report, result: ResultView) -> dict[str, Any]:
         test["message"] = message
     tags = list(report.tags)
     if result.suspect:
-        tags.append("suspect")
+        tags.append("simulated-pass")
     if tags:
         test["tags"] = tags
     labels: dict[str, Any] = {"provenance": str(result.provenance)}
@@ -102,7 +122,7 @@ def _test(report: Report, result: ResultView) -> dict[str, Any]:
     test["type"] = "burn-in"
     extra: dict[str, Any] = {"durationRecorded": seconds is not None}
     if result.metrics:
-        extra["metrics"] = dict(sorted(result.metrics.items()))
+        extra["metrics"] = metric_values(result.metrics)
     notes = detail_lines(result)
     if notes:
         extra["notes"] = notes
@@ -141,7 +161,7 @@ def render_ctrf(report: Report) -> str:
         "specVersion": SPEC_VERSION,
         "generatedBy": TOOL,
         "results": {
-            "tool": {"name": TOOL},
+            "tool": {"name": TOOL, "version": __version__},
             "summary": summary,
             "tests": tests,
             "environment": {"reportName": report.title},

@@ -20,6 +20,10 @@ WHO_ACTS: Final[dict[Cause, str]] = {
     Cause.AUTHORING: "the profile author: the threshold itself is unusable",
 }
 
+#: What a passing simulated result of a hardware-dependent check means (M7): the
+#: verdict's ``suspect`` flag, said in words a fleet engineer reads right.
+SIM_PASS_WORDS: Final = "simulated: proves the plumbing, not the hardware"
+
 _XML_BAD: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -119,5 +123,7 @@ def detail_lines(result: ResultView) -> list[str]:
             "segment(s) completed"
         )
     if result.suspect:
-        lines.append("suspect: a simulated pass of a hardware-dependent check proves plumbing only")
+        lines.append(
+            f"{SIM_PASS_WORDS} (a simulated pass of a hardware-dependent check certifies no node)"
+        )
     return lines

@@ -14,11 +14,18 @@ from typing import Any, Final
 import jinja2
 
 from glimmer.report.charts import Distribution, distributions
-from glimmer.report.facts import detail_lines, flag_lines, unit_label, violation_line
+from glimmer.report.facts import (
+    SIM_PASS_WORDS,
+    detail_lines,
+    flag_lines,
+    unit_label,
+    violation_line,
+)
 from glimmer.report.model import Report, ResultView
 from glimmer.report.template import TEMPLATE
 from glimmer.report.words import LOOKS, NOT_RUN, look, node_look, phase_label, result_look
 from glimmer.verdict import Phase
+from glimmer.verdict.attention import ABSENT_URGENCY, needs_action, urgency
 
 FILE_NAME: Final = "burn-in-report.html"
 
@@ -41,15 +48,54 @@ def _row(result: ResultView) -> dict[str, Any]:
         "look": result_look(result),
         "phase": result.phase_word,
         "detail": _detail(result),
-        "provenance": str(result.provenance) + (" (suspect)" if result.suspect else ""),
+        "provenance": str(result.provenance) + (f" ({SIM_PASS_WORDS})" if result.suspect else ""),
         "metrics": sorted(result.metrics.items()),
     }
+
+
+def _deciding(report: Report, result: ResultView) -> list[str]:
+    """The gate and value that decided a result needing action (M4), as delivered."""
+    phase = result.phase
+    if phase is Phase.FAILED and not result.violations:
+        return ["the runner itself declared Fail (no gate recorded): hardware acts"]
+    lines = []
+    for violation in result.violations:
+        gates = [g for g in report.gates_of(result.name) if g.metric == violation.metric]
+        rule = f" {gates[0].comparison} {gates[0].value}" if gates and gates[0].known else ""
+        value = result.metrics.get(violation.metric)
+        read = f"read {value}" if value is not None else "not reported"
+        lines.append(f"gate {violation.metric}{rule}: {read} ({violation_line(violation)})")
+    if not lines:
+        lines.append(result.message or f"no verdict: {result.phase_word or 'no phase'}")
+    return lines
+
+
+def _actions(report: Report) -> list[dict[str, Any]]:
+    """Every result that needs someone, Failed first, then Error, unknown, open (M4)."""
+    wanted = [r for r in report.results if needs_action(r.phase)]
+    wanted.sort(key=lambda r: (urgency(r.phase), r.nodes, r.name))
+    return [
+        {
+            "nodes": " + ".join(r.nodes) if r.link else ", ".join(r.nodes) or "(the run)",
+            "test": unit_label(r),
+            "look": result_look(r),
+            "phase": r.phase_word,
+            "deciding": _deciding(report, r),
+        }
+        for r in wanted
+    ]
+
+
+def _node_urgency(report: Report, node: str) -> int:
+    found = [urgency(r.phase) for r in report.node_results if node in r.nodes]
+    return min(found, default=ABSENT_URGENCY)
 
 
 def _grid(report: Report) -> dict[str, Any]:
     tests = list(dict.fromkeys(r.name for r in report.node_results))
     rows = []
-    for node in report.nodes:
+    # M4: failing nodes first; a stable sort keeps first-seen order within a phase.
+    for node in sorted(report.nodes, key=lambda n: _node_urgency(report, n)):
         by_test = {r.name: r for r in report.node_results if node in r.nodes}
         cells = []
         for test in tests:
@@ -71,8 +117,15 @@ def _grid(report: Report) -> dict[str, Any]:
 
 def _chart(found: Distribution) -> dict[str, Any]:
     gate = found.gate
+    rule = f" (gate {gate.comparison} {gate.value})" if gate.known else ""
     return {
         "svg": found.svg,
+        "uniform": found.uniform,
+        "one_line": (
+            f"{gate.test}: {gate.metric}{rule}: all {len(found.values)} node(s) read "
+            f"{next(iter(found.values.values()), 0):g}"
+        ),
+        "declared": ", ".join(found.declared_failing),
         "title": f"{gate.test}: {gate.metric}",
         "known": gate.known,
         "violators": ", ".join(found.violators),
@@ -106,7 +159,9 @@ def render_html(report: Report) -> str:
         ],
         links=[_row(r) for r in report.link_results],
         refusals=[_row(r) for r in report.run_results],
-        charts=[_chart(d) for d in distributions(report)],
+        actions=_actions(report),
+        charts=[_chart(d) for d in distributions(report) if not d.uniform],
+        folded=[_chart(d)["one_line"] for d in distributions(report) if d.uniform],
         details=[_row(r) for r in report.node_results],
         identities=report.identities,
         fingerprint=sorted(report.fingerprint.items()),

@@ -7,14 +7,23 @@ else changes. A phase this version does not know is ``<error type="Unknown">``; 
 open (Running) result is an ``<error type="Running">`` (no verdict yet is never a
 pass); Skipped and Cancelled are ``<skipped>``. No ``time`` attribute is written
 unless both ends of the result were recorded.
+
+The document validates against the strict schema CI gates use (Jenkins xunit
+``junit-10.xsd``, M6): ``<testsuites>`` holds only suites (the run's flags are each
+suite's ``<properties>``), a ``<testcase>`` holds no ``<properties>`` (its facts are
+in ``<system-out>``), and every suite states ``time``, ``timestamp`` and ``hostname``
+where they are known: the node a suite is about, its earliest recorded start, and the
+span from that start to its latest recorded finish, to the millisecond.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Final
 
+from glimmer.contract.envelope import parse_time
 from glimmer.report.facts import (
     detail_lines,
     duration_seconds,
@@ -88,29 +97,71 @@ def _case(suite: ET.Element, result: ResultView, *, classname: str) -> str:
     seconds = duration_seconds(result)
     if seconds is not None:
         case.set("time", f"{seconds:.3f}")
-    props = ET.SubElement(case, "properties")
+    counter = _outcome(case, result)
     facts = [
         ("kind", result.kind),
         ("scope", result.scope),
         ("phase", result.phase_word),
         ("nodes", " ".join(result.nodes)),
         ("provenance", str(result.provenance)),
+        ("startedAt", result.started_at or ""),
+        ("finishedAt", result.finished_at or ""),
     ]
     facts += [(f"metric.{k}", v) for k, v in sorted(result.metrics.items())]
-    for name, value in facts:
+    lines = [result.message, *detail_lines(result)]
+    lines += [f"{name}: {value}" for name, value in facts if value]
+    out = ET.SubElement(case, "system-out")  # M6: never <properties> inside a testcase
+    out.text = xml_safe("\n".join(line for line in lines if line))
+    return counter
+
+
+def _span(results: Sequence[ResultView]) -> tuple[str | None, float | None]:
+    """The suite's timestamp (earliest recorded start, ISO 8601 UTC) and its time
+    (that start to the latest recorded finish, seconds); ``None`` where not recorded."""
+    starts: list[datetime] = []
+    ends: list[datetime] = []
+    for result in results:
+        for text, into in ((result.started_at, starts), (result.finished_at, ends)):
+            if text:
+                try:
+                    into.append(parse_time(text))
+                except ValueError:
+                    continue
+    if not starts:
+        return None, None
+    first = min(starts)
+    stamp = first.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
+        f"{first.microsecond // 1000:03d}Z"
+    )
+    if not ends or max(ends) < first:
+        return stamp, None
+    return stamp, (max(ends) - first).total_seconds()
+
+
+def _run_properties(suite: ET.Element, report: Report) -> None:
+    props = ET.SubElement(suite, "properties")
+    for index, line in enumerate(flag_lines(report)):
+        ET.SubElement(props, "property", name=f"glimmer.flag.{index}", value=xml_safe(line))
+    for key, value in (
+        ("run.uid", report.uid),
+        ("run.phase", report.phase_word),
+        ("run.profile", report.profile),
+        ("source", report.source),
+    ):
         if value:
-            ET.SubElement(props, "property", name=xml_safe(name), value=xml_safe(value))
-    notes = detail_lines(result)
-    if result.message or notes:
-        out = ET.SubElement(case, "system-out")
-        out.text = xml_safe("\n".join(line for line in (result.message, *notes) if line))
-    return _outcome(case, result)
+            ET.SubElement(props, "property", name=key, value=xml_safe(value))
 
 
 def _suite(
-    root: ET.Element, report: Report, *, name: str, results: Sequence[ResultView]
+    root: ET.Element, report: Report, *, name: str, host: str, results: Sequence[ResultView]
 ) -> dict[str, int]:
-    suite = ET.SubElement(root, "testsuite", name=xml_safe(name))
+    suite = ET.SubElement(root, "testsuite", name=xml_safe(name), hostname=xml_safe(host))
+    stamp, seconds = _span(results)
+    if stamp is not None:
+        suite.set("timestamp", stamp)
+    if seconds is not None:  # M2: a time nobody recorded is omitted, never 0
+        suite.set("time", f"{seconds:.3f}")
+    _run_properties(suite, report)
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "passed": 0}
     for result in results:
         counts[_case(suite, result, classname=f"{report.title}.{name}")] += 1
@@ -122,33 +173,27 @@ def _suite(
 
 def render_junit(report: Report) -> str:
     root = ET.Element("testsuites", name=xml_safe(suite_name(report)))
-    props = ET.SubElement(root, "properties")
-    for index, line in enumerate(flag_lines(report)):
-        ET.SubElement(props, "property", name=f"glimmer.flag.{index}", value=xml_safe(line))
-    for key, value in (
-        ("run.uid", report.uid),
-        ("run.phase", report.phase_word),
-        ("run.profile", report.profile),
-        ("source", report.source),
-    ):
-        if value:
-            ET.SubElement(props, "property", name=key, value=xml_safe(value))
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    groups: list[tuple[str, list[ResultView]]] = []
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    # The host of a suite that is about no one node: the cluster, else the run's name.
+    shared = report.cluster or report.title
+    groups: list[tuple[str, str, list[ResultView]]] = []
     for node in report.nodes:
-        groups.append((node, [r for r in report.node_results if node in r.nodes]))
+        groups.append((node, node, [r for r in report.node_results if node in r.nodes]))
     unassigned = [r for r in report.node_results if not r.nodes]
     if unassigned:
-        groups.append((UNASSIGNED_SUITE, unassigned))
-    groups.append(("links", list(report.link_results)))
+        groups.append((UNASSIGNED_SUITE, shared, unassigned))
+    groups.append(("links", shared, list(report.link_results)))
     if report.run_results:
-        groups.append(("run", list(report.run_results)))
-    for name, results in groups:
-        counts = _suite(root, report, name=name, results=results)
+        groups.append(("run", shared, list(report.run_results)))
+    for name, host, results in groups:
+        counts = _suite(root, report, name=name, host=host, results=results)
         for key in totals:
             totals[key] += counts[key]
     for key, total in totals.items():
         root.set(key, str(total))
+    _, seconds = _span(report.results)
+    if seconds is not None:
+        root.set("time", f"{seconds:.3f}")
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode")
     # ElementTree writes a carriage return in element text raw, and every XML reader turns

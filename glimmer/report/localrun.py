@@ -17,6 +17,7 @@ from typing import Any, Final
 from glimmer.report.assemble import check_summary, evidence_gates
 from glimmer.report.model import (
     ArtifactView,
+    Gate,
     NotEvaluatedView,
     Report,
     ResultView,
@@ -81,6 +82,12 @@ def _artifact(entry: Any, *, where: str) -> ArtifactView:
     )
 
 
+def _when(entry: Mapping[str, Any], key: str, *, where: str) -> str | None:
+    """The millisecond time run.json keeps beside the whole-second one (M6), else that."""
+    precise = _str(entry.get(f"{key}Precise"), where=f"{where}.{key}Precise")
+    return precise or _str(entry.get(key), where=f"{where}.{key}") or None
+
+
 def _result(entry: Any, *, index: int) -> ResultView:
     where = f"run.json results[{index}]"
     if not isinstance(entry, dict):
@@ -101,8 +108,8 @@ def _result(entry: Any, *, index: int) -> ResultView:
         phase_word=str(state.phase),
         scope=_str(entry.get("scope"), where=f"{where}.scope"),
         nodes=_strs(entry.get("nodes"), where=f"{where}.nodes"),
-        started_at=_str(entry.get("startedAt"), where=f"{where}.startedAt") or None,
-        finished_at=_str(entry.get("finishedAt"), where=f"{where}.finishedAt") or None,
+        started_at=_when(entry, "startedAt", where=where),
+        finished_at=_when(entry, "finishedAt", where=where),
         metrics=dict(state.metrics),
         message=state.message,
         violations=tuple(
@@ -124,6 +131,30 @@ def _result(entry: Any, *, index: int) -> ResultView:
 def run_json_path(path: Path) -> Path:
     """``path`` itself, or the ``run.json`` inside a results directory."""
     return path / RUN_JSON if path.is_dir() else path
+
+
+def _gates(value: Any, *, source: str) -> tuple[Gate, ...] | None:
+    """M6: the plan's gates as run.json carries them; ``None`` when an older run.json
+    does not (then only gates named by the results are known)."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise ReportInputError(f"{source}: gates: expected a list")
+    gates = []
+    for index, entry in enumerate(value):
+        where = f"{source}: gates[{index}]"
+        if not isinstance(entry, Mapping):
+            raise ReportInputError(f"{where}: expected an object")
+        gates.append(
+            Gate(
+                test=_str(entry.get("test"), where=f"{where}.test", optional=False),
+                metric=_str(entry.get("metric"), where=f"{where}.metric", optional=False),
+                comparison=_str(entry.get("comparison"), where=f"{where}.comparison"),
+                value=_str(entry.get("value"), where=f"{where}.value"),
+                applicability=_str(entry.get("applicability"), where=f"{where}.applicability"),
+            )
+        )
+    return tuple(gates)
 
 
 def report_from_document(document: Any, *, source: str) -> Report:
@@ -161,6 +192,7 @@ def report_from_document(document: Any, *, source: str) -> Report:
     if not isinstance(certifies, bool):
         raise ReportInputError(f"{source}: certifiesSilicon: expected true or false")
     incomplete = bool(stopped) or not Phase.is_terminal_text(phase)
+    plan_gates = _gates(document.get("gates"), source=source)
     return Report(
         namespace=_str(run.get("namespace"), where=f"{source}: run.namespace") or "local",
         name=_str(run.get("name"), where=f"{source}: run.name", optional=False),
@@ -172,9 +204,10 @@ def report_from_document(document: Any, *, source: str) -> Report:
         results=results,
         summary=summary,
         source=source,
-        started_at=_str(document.get("startedAt"), where=f"{source}: startedAt") or None,
-        finished_at=_str(document.get("finishedAt"), where=f"{source}: finishedAt") or None,
-        gates=evidence_gates(results),
+        started_at=_when(document, "startedAt", where=source),
+        finished_at=_when(document, "finishedAt", where=source),
+        gates=evidence_gates(results) if plan_gates is None else plan_gates,
+        gates_from_plan=plan_gates is not None,
         provenance=provenance_from_json(document.get("provenance")),
         certifies_silicon=certifies and not incomplete,
         simulated_gpu=_str(document.get("simulatedGpu"), where=f"{source}: simulatedGpu"),

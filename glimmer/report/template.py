@@ -13,13 +13,13 @@ TEMPLATE: Final = r"""<!DOCTYPE html>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>Burn-in report: {{ report.title }}{% for t in report.tags %} [{{ t }}]{% endfor %}</title>
 <style>
-body { font-family: "DejaVu Sans", Arial, sans-serif; margin: 0; padding: 0 1.5em 2em; color: #111; }
+body { font-family: "DejaVu Sans", Arial, sans-serif; margin: 0; padding: 0 1.5rem 2em; color: #111; }
 h1 { font-size: 1.5em; margin: .6em 0 .2em; }
 h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #999; }
 table { border-collapse: collapse; margin: .4em 0; }
 th, td { border: 1px solid #888; padding: .25em .5em; text-align: left; vertical-align: top; }
 th { background: #eee; }
-.banner { font-size: 1.4em; font-weight: bold; padding: .7em 1.5em; margin: 0 -1.5em .6em; border-bottom: 4px solid #000; }
+.banner { font-size: 1.4em; font-weight: bold; padding: .7em 1.5rem; margin: 0 -1.5rem .6em; border-bottom: 4px solid #000; }
 .banner.sim { color: #000; background: repeating-linear-gradient(135deg, #ffd400 0 22px, #fff3a8 22px 44px); }
 .banner.silicon { color: #fff; background: #00583d; }
 .banner.unknown { color: #000; background: repeating-linear-gradient(135deg, #ddd 0 22px, #fff 22px 44px); }
@@ -36,6 +36,11 @@ th { background: #eee; }
 .caption { font-size: .95em; max-width: 60em; }
 code { background: #f4f4f4; padding: 0 .2em; }
 details { margin: .2em 0; }
+td, th { overflow-wrap: break-word; }
+td.deciding, td.detail { overflow-wrap: anywhere; }
+.wide { max-width: 100%; overflow-x: auto; }
+.chart svg { max-width: 100%; height: auto; }
+#needs-action td.deciding div { margin: .1em 0; }
 </style>
 </head>
 <body>
@@ -43,6 +48,13 @@ details { margin: .2em 0; }
 <h1>Burn-in report: {{ report.title }}{% for t in report.tags %} <code>{{ t }}</code>{% endfor %}</h1>
 {% for line in flags[1:] %}<div class="flag">{{ line }}</div>
 {% endfor %}
+<section id="needs-action">
+<h2>Nodes needing action</h2>
+{% if actions %}<table>
+<tr><th>node(s)</th><th>test</th><th>verdict</th><th>deciding gate and value</th></tr>
+{% for a in actions %}<tr><th>{{ a.nodes }}</th><td>{{ a.test }}</td><td class="cell {{ a.look.css }}" data-action="{{ a.phase }}">{{ a.look.shape }} {{ a.look.word }}</td><td class="deciding">{% for d in a.deciding %}<div>{{ d }}</div>{% endfor %}</td></tr>
+{% endfor %}</table>{% else %}<p>None: no result Failed, Errored or is still open.</p>{% endif %}
+</section>
 <table>
 <tr><th>run phase of record</th><td><span class="cell {{ run_look.css }}">{{ run_look.shape }} {{ run_word }}</span></td></tr>
 <tr><th>summary</th><td>passed {{ report.summary.passed }}, failed {{ report.summary.failed }}, errored {{ report.summary.errored }}, skipped {{ report.summary.skipped }}</td></tr>
@@ -60,12 +72,12 @@ details { margin: .2em 0; }
 {% for l in legend %}<span class="cell {{ l.css }}">{{ l.shape }} {{ l.word }}</span>{% endfor %}
 <span class="cell absent">{{ not_run }} not run</span></p>
 
-<h2>Verdicts: node x test</h2>
+<h2>Verdicts: node x test (failing nodes first)</h2>
 {% if grid.nodes %}
-<table class="grid">
+<div class="wide"><table class="grid">
 <tr><th>node</th>{% for t in grid.tests %}<th>{{ t }}</th>{% endfor %}</tr>
 {% for row in grid.rows %}<tr><th>{{ row.node }}</th>{% for c in row.cells %}<td class="cell {{ c.css }}" title="{{ c.title }}"{% if c.phase is not none %} data-verdict="{{ c.phase }}"{% endif %}>{{ c.shape }} {{ c.word }}</td>{% endfor %}</tr>
-{% endfor %}</table>
+{% endfor %}</table></div>
 {% else %}<p>No Node-scope results.</p>{% endif %}
 
 {% if node_verdicts %}<h2>Node verdicts: what this run established per node</h2>
@@ -85,18 +97,20 @@ details { margin: .2em 0; }
 {% for r in refusals %}<tr><td>{{ r.name }}</td><td class="cell {{ r.look.css }}" data-verdict="{{ r.phase }}">{{ r.look.shape }} {{ r.look.word }}</td><td>{% for d in r.detail %}<div>{{ d }}</div>{% endfor %}</td></tr>
 {% endfor %}</table>{% endif %}
 
-<h2>Fleet distributions (one per gated metric)</h2>
+<h2>Fleet distributions (gated metrics; failing ones first)</h2>
+{% if folded %}<div class="caption" id="folded"><b>One value across the fleet (no chart needed):</b>{% for f in folded %}<div>{{ f }}</div>{% endfor %}</div>{% endif %}
 {% for d in charts %}<div class="chart">
 {% if d.svg %}{{ d.svg | safe }}{% else %}<p><b>{{ d.title }}</b>: no node reported a readable value.</p>{% endif %}
 <div class="caption">
 {% if d.violators %}<div><b>Violating this gate:</b> {{ d.violators }}</div>{% endif %}
+{% if d.declared %}<div><b>Failed (declared by the runner, no gate recorded):</b> {{ d.declared }}</div>{% endif %}
 {% if d.outliers %}<div><b>Far from the fleet median:</b> {{ d.outliers }}</div>{% endif %}
 {% if d.unreadable %}<div><b>Not a readable number:</b> {{ d.unreadable }}</div>{% endif %}
 {% if d.unreported %}<div><b>Not reported by:</b> {{ d.unreported }}</div>{% endif %}
 {% if d.unmeasurable %}<div><b>Unmeasurable (n/a) on:</b> {{ d.unmeasurable }}</div>{% endif %}
 {% if not d.known %}<div>The threshold value is not in this input, so none is drawn.</div>{% endif %}
 </div></div>
-{% else %}<p>No gated metric is known from this input.</p>{% endfor %}
+{% else %}{% if not folded %}<p>No gated metric is known from this input.</p>{% endif %}{% endfor %}
 
 <h2>Results in detail</h2>
 <table>

@@ -48,6 +48,8 @@ LEGITIMATE_DIFFERENCES: Final[Mapping[tuple[str, str], str]] = {
     ("result", "finishedAt"): "wall clock of each dispatcher",
     ("result", "required"): "run.json only (the status reads it from the pinned plan)",
     ("result", "rawLogs"): "run.json only: the raw log files a bare host keeps",
+    ("result", "startedAtPrecise"): "run.json only: startedAt in milliseconds (M6)",
+    ("result", "finishedAtPrecise"): "run.json only: finishedAt in milliseconds (M6)",
     ("result", "lastRetryTrigger"): "run.json only: the message that caused the last retry",
     ("result", "lastCheckpointAt"): "wall clock of each dispatcher (its presence is compared)",
     ("attempt", "podName"): "operator only: a bare host runs processes, not pods",

@@ -163,5 +163,5 @@ def fleet_report_html(out: Path) -> Path:
 if __name__ == "__main__":
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/report-screenshot.png")
     with tempfile.TemporaryDirectory() as folder:
-        run = screenshot(fleet_report_html(Path(folder)), target.resolve(), height=2300)
+        run = screenshot(fleet_report_html(Path(folder)), target.resolve(), width=1400, height=2300)
     print(f"wrote {target} {png_size(target)}; page requests: {run.page_requests}")

@@ -124,3 +124,25 @@ def test_run_json_with_an_unreadable_phase_reads_error_never_passed(
     (tmp_path / "run.json").write_text(json.dumps(document))
     report = load_run_json(tmp_path)
     assert report.results[passed].phase_word == "Error"
+
+
+def test_M6_a_glimmer_run_report_has_the_plans_gates_and_charts(results_dir: Path) -> None:
+    document = run_document(results_dir)
+    assert document["gates"], "run.json carries the pinned plan's gates"
+    report = load_run_json(results_dir)
+    assert report.gates_from_plan
+    assert all(g.known for g in report.gates)
+    named = {(g["test"], g["metric"]) for g in document["gates"]}
+    assert {(g.test, g.metric) for g in report.gates} == named
+    html = report_html(report)
+    assert "<svg" in html or 'id="folded"' in html
+    assert "this input carries no plan" not in html
+    for result in document["results"]:
+        if "startedAt" in result:
+            assert result["startedAtPrecise"].startswith(result["startedAt"][:-1] + ".")
+
+
+def report_html(report: Any) -> str:
+    from glimmer.report import render
+
+    return render(report, "html")["burn-in-report.html"]
