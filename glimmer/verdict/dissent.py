@@ -4,15 +4,19 @@ A link verdict is about the link, never one endpoint, so the message says so fir
 and then names every side with its own verdict: the ranks worth walking to. Status
 size stays bounded for any N and any line: each runner line is cut to 300 characters,
 at most four ranks are named per verdict, and the rank summary is clamped to 4096
-bytes plus a visible suffix. The DISAGREED notes come after the clamp (F8), each
-bounded by its own limits (four keys, four ranks, short readings).
+bytes plus a visible suffix. The ranks-differed notes come after the clamp (F8), each
+bounded by its own limits (four keys, four ranks, short readings). A note reports a
+spread, never a verdict: the gate on the kept value decides, so a healthy Group whose
+ranks read 1 % apart is told in plain words ("ranks differed by 1.0 %"), not alarmed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+import math
 from typing import TYPE_CHECKING, Final
 
+from glimmer.contract.numbers import parse_go_float
 from glimmer.contract.registry import Combination
 from glimmer.contract.report import Outcome
 from glimmer.verdict.group import Elected, outcome_of
@@ -26,7 +30,7 @@ MAX_SUMMARY_BYTES: Final = 4096
 SUMMARY_SUFFIX: Final = " …[summary truncated]"
 #: F8: a rank's (or side's) own line is cut to this many characters.
 MAX_LINE_CHARS: Final = 300
-#: F8: how many ranks a verdict group names, keys the DISAGREED note names, ranks per key.
+#: F8: how many ranks a verdict group names, keys the differed notes name, ranks per key.
 MAX_NAMED: Final = 4
 #: A label, node, key or reading inside a message is cut to this many characters.
 MAX_FIELD_CHARS: Final = 120
@@ -112,7 +116,7 @@ def disagreed_notes(ranks: Sequence[SideReport], contested: Sequence[Elected]) -
     notes = [_disagreed(ranks, e) for e in contested[:MAX_NAMED]]
     rest = len(contested) - MAX_NAMED
     if rest > 0:
-        notes.append(f"[ranks DISAGREED on {rest} more key{'' if rest == 1 else 's'}]")
+        notes.append(f"[ranks differed on {rest} more key{'' if rest == 1 else 's'}]")
     return " ".join(notes)
 
 
@@ -136,7 +140,18 @@ def _disagreed(ranks: Sequence[SideReport], elected: Elected) -> str:
     )
     if len(dissenters) > MAX_NAMED:
         named += f", and {len(dissenters) - MAX_NAMED} more"
-    return f"[ranks DISAGREED on {_field(elected.name)}: {rule}; {named}]"
+    return f"[ranks differed{_spread(elected)} on {_field(elected.name)}: {rule}; {named}]"
+
+
+def _spread(elected: Elected) -> str:
+    """`` by X %``: the numeric readings' range over the largest magnitude; empty when
+    fewer than two are finite numbers or all are zero (a spread of what, then?)."""
+    numbers = [parse_go_float(reading) for _, reading in elected.readings]
+    finite = [n for n in numbers if n is not None and math.isfinite(n)]
+    largest = max((abs(n) for n in finite), default=0.0)
+    if len(finite) < 2 or largest == 0.0:
+        return ""
+    return f" by {(max(finite) - min(finite)) / largest * 100:.1f} %"
 
 
 def _rank_name(ranks: Sequence[SideReport], rank: int) -> str:

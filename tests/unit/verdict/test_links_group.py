@@ -297,11 +297,11 @@ def test_F8_disagreed_note_names_the_rule_and_a_re_rendered_fold_is_a_disagreeme
         )
     )
     assert (
-        "[ranks DISAGREED on busBandwidthGBs: kept 180 from rank 0 (node-0) (Collective: "
+        "[ranks differed by 2.8 % on busBandwidthGBs: kept 180 from rank 0 (node-0) (Collective: "
         "the lowest reporting rank's value); rank 1 (node-1)=175]" in combined.message
     )
     assert (
-        "[ranks DISAGREED on miscompares: kept 5 (Sum of 2 readings, re-rendered); "
+        "[ranks differed by 100.0 % on miscompares: kept 5 (Sum of 2 readings, re-rendered); "
         "rank 0 (node-0)=5.0, rank 1 (node-1)=0]" in combined.message
     )
 
@@ -310,7 +310,7 @@ def test_F8_disagreed_note_for_a_dropped_key_names_the_offending_rank_first() ->
     reps = [report(metrics={"eccErrors": "0"}) for _ in range(9)] + [report(na={"eccErrors"})]
     combined = combine_group(ranks(*reps))
     assert (
-        "[ranks DISAGREED on eccErrors: dropped as unmeasurable (a rank declared it n/a); "
+        "[ranks differed on eccErrors: dropped as unmeasurable (a rank declared it n/a); "
         "rank 9 (node-9)=n/a, rank 0 (node-0)=0, rank 1 (node-1)=0, rank 2 (node-2)=0, "
         "and 6 more]" in combined.message
     )
@@ -323,7 +323,7 @@ def test_F8_no_disagreed_note_when_readings_agree_or_all_declared_na() -> None:
             report(metrics={"miscompares": "0", "gpuName": "H200"}, na={"eccErrors"}),
         )
     )
-    assert "DISAGREED" not in combined.message
+    assert "ranks differed" not in combined.message
 
 
 def test_F8_disagreed_notes_name_at_most_four_keys() -> None:
@@ -331,8 +331,8 @@ def test_F8_disagreed_notes_name_at_most_four_keys() -> None:
     combined = combine_group(
         ranks(report(metrics=dict.fromkeys(names, "1")), report(metrics=dict.fromkeys(names, "2")))
     )
-    assert combined.message.count("[ranks DISAGREED on custom") == 4
-    assert "[ranks DISAGREED on 3 more keys]" in combined.message
+    assert combined.message.count("[ranks differed by 50.0 % on custom") == 4
+    assert "[ranks differed on 3 more keys]" in combined.message
 
 
 def test_F8_rank_summary_clamped_to_4096_bytes_and_the_disagreed_note_after_the_clamp() -> None:
@@ -346,7 +346,7 @@ def test_F8_rank_summary_clamped_to_4096_bytes_and_the_disagreed_note_after_the_
     summary = rank_summary(sides, outcome=Outcome.FAIL, why="")
     assert summary.endswith(SUMMARY_SUFFIX)
     assert len(summary.encode()) <= MAX_SUMMARY_BYTES + len(SUMMARY_SUFFIX.encode())
-    assert combined.message.startswith(summary + " [ranks DISAGREED on customX")
+    assert combined.message.startswith(summary + " [ranks differed by 100.0 % on customX")
 
 
 def test_F6_an_outcome_outside_the_four_words_is_error_never_pass_by_elimination() -> None:
@@ -355,3 +355,11 @@ def test_F6_an_outcome_outside_the_four_words_is_error_never_pass_by_elimination
     combined = combine_group(ranks(report("Pass"), damaged))
     assert combined.outcome is Outcome.ERROR
     assert "rank 1 (node-1) Error" in combined.message
+
+
+def test_F8_a_healthy_one_percent_spread_reads_as_ranks_differed_by_it_not_an_alarm() -> None:
+    reps = [report("Pass", metrics={"busBandwidthGBs": value}) for value in ("400", "396")]
+    combined = combine_group([SideReport(f"rank {i}", f"node-{i}", r) for i, r in enumerate(reps)])
+    assert combined.outcome is Outcome.PASS
+    assert "[ranks differed by 1.0 % on busBandwidthGBs:" in combined.message
+    assert "DISAGREED" not in combined.message

@@ -9,7 +9,7 @@ reading of the rule, and each through ``judge_attempt`` where the phase matters.
 (c) the Group outcome does not depend on rank order, and the exit code is the lowest
     deciding rank's (F6's reference implementation below);
 (d) Skip and Pass are never concluded from a subset of ranks;
-(e) the rank summary is clamped for any N and any line length, the DISAGREED notes
+(e) the rank summary is clamped for any N and any line length, the ranks-differed notes
     stay bounded after it;
 (f) combining then judging never yields Passed when any side Errored or Failed, nor
     for a Pair whose server ended before the client existed.
@@ -247,4 +247,4 @@ def test_F8_property_rank_summary_clamped_for_any_n_and_line(
     notes = combined.message[len(summary) :]
     # Four keys, four ranks each, every field cut to 120 characters: bounded by N-free size.
     assert len(notes.encode()) <= 5 * 8192
-    assert ("DISAGREED" in notes) is (disagree and n > 1)
+    assert ("ranks differed" in notes) is (disagree and n > 1)
