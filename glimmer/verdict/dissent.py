@@ -12,8 +12,8 @@ ranks read 1 % apart is told in plain words ("ranks differed by 1.0 %"), not ala
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from glimmer.contract.numbers import parse_go_float
