@@ -43,7 +43,8 @@ class VerdictMetrics(Collector):
         family = GaugeMetricFamily(
             VERDICT_METRIC,
             "1 for each node's acceptance verdict state: Passed or Failed (current), "
-            "Expired (hardware changed or too old), Missing (never judged).",
+            "Simulated (passed only on the simulated GPU: proves the plumbing, certifies "
+            "nothing), Expired (hardware changed or too old), Missing (never judged).",
             labels=["node", "state"],
         )
         with self._lock:
