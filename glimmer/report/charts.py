@@ -22,11 +22,17 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import pygal
+from pygal.etree import etree as pygal_etree
 from pygal.style import Style
 
 from glimmer.contract.numbers import parse_go_float
 from glimmer.report.model import Gate, Report
 from glimmer.verdict import Phase
+
+# pygal builds its tree with lxml whenever lxml is importable (a dev dependency, for the
+# JUnit schema test); the charts are serialised with the standard library's ElementTree,
+# so pygal is held to it: otherwise an installed lxml makes every chart unserialisable.
+pygal_etree.to_etree()
 
 OUTLIER_MADS: Final = 3.5
 #: Up to this many nodes, each row of a chart is labelled with its node.
