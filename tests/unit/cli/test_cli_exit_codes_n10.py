@@ -11,18 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from glimmer.cli import exits, main
+from tests.unit.cli.manifests import PROFILE
 
 ROOT = Path(__file__).resolve().parents[3]
 
-PROFILE = """\
-kind: BurnInProfile
-metadata: {name: quick}
-spec:
-  tests:
-  - inline:
-      kind: custom
-      runner: {command: ["sh", "-c", "echo ok"]}
-"""
 
 TEST = """\
 kind: BurnInTest

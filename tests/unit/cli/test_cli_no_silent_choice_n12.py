@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from glimmer.cli import exits, main
 from glimmer.cli.plan import RUN_ONLY, plan
 from glimmer.cli.run import run
+from tests.unit.cli.manifests import PROFILE
 
 TWO_TESTS = """\
 kind: BurnInTest
@@ -26,16 +27,6 @@ spec:
   kind: custom
   thresholds:
   - {metric: score, comparison: GreaterThanOrEqual, value: "10"}
-"""
-
-PROFILE = """\
-kind: BurnInProfile
-metadata: {name: quick}
-spec:
-  tests:
-  - inline:
-      kind: custom
-      runner: {command: ["sh", "-c", "echo ok"]}
 """
 
 

@@ -11,18 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from glimmer.cli import PLUGIN_COMMANDS, _plugin, exits, kubectl_main, main
+from tests.unit.cli.manifests import PROFILE
 
 ROOT = Path(__file__).resolve().parents[3]
-
-PROFILE = """\
-kind: BurnInProfile
-metadata: {name: quick}
-spec:
-  tests:
-  - inline:
-      kind: custom
-      runner: {command: ["sh", "-c", "echo ok"]}
-"""
 
 
 def test_the_plugin_is_installed_as_kubectl_glimmer() -> None:
