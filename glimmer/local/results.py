@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 from glimmer.api import API_VERSION
 from glimmer.local.dispatcher import LocalResult, rfc3339
 from glimmer.plan import PinnedPlan
-from glimmer.plan.gates import threshold_from_wire
+from glimmer.plan.gates import planned_thresholds
 from glimmer.verdict import Phase, count, run_phase, run_provenance
 from glimmer.verdict.codec import MAX_MESSAGE_BYTES, clamp_text, result_to_json
 
@@ -78,21 +78,16 @@ def plan_gates(plan: PinnedPlan) -> list[dict[str, str]]:
     """M6: every threshold of the pinned plan, so a ``glimmer run`` report draws the
     plan's gates (not only those a violation names): ``test``, ``metric``,
     ``comparison``, ``value``, ``applicability`` as the plan wrote them."""
-    gates = []
-    for test in plan.tests:
-        for entry in test.spec.get("thresholds") or []:
-            if isinstance(entry, Mapping):
-                t = threshold_from_wire(entry)
-                gates.append(
-                    {
-                        "test": test.name,
-                        "metric": t.metric,
-                        "comparison": t.comparison,
-                        "value": t.value,
-                        "applicability": t.applicability,
-                    }
-                )
-    return gates
+    return [
+        {
+            "test": test.name,
+            "metric": t.metric,
+            "comparison": t.comparison,
+            "value": t.value,
+            "applicability": t.applicability,
+        }
+        for test, t in planned_thresholds(plan)
+    ]
 
 
 def run_document(

@@ -10,7 +10,7 @@ forever *as a hardware verdict*, so it refuses the run; an Unsound one only sets
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -52,6 +52,15 @@ def threshold_from_wire(entry: Mapping[str, Any]) -> Threshold:
         value=_text(entry, "value"),
         applicability=applicability,
     )
+
+
+def planned_thresholds(plan: PinnedPlan) -> Iterator[tuple[PlannedTest, Threshold]]:
+    """Every threshold of the pinned plan with its test, in plan order (what a report
+    draws as the plan's gates, not only those a violation names)."""
+    for test in plan.tests:
+        for entry in test.spec.get("thresholds") or []:
+            if isinstance(entry, Mapping):
+                yield test, threshold_from_wire(entry)
 
 
 def _text(entry: Mapping[str, Any], key: str) -> str:

@@ -23,7 +23,7 @@ from glimmer.api.vocabulary import ConditionStatus
 from glimmer.contract import envelope as wire
 from glimmer.engine import CONFIGMAPS, ApiError, KubeClient, Resource, is_not_found
 from glimmer.plan import PinnedPlan
-from glimmer.plan.gates import threshold_from_wire
+from glimmer.plan.gates import planned_thresholds
 from glimmer.plan.pinned import PlanDecodeError
 from glimmer.report.assemble import assemble
 from glimmer.report.model import Gate, NodeIdentity, Report
@@ -141,21 +141,16 @@ async def _identities(client: KubeClient, nodes: set[str]) -> list[NodeIdentity]
 
 
 def _gates(plan: PinnedPlan) -> list[Gate]:
-    gates = []
-    for test in plan.tests:
-        for entry in test.spec.get("thresholds") or []:
-            if isinstance(entry, Mapping):
-                t = threshold_from_wire(entry)
-                gates.append(
-                    Gate(
-                        test=test.name,
-                        metric=t.metric,
-                        comparison=t.comparison,
-                        value=t.value,
-                        applicability=t.applicability,
-                    )
-                )
-    return gates
+    return [
+        Gate(
+            test=test.name,
+            metric=t.metric,
+            comparison=t.comparison,
+            value=t.value,
+            applicability=t.applicability,
+        )
+        for test, t in planned_thresholds(plan)
+    ]
 
 
 async def report_from_cluster(client: KubeClient, *, namespace: str, name: str) -> Report:
