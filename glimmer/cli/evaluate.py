@@ -24,6 +24,7 @@ from glimmer.local.manifests import (
 )
 from glimmer.local.serialize import artifact_refs, verdict_json
 from glimmer.verdict import AttemptVerdict, Phase, Provenance, judge_attempt
+from glimmer.verdict.messages import SIM_PASS_WORDS
 
 #: Exit status by phase; 2 is reserved for bad input (:mod:`glimmer.cli.exits`).
 EXIT_BY_PHASE = {
@@ -143,7 +144,7 @@ def _chunks(stream: BinaryIO) -> Iterator[bytes]:
 
 def _print_text(verdict: AttemptVerdict, *, test_name: str) -> None:
     label = click.style(str(verdict.phase).upper(), fg=PHASE_COLOURS.get(verdict.phase), bold=True)
-    sim = " (SIMULATED" + (", suspect" if verdict.suspect else "") + ")"
+    sim = " (SIMULATED" + (f"; {SIM_PASS_WORDS}" if verdict.suspect else "") + ")"
     click.echo(f"{test_name}: {label}{sim if verdict.provenance == Provenance.SIM else ''}")
     if verdict.message:
         click.echo(f"  {verdict.message}")

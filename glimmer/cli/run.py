@@ -80,6 +80,7 @@ from glimmer.plan import PinnedPlan, PlanRefusal
 from glimmer.plan.gates import MALFORMED, lint_tests
 from glimmer.plan.units import verdict_units
 from glimmer.verdict import Phase
+from glimmer.verdict.messages import SIM_PASS_WORDS
 from runners.catalog import sim_spec_problem
 
 #: Exit status when the run could not happen (config, refusal, no GPU, interrupt).
@@ -170,7 +171,7 @@ def summary(results: list[LocalResult], *, sim: str | None, document: Mapping[st
             Text(str(r.state.phase), style=f"bold {PHASE_COLOURS.get(r.state.phase, '')}".strip()),
             Text(str(len(r.state.attempts))),
             # Text, not a str: a message is data, never rich markup ("[truncated ...]").
-            Text(("suspect " if r.state.suspect else "") + r.state.message),
+            Text((f"[{SIM_PASS_WORDS}] " if r.state.suspect else "") + r.state.message),
         )
     with console.capture() as captured:
         console.print(table)

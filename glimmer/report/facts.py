@@ -13,6 +13,7 @@ from typing import Final
 from glimmer.contract.envelope import parse_time
 from glimmer.report.model import Report, ResultView, ViolationView
 from glimmer.verdict import Cause, Provenance
+from glimmer.verdict.messages import SIM_PASS_WORDS
 
 WHO_ACTS: Final[dict[Cause, str]] = {
     Cause.MEASUREMENT: "hardware: the node measured short (repair or replace it)",
@@ -20,9 +21,6 @@ WHO_ACTS: Final[dict[Cause, str]] = {
     Cause.AUTHORING: "the profile author: the threshold itself is unusable",
 }
 
-#: What a passing simulated result of a hardware-dependent check means (M7): the
-#: verdict's ``suspect`` flag, said in words a fleet engineer reads right.
-SIM_PASS_WORDS: Final = "simulated: proves the plumbing, not the hardware"
 
 _XML_BAD: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 

@@ -15,7 +15,6 @@ import jinja2
 
 from glimmer.report.charts import Distribution, distributions
 from glimmer.report.facts import (
-    SIM_PASS_WORDS,
     detail_lines,
     flag_lines,
     unit_label,
@@ -26,6 +25,7 @@ from glimmer.report.template import TEMPLATE
 from glimmer.report.words import LOOKS, NOT_RUN, look, node_look, phase_label, result_look
 from glimmer.verdict import Phase
 from glimmer.verdict.attention import ABSENT_URGENCY, needs_action, urgency
+from glimmer.verdict.messages import SIM_PASS_WORDS
 
 FILE_NAME: Final = "burn-in-report.html"
 

@@ -10,6 +10,10 @@ from typing import Final
 
 from glimmer.verdict.thresholds import CAUSE_WORDS, Evaluation
 
+#: What a passing simulated result of a hardware-dependent check means (M7): the
+#: verdict's ``suspect`` flag, said in words a fleet engineer reads right.
+SIM_PASS_WORDS: Final = "simulated: proves the plumbing, not the hardware"
+
 MAX_NAMED_INVALID: Final = 8
 MAX_NAMED_MORE_GATES: Final = 4
 #: I13: the words every message about an over-long output line carries.

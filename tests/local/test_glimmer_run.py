@@ -50,6 +50,8 @@ def test_acceptance_profile_passes_on_a_healthy_simulated_h200(tmp_path: Path) -
     assert above.splitlines()[-1] == "SIMULATED GPU (h200): no silicon was measured"
     run_line = next(line for line in summary.splitlines() if line.startswith("run "))
     assert "SIMULATED GPU (h200)" in run_line and "no silicon was measured" in run_line
+    # M7: a simulated pass is said in words (proves the plumbing), never "suspect".
+    assert "suspect" not in summary and "plumbing" in summary.split("\nrun ")[0]
 
 
 #: Every fault the simulator models, from the one matrix (a hand copy once lost ``sdc``).

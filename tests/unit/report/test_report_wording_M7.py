@@ -4,7 +4,7 @@ the bare word "suspect"."""
 from __future__ import annotations
 
 from glimmer.report import FORMATS, assemble, render
-from glimmer.report.facts import SIM_PASS_WORDS
+from glimmer.verdict.messages import SIM_PASS_WORDS
 from tests.unit.report import report_fleet as fleet
 
 
