@@ -7,6 +7,7 @@ import json
 import tomllib
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -120,9 +121,9 @@ def test_run_dash_f_repeated_reads_the_tests_too(tmp_path: Path) -> None:
     assert "1. t (custom, Node)" in result.output
 
 
-def complete(command: object, prog: str, var: str, words: str) -> list[str]:
+def complete(command: click.Command, prog: str, var: str, words: str) -> list[str]:
     env = {var: "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
-    result = CliRunner().invoke(command, [], prog_name=prog, env=env, complete_var=var)  # type: ignore[arg-type]
+    result = CliRunner().invoke(command, [], prog_name=prog, env=env, complete_var=var)
     return [line.split(",", 1)[1] for line in result.output.splitlines()]
 
 
