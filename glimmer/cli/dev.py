@@ -17,7 +17,13 @@ from types import FrameType
 
 import click
 
-from glimmer.testing.assets import ENVTEST_SCRIPT, Assets, AssetsMissingError, find_assets
+from glimmer.testing.assets import (
+    ENVTEST_SCRIPT,
+    Assets,
+    AssetsMissingError,
+    find_assets,
+    require_controller_manager,
+)
 from glimmer.testing.control_plane import ControlPlane
 from glimmer.testing.kubeconfig import write_private
 from glimmer.testing.kwok import Kwok
@@ -28,9 +34,12 @@ class _StopSignalError(Exception):
     """Raised from the signal handler to leave the foreground wait."""
 
 
-def _assets() -> Assets:
+def _assets(*, controller_manager: bool) -> Assets:
     try:
-        return find_assets()
+        assets = find_assets()
+        if controller_manager:
+            require_controller_manager(assets)
+        return assets
     except AssetsMissingError:
         if not ENVTEST_SCRIPT.exists():
             raise
@@ -66,19 +75,36 @@ def dev() -> None:
 )
 @click.option("--gpus-per-node", type=int, default=8, show_default=True)
 @click.option(
+    "--controller-manager/--no-controller-manager",
+    default=True,
+    show_default=True,
+    help=(
+        "Run kube-controller-manager too, so an installed operator (helm install, "
+        "kubectl apply -k manifests/default) gets its pod and in-cluster identity; with it "
+        "the ServiceAccount admission plugin is on, as in a real cluster."
+    ),
+)
+@click.option(
     "--kubeconfig",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Also write the admin kubeconfig here.",
 )
-def up(*, sim_nodes: int, kwok_nodes: int, gpus_per_node: int, kubeconfig: Path | None) -> None:
+def up(
+    *,
+    sim_nodes: int,
+    kwok_nodes: int,
+    gpus_per_node: int,
+    controller_manager: bool,
+    kubeconfig: Path | None,
+) -> None:
     """Start the control plane and nodes in the foreground until Ctrl-C."""
     try:
-        assets = _assets()
+        assets = _assets(controller_manager=controller_manager)
     except (AssetsMissingError, subprocess.CalledProcessError) as error:
         raise click.ClickException(str(error)) from error
     previous = {s: signal.signal(s, _raise_stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    plane = ControlPlane(assets=assets)
+    plane = ControlPlane(assets=assets, controller_manager=controller_manager)
     sims: SimNodes | None = None
     kwok: Kwok | None = None
     try:

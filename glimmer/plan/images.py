@@ -43,6 +43,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
+#: This project's manager image (``glimmer manager``), tagged with the bare version
+#: (``:0.1.0``) by the chart's appVersion and manifests/manager.
+MANAGER_REPOSITORY: Final = "ghcr.io/glimmer-ai/glimmer"
 #: This project's runner images: ``<RUNNER_REPOSITORY>-<kind>[-rocm]:<RUNNER_TAG>``.
 RUNNER_REPOSITORY: Final = "ghcr.io/glimmer-ai/glimmer-runner"
 #: The tag of this project's runner images: ``v`` + the package version

@@ -1,7 +1,9 @@
 """Which local command stands in for a container image.
 
 A simulated node has no container runtime, so an image is run as a local process: this
-repo's runner images map to their Python entrypoints (``runners.<kind>``), any other
+repo's runner images map to their Python entrypoints (``runners.<kind>``), its manager
+image to ``glimmer`` through ``glimmer.sim.incluster`` (the pod's ServiceAccount mount
+and network address stood in for), any other
 container runs its own ``command`` + ``args`` directly, and an image with neither fails
 as an image pull would (``ErrImagePull``), never as a silent pass.
 """
@@ -15,19 +17,23 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from glimmer.plan.images import RUNNER_REPOSITORY, UPSTREAM_REPOSITORY
+from glimmer.plan.images import MANAGER_REPOSITORY, RUNNER_REPOSITORY, UPSTREAM_REPOSITORY
 
 #: Runner images, both name families, to this repository's runner modules: this
 #: project's ``ghcr.io/glimmer-ai/glimmer-runner-<kind>[-rocm]:<tag>`` (the defaults,
 #: glimmer.plan.images.runner_image) and the Go implementation's
 #: ``ghcr.io/baldwinspc/glimmer-burnin-<kind>[-rocm]:<tag>``, which a user may still name
 #: in ``runner.image`` (its runners speak the same contract).
-DEFAULT_IMAGE_MAP: tuple[tuple[str, str], ...] = tuple(
-    (
-        re.escape(repository) + r"-(?P<kind>[a-z0-9-]+?)(?:-rocm)?(?::[^@]*)?(?:@.*)?",
-        "{python} -m runners.{kind_module}",
-    )
-    for repository in (RUNNER_REPOSITORY, UPSTREAM_REPOSITORY)
+DEFAULT_IMAGE_MAP: tuple[tuple[str, str], ...] = (
+    *(
+        (
+            re.escape(repository) + r"-(?P<kind>[a-z0-9-]+?)(?:-rocm)?(?::[^@]*)?(?:@.*)?",
+            "{python} -m runners.{kind_module}",
+        )
+        for repository in (RUNNER_REPOSITORY, UPSTREAM_REPOSITORY)
+    ),
+    # The manager image's entrypoint is ``glimmer``; its args (``manager ...``) follow.
+    (re.escape(MANAGER_REPOSITORY) + r"(?::[^@]*)?(?:@.*)?", "{python} -m glimmer.sim.incluster"),
 )
 
 

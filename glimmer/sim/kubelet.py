@@ -17,6 +17,7 @@ import logging
 import os
 import shutil
 import tempfile
+import urllib.parse
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Mapping
@@ -52,6 +53,28 @@ class PodIPs:
         address = str(ipaddress.IPv4Address(self._base + self._next))
         self._next += 1
         return address
+
+
+def service_env(server: str) -> dict[str, str]:
+    """The ``kubernetes`` Service's variables every container gets from its kubelet.
+
+    A simulated pod cannot reach the Service's cluster IP, so they name the apiserver's
+    own address (in the serving certificate, as the cluster IP is), which is what an
+    in-cluster client (``glimmer manager`` in a pod) dials.
+    """
+    url = urllib.parse.urlsplit(server)
+    host = url.hostname or "127.0.0.1"
+    port = str(url.port or 443)
+    return {
+        "KUBERNETES_SERVICE_HOST": host,
+        "KUBERNETES_SERVICE_PORT": port,
+        "KUBERNETES_SERVICE_PORT_HTTPS": port,
+        "KUBERNETES_PORT": f"tcp://{host}:{port}",
+        f"KUBERNETES_PORT_{port}_TCP": f"tcp://{host}:{port}",
+        f"KUBERNETES_PORT_{port}_TCP_PROTO": "tcp",
+        f"KUBERNETES_PORT_{port}_TCP_PORT": port,
+        f"KUBERNETES_PORT_{port}_TCP_ADDR": host,
+    }
 
 
 async def list_watch(
@@ -105,6 +128,7 @@ class SimKubelet:
         self.pod_ips = PodIPs(block)
         self.workers: dict[str, PodWorker] = {}
         self.pods: dict[str, JSON] = {}
+        self._service_env: dict[str, str] = {}
         self.schedulable: dict[str, JSON] = {}
         #: Services by (namespace, name), for the pods' cluster names (``names``).
         self.services: dict[tuple[str, str], JSON] = {}
@@ -176,7 +200,7 @@ class SimKubelet:
                 pod_ip="127.0.0.1" if pod["spec"].get("hostNetwork") else self.pod_ips.allocate(),
                 images=self.config.images,
                 sandbox=self.state_dir / "pods" / uid,
-                node_env=self.config.node_env(pod["spec"]["nodeName"]),
+                node_env={**self._service_env, **self.config.node_env(pod["spec"]["nodeName"])},
                 nss_wrapper=library,
                 start_refusal=refusal,
             )
@@ -370,6 +394,7 @@ class SimKubelet:
         )
         api = await new_client_from_config(config_file=str(self.config.kubeconfig))
         self.kube = Kube(api)
+        self._service_env = service_env(str(api.configuration.host))
         runner = web.AppRunner(make_app(self._log_source), access_log=None)
         await runner.setup()
         try:

@@ -33,6 +33,7 @@ from glimmer.sim.log_server import LogSource
 from glimmer.sim.names import pod_hostname, resolver_env
 from glimmer.sim.nodes import now_rfc3339
 from glimmer.sim.probes import probe_once
+from glimmer.sim.volumes import materialize, mounts_env
 
 JSON = dict[str, Any]
 _log = logging.getLogger(__name__)
@@ -326,6 +327,8 @@ class PodWorker:
             "HOME": str(self.sandbox),
             "HOSTNAME": pod_hostname(self.pod),
             "LANG": os.environ.get("LANG", "C.UTF-8"),
+            # The address a server in this pod binds, as its network namespace would be.
+            "GLIMMER_SIM_POD_IP": self.pod_ip,
             **self.node_env,
         }
         # The watch may not have delivered our own status yet: the addresses are ours.
@@ -337,6 +340,14 @@ class PodWorker:
                     run.name: await build_env(pod, run.spec, fetch=self._fetch, base=base)
                     for run in self.init + self.main
                 }
+                volumes = await materialize(
+                    pod,
+                    self.sandbox / "volumes",
+                    fetch=self._fetch,
+                    request_token=self._request_token,
+                )
+                for run in self.init + self.main:
+                    envs[run.name].update(mounts_env(run.spec, volumes))
                 if self.nss_wrapper is not None:
                     for env in envs.values():
                         env.update(
@@ -365,6 +376,32 @@ class PodWorker:
             if error.status == 404:
                 return None
             raise
+
+    async def _request_token(self, account: str, audiences: list[str], seconds: int) -> str:
+        """A TokenRequest for ``account`` bound to this pod, as the kubelet makes for a
+        projected ``serviceAccountToken``: it is invalid once the pod is gone."""
+        body = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {
+                "audiences": audiences,
+                "expirationSeconds": seconds,
+                "boundObjectRef": {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": self.name,
+                    "uid": self.uid,
+                },
+            },
+        }
+        path = f"/api/v1/namespaces/{self.namespace}/serviceaccounts/{account}/token"
+        try:
+            answer = await self.kube.request("POST", path, body=body)
+        except ApiError as error:
+            if error.status == 404:
+                raise ContainerConfigError(f'serviceaccount "{account}" not found') from error
+            raise
+        return str(answer["status"]["token"])
 
     def _workdir(self, run: ContainerRun) -> Path:
         wanted = run.spec.get("workingDir")

@@ -3,8 +3,8 @@
 The binaries are built from Go modules by ``hack/envtest`` (release downloads are not
 reachable from CI), but a developer with ``setup-envtest`` binaries can point
 ``KUBEBUILDER_ASSETS`` (or ``TEST_ASSET_KUBE_APISERVER`` / ``TEST_ASSET_ETCD`` /
-``TEST_ASSET_KUBECTL``) at those instead. A missing binary is an error with the fix in
-its message, never a skipped test.
+``TEST_ASSET_KUBECTL`` / ``TEST_ASSET_KUBE_CONTROLLER_MANAGER``) at those instead. A
+missing binary is an error with the fix in its message, never a skipped test.
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ class Assets:
     kubectl: Path
     #: KWOK is optional: only the KWOK fixtures need it.
     kwok: Path | None
+    #: Optional too: only an in-cluster install (a Deployment that must get its pod)
+    #: needs kube-controller-manager; see :func:`require_controller_manager`.
+    kube_controller_manager: Path | None = None
 
     @property
     def kwok_stages(self) -> Path:
@@ -73,6 +76,9 @@ def find_assets(environ: Mapping[str, str] = os.environ) -> Assets:
         etcd=pick("TEST_ASSET_ETCD", "etcd"),
         kubectl=pick("TEST_ASSET_KUBECTL", "kubectl"),
         kwok=directory / "kwok" if _executable(directory / "kwok") else None,
+        kube_controller_manager=_optional(
+            pick("TEST_ASSET_KUBE_CONTROLLER_MANAGER", "kube-controller-manager")
+        ),
     )
     missing = [
         str(p) for p in (assets.kube_apiserver, assets.etcd, assets.kubectl) if not _executable(p)
@@ -86,6 +92,20 @@ def find_assets(environ: Mapping[str, str] = os.environ) -> Assets:
             "kube-apiserver, etcd and kubectl."
         )
     return assets
+
+
+def _optional(path: Path) -> Path | None:
+    return path if _executable(path) else None
+
+
+def require_controller_manager(assets: Assets) -> Path:
+    if assets.kube_controller_manager is None:
+        raise AssetsMissingError(
+            f"kube-controller-manager not found in {assets.directory}. Build it with "
+            f"`{ENVTEST_SCRIPT}` (it builds kube-controller-manager beside kube-apiserver), "
+            "or set TEST_ASSET_KUBE_CONTROLLER_MANAGER."
+        )
+    return assets.kube_controller_manager
 
 
 def require_kwok(assets: Assets) -> Path:

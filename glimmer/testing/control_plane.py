@@ -3,9 +3,15 @@
 The flags follow controller-runtime's envtest, so behaviour seen here is the behaviour of
 a cluster: RBAC authorisation with client-certificate authentication, service-account
 tokens signed by a real key (TokenRequest works), and kubelet-client certificates so the
-apiserver can proxy ``pods/log`` to a (simulated) kubelet. There is no controller-manager
-and no scheduler: namespaces stay ``Terminating`` after deletion, owner references do not
-cascade, and pods are bound by the simulated nodes' scheduler (see ``glimmer.sim``).
+apiserver can proxy ``pods/log`` to a (simulated) kubelet. By default there is no
+controller-manager and no scheduler: namespaces stay ``Terminating`` after deletion, owner
+references do not cascade, and pods are bound by the simulated nodes' scheduler (see
+``glimmer.sim``). With ``controller_manager=True`` a kube-controller-manager (built from
+the same k8s.io/kubernetes module) runs beside the apiserver, and the ServiceAccount
+admission plugin is on, as in a real cluster: Deployments get ReplicaSets and pods, every
+namespace gets its ``default`` ServiceAccount and ``kube-root-ca.crt``, pods get the
+projected ``kube-api-access-*`` volume, and deletion cascades. That is the cluster an
+installed operator (chart or kustomize) runs in.
 
 The apiserver's watch cache is off by default. With it on, a restarted apiserver answers
 every watch resumed from before the restart with 410 (its cache starts empty), and a watch
@@ -29,6 +35,7 @@ serve the apiserver forged pod logs.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import shutil
 import ssl
@@ -45,7 +52,7 @@ from typing import Any, Self
 import yaml
 
 from glimmer.testing import _pki, _process
-from glimmer.testing.assets import Assets, find_assets
+from glimmer.testing.assets import Assets, find_assets, require_controller_manager
 from glimmer.testing.kubeconfig import write_kubeconfig
 from glimmer.testing.sim_nodes import KubeletTLS
 
@@ -75,6 +82,7 @@ class ControlPlane:
         work_dir: Path | None = None,
         extra_apiserver_args: tuple[str, ...] = (),
         watch_cache: bool = False,
+        controller_manager: bool = False,
         start_timeout: float = 90.0,
     ) -> None:
         """Configure, start nothing.
@@ -83,9 +91,12 @@ class ControlPlane:
         etcd data, logs and kubeconfigs; default a fresh temp dir removed by :meth:`stop`
         (a given one is kept). ``extra_apiserver_args``: appended to the apiserver flags.
         ``watch_cache``: the apiserver watch cache, default off (see module docstring).
+        ``controller_manager``: run kube-controller-manager too (see module docstring).
         ``start_timeout``: seconds each process may take to become ready, default 90.
         """
         self._watch_cache = watch_cache
+        self._with_controller_manager = controller_manager
+        self._controller_manager: subprocess.Popen[bytes] | None = None
         self._assets = assets
         self._given_work_dir = work_dir
         self._extra_apiserver_args = extra_apiserver_args
@@ -162,16 +173,18 @@ class ControlPlane:
                 self._start_apiserver()
 
             _retry_port_races(apiserver)
+            if self._with_controller_manager:
+                self._start_controller_manager(assets)
         except BaseException:
             self.stop()
             raise
         self.startup_seconds = time.monotonic() - began
 
     def stop(self) -> None:
-        for process in (self._apiserver, self._etcd):
+        for process in (self._controller_manager, self._apiserver, self._etcd):
             if process is not None:
                 _process.stop(process)
-        self._apiserver = self._etcd = None
+        self._controller_manager = self._apiserver = self._etcd = None
         if self._given_work_dir is None and self.work_dir.exists():
             shutil.rmtree(self.work_dir, ignore_errors=True)
 
@@ -185,7 +198,8 @@ class ControlPlane:
 
     @property
     def pids(self) -> list[int]:
-        return [p.pid for p in (self._etcd, self._apiserver) if p is not None]
+        processes = (self._etcd, self._apiserver, self._controller_manager)
+        return [p.pid for p in processes if p is not None]
 
     # -- etcd -------------------------------------------------------------------------
 
@@ -330,7 +344,11 @@ class ControlPlane:
             f"--service-account-signing-key-file={self._sa_key}",
             # Without a controller-manager no "default" ServiceAccount is ever created, and
             # the admission plugin would reject every pod for lacking it (as envtest does).
-            "--disable-admission-plugins=ServiceAccount",
+            *(
+                ()
+                if self._with_controller_manager
+                else ("--disable-admission-plugins=ServiceAccount",)
+            ),
             "--allow-privileged=true",
             f"--kubelet-client-certificate={self._kubelet_client.cert}",
             f"--kubelet-client-key={self._kubelet_client.key}",
@@ -370,6 +388,48 @@ class ControlPlane:
             client_cert=self._admin.cert,
             client_key=self._admin.key,
         )
+
+    def _start_controller_manager(self, assets: Assets) -> None:
+        """kube-controller-manager as cluster admin, its default controllers on.
+
+        ``--root-ca-file`` is what it publishes as every namespace's ``kube-root-ca.crt``
+        (the CA pods trust the apiserver with); the service-account key lets its token
+        controller run. It is ready once ``default`` has both its ServiceAccount and that
+        ConfigMap, which is what a pod's in-cluster identity needs.
+        """
+        binary = require_controller_manager(assets)
+        log = self.work_dir / "kube-controller-manager.log"
+        argv = [
+            str(binary),
+            f"--kubeconfig={self.kubeconfig_path}",
+            # No port at all: nothing on this machine can reach it, which keeps the
+            # harness private (see the module docstring).
+            "--secure-port=0",
+            "--leader-elect=false",
+            f"--root-ca-file={self.ca_path}",
+            f"--service-account-private-key-file={self._sa_key}",
+            "--use-service-account-credentials=false",
+            f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+            "--profiling=false",
+        ]
+        self._controller_manager = _process.spawn(argv, log_path=log)
+        for what, path in (
+            (
+                "ServiceAccount default/default",
+                "/api/v1/namespaces/default/serviceaccounts/default",
+            ),
+            (
+                "ConfigMap default/kube-root-ca.crt",
+                "/api/v1/namespaces/default/configmaps/kube-root-ca.crt",
+            ),
+        ):
+            _process.wait_for(
+                what,
+                functools.partial(self._get_ok, path),
+                timeout=self._start_timeout,
+                process=self._controller_manager,
+                log_path=log,
+            )
 
     def _get_ok(self, path: str) -> bool:
         return _http_ok(f"{self.server}{path}", context=self._ssl)
