@@ -316,25 +316,31 @@ async def test_F7_one_ranks_na_makes_the_key_unmeasurable(
 
 
 DEV_SAMPLES = REPO_ROOT / "manifests" / "samples" / "dev-links"
+DEV_RUNS = sorted((REPO_ROOT / "manifests" / "samples" / "runs").glob("dev-links-*.yaml"))
 
 
 async def test_the_dev_links_samples_run_to_verdict_on_simulated_nodes(
     operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
 ) -> None:
-    """manifests/samples/dev-links as ``glimmer dev up --sim-nodes 5`` runs it (sim-i is
-    the i-th simulated node here)."""
+    """manifests/samples/dev-links, then its runs (runs/dev-links-*.yaml), as
+    ``glimmer dev up --sim-nodes 5`` runs them (sim-i is the i-th simulated node here,
+    and the test's namespace stands for glimmer-runs)."""
     nodes = link_nodes(sim_nodes, 5)
     rename = {f"sim-{i}": name for i, name in enumerate(nodes.names)}
-    kinds = {"BurnInTest": TESTS, "BurnInProfile": PROFILES, "BurnInRun": RUNS, "BurnInSink": SINKS}
+    kinds = {"BurnInTest": TESTS, "BurnInProfile": PROFILES, "BurnInSink": SINKS}
     listed = yaml.safe_load((DEV_SAMPLES / "kustomization.yaml").read_text())["resources"]
-    runs: list[str] = []
     for file in listed:
         for doc in yaml.safe_load_all((DEV_SAMPLES / file).read_text()):
-            if doc["kind"] == "BurnInRun":
-                target = doc["spec"]["target"]
-                target["nodeNames"] = [rename[n] for n in target["nodeNames"]]
-                runs.append(doc["metadata"]["name"])
             await kube.create(kinds[doc["kind"]], doc, namespace=namespace)
+    runs: list[str] = []
+    for path in DEV_RUNS:
+        (doc,) = yaml.safe_load_all(path.read_text())
+        assert doc["kind"] == "BurnInRun", path.name
+        doc["metadata"]["namespace"] = namespace
+        target = doc["spec"]["target"]
+        target["nodeNames"] = [rename[n] for n in target["nodeNames"]]
+        runs.append(doc["metadata"]["name"])
+        await kube.create(RUNS, doc, namespace=namespace)
     assert sorted(runs) == ["group-ring", "pair-tcp"]
     uids = {}
     for name in runs:

@@ -229,9 +229,12 @@ async def test_G2_F_a_pair_soak_folds_each_combined_segment(
 async def test_the_soak_samples_are_accepted_by_the_apiserver(
     kube: ApiServerClient, namespace: str
 ) -> None:
-    samples = Path(__file__).resolve().parents[3] / "manifests" / "samples" / "soak"
+    samples = Path(__file__).resolve().parents[3] / "manifests" / "samples"
     resources = {"BurnInTest": TESTS, "BurnInProfile": PROFILES, "BurnInRun": RUNS}
-    for path in sorted(samples.glob("soak-*.yaml")):
+    run = samples / "runs" / "long-real-load-thermal-week-soak-7d.yaml"
+    for path in [*sorted((samples / "soak").glob("soak-*.yaml")), run]:
         for document in yaml.safe_load_all(path.read_text()):
+            # The test's namespace stands for glimmer-runs, which the run file names.
+            document["metadata"]["namespace"] = namespace
             created = await kube.create(resources[document["kind"]], document, namespace=namespace)
             assert created["metadata"]["name"] == "thermal-week"

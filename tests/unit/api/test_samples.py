@@ -1,9 +1,12 @@
 """The sample suites in manifests/samples are well-formed, safe to apply, and their
 gates are sound.
 
-``kubectl apply -k manifests/samples`` applies definitions only and starts nothing:
-runs are separate files under runs/, and one that puts a long real load on a node
-says so in its file name and its first comment line.
+Applying a sample starts nothing (I36): ``kubectl apply -k`` on manifests/samples or
+any folder below it applies definitions only, and every run is its own file under
+runs/, one BurnInRun for glimmer-runs whose comments give the kustomization to apply
+first; one that puts a long real load on a node says so in its file name and its first
+comment line. The kustomizations are read here without kustomize: their resources,
+followed in order, and any other field refused rather than ignored.
 
 Samples are what users copy, so a gate in them must mean what it says: only
 registered Acceptance metrics, GTE/LTE on anything with a unit, Equal only on
@@ -13,6 +16,8 @@ the threshold linter finds nothing at all (the upstream CI's zero-tolerance rule
 
 from __future__ import annotations
 
+import itertools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +30,10 @@ from glimmer.contract.registry import REGISTRY, SPREAD_METRICS, ThresholdUse
 from glimmer.verdict.lint import lint_thresholds
 from glimmer.verdict.thresholds import Threshold as LintThreshold
 
-SAMPLES = Path(__file__).resolve().parents[3] / "manifests" / "samples"
+REPO = Path(__file__).resolve().parents[3]
+SAMPLES = REPO / "manifests" / "samples"
+#: The namespace the default install serves, where every sample lands.
+NAMESPACE = "glimmer-runs"
 NODE_ACCEPTANCE_KINDS = {
     "compute-smoke",
     "gemm-sweep",
@@ -55,13 +63,35 @@ def _objects() -> list[Any]:
     return found
 
 
+KUSTOMIZATIONS = sorted(SAMPLES.rglob("kustomization.yaml"))
+#: The kustomization fields this reader follows. Any other (a generator, a patch, a
+#: component) could add an object the reader never sees, so it is refused, not ignored.
+KUSTOMIZATION_FIELDS = {"apiVersion", "kind", "namespace", "resources"}
+
+
+def _rendered(kustomization: Path) -> list[dict[str, Any]]:
+    """What ``kubectl apply -k`` on the kustomization's folder applies: its resources in
+    order (a folder among them rendered the same way), each in the namespace it sets."""
+    body = yaml.safe_load(kustomization.read_text())
+    unread = sorted(set(body) - KUSTOMIZATION_FIELDS)
+    assert not unread, f"{kustomization}: this reader does not follow {unread}; extend it"
+    found: list[dict[str, Any]] = []
+    for resource in body["resources"]:
+        path = (kustomization.parent / resource).resolve()
+        assert path.is_relative_to(SAMPLES), f"{kustomization}: {resource} is not a sample"
+        if path.is_dir():
+            found += _rendered(path / "kustomization.yaml")
+        else:
+            found += _documents(path)
+    if "namespace" in body:
+        for document in found:
+            document.setdefault("metadata", {})["namespace"] = body["namespace"]
+    return found
+
+
 def _kustomized() -> list[dict[str, Any]]:
     """What ``kubectl apply -k manifests/samples`` applies (its resources, in order)."""
-    kustomization = yaml.safe_load((SAMPLES / "kustomization.yaml").read_text())
-    found: list[dict[str, Any]] = []
-    for resource in kustomization["resources"]:
-        found += _documents(SAMPLES / resource)
-    return found
+    return _rendered(SAMPLES / "kustomization.yaml")
 
 
 OBJECTS = _objects()
@@ -146,10 +176,38 @@ def test_the_threshold_linter_finds_nothing_in_the_samples(test: BurnInTest) -> 
     assert lint_thresholds(test.spec.kind, gates) == []
 
 
-def test_applying_the_samples_kustomization_starts_no_run() -> None:
-    kinds = [doc["kind"] for doc in _kustomized()]
-    assert "BurnInRun" not in kinds
-    assert {"BurnInTest", "BurnInProfile", "BurnInSink", "BurnInSchedule"} <= set(kinds)
+@pytest.mark.parametrize(
+    "kustomization", KUSTOMIZATIONS, ids=lambda p: p.parent.relative_to(REPO).as_posix()
+)
+def test_I36_applying_any_sample_kustomization_starts_nothing(kustomization: Path) -> None:
+    applied = _rendered(kustomization)
+    assert applied, f"{kustomization} applies nothing"
+    runs = [d["metadata"]["name"] for d in applied if d["kind"] == "BurnInRun"]
+    assert runs == [], f"{kustomization} starts {runs}: move each run to its own runs/ file"
+    for schedule in (d for d in applied if d["kind"] == "BurnInSchedule"):
+        assert schedule["spec"].get("suspend") is True, schedule["metadata"]["name"]
+    assert {d["metadata"].get("namespace") for d in applied} == {NAMESPACE}, kustomization
+
+
+def test_I36_every_sample_folder_but_runs_is_a_kustomization_of_all_its_files() -> None:
+    """No file in a sample folder escapes the rule by being left out of its kustomization
+    (a run there would be one ``kubectl apply -f`` of the folder away), and runs/ has
+    none (applying it would start every run at once)."""
+    odd = [p for p in SAMPLES.rglob("*") if p.is_file() and p.suffix != ".yaml"]
+    assert odd == [], "a sample is a .yaml file, which this check reads"
+    folders = {p.parent for p in SAMPLES.rglob("*.yaml")} - {SAMPLES / "runs"}
+    assert {k.parent for k in KUSTOMIZATIONS} == folders
+    for kustomization in KUSTOMIZATIONS:
+        listed = yaml.safe_load(kustomization.read_text())["resources"]
+        files = sorted(
+            p.name for p in kustomization.parent.glob("*.yaml") if p.name != "kustomization.yaml"
+        )
+        assert sorted(r for r in listed if (kustomization.parent / r).is_file()) == files
+
+
+def test_the_samples_kustomization_applies_every_kind_of_definition() -> None:
+    kinds = {doc["kind"] for doc in _kustomized()}
+    assert {"BurnInTest", "BurnInProfile", "BurnInSink", "BurnInSchedule"} <= kinds
 
 
 def test_every_schedule_the_samples_kustomization_applies_is_suspended() -> None:
@@ -157,12 +215,6 @@ def test_every_schedule_the_samples_kustomization_applies_is_suspended() -> None
     assert schedules
     for schedule in schedules:
         assert schedule["spec"].get("suspend") is True, schedule["metadata"]["name"]
-
-
-def test_the_samples_kustomization_lists_every_definition_file() -> None:
-    kustomization = yaml.safe_load((SAMPLES / "kustomization.yaml").read_text())
-    files = sorted(p.name for p in SAMPLES.glob("*.yaml") if p.name != "kustomization.yaml")
-    assert sorted(kustomization["resources"]) == files
 
 
 def _definitions_by_folder() -> dict[Path, list[Any]]:
@@ -194,8 +246,51 @@ def _planned_seconds(run: BurnInRun) -> int:
     raise AssertionError(f"no sample profile {run.spec.profile_ref}")
 
 
+def _header(path: Path) -> str:
+    """The comment lines a run file opens with."""
+    lines = path.read_text().splitlines()
+    return "\n".join(itertools.takewhile(lambda line: line.startswith("#"), lines))
+
+
 @pytest.mark.parametrize("path", RUNS, ids=lambda p: p.name)
-def test_each_run_file_holds_one_run_and_a_long_real_load_says_so(path: Path) -> None:
+def test_I36_each_run_file_is_one_run_for_glimmer_runs_after_its_kustomization(
+    path: Path,
+) -> None:
+    (document,) = _documents(path)
+    run = from_object(document)
+    assert isinstance(run, BurnInRun)
+    # kubectl apply -f puts a run that names no namespace in the context's, away from
+    # its profile and outside what the default install serves.
+    assert run.metadata.namespace == NAMESPACE, f"{path.name}: set metadata.namespace"
+    homes = [
+        k.parent
+        for k in KUSTOMIZATIONS
+        for d in _rendered(k)
+        if d["kind"] == "BurnInProfile" and d["metadata"]["name"] == run.spec.profile_ref
+    ]
+    assert len(homes) == 1, f"{path.name}: profile {run.spec.profile_ref} is defined in {homes}"
+    header = _header(path)
+    definitions = re.search(
+        rf"^#\s+kubectl apply -k {re.escape(homes[0].relative_to(REPO).as_posix())}(\s|$)",
+        header,
+        re.MULTILINE,
+    )
+    assert definitions, f"{path.name}: its comments must give the kustomization to apply"
+    apply = header.find(f"kubectl apply -f {path.relative_to(REPO).as_posix()}")
+    assert apply > definitions.start(), f"{path.name}: give the definitions, then the run"
+    assert NAMESPACE in header, f"{path.name}: its comments must name the namespace"
+
+
+@pytest.mark.parametrize("path", [p for p in RUNS if "-sim-" in p.name], ids=lambda p: p.name)
+def test_I36_a_run_file_named_sim_targets_only_simulated_nodes(path: Path) -> None:
+    run = from_object(_documents(path)[0])
+    assert isinstance(run, BurnInRun)
+    assert run.spec.target.node_names, f"{path.name}: a simulated run names its nodes"
+    assert all(re.fullmatch(r"sim-\d+", n) for n in run.spec.target.node_names), path.name
+
+
+@pytest.mark.parametrize("path", RUNS, ids=lambda p: p.name)
+def test_I36_each_run_file_holds_one_run_and_a_long_real_load_says_so(path: Path) -> None:
     (document,) = _documents(path)
     run = from_object(document)
     assert isinstance(run, BurnInRun)
