@@ -46,6 +46,7 @@ __all__ = [
     "build_pod",
     "foreign_reason",
     "pod_labels",
+    "runner_tolerations",
 ]
 
 JSON = dict[str, Any]
@@ -84,6 +85,17 @@ def pod_labels(run: RunRef, request: PodRequest) -> dict[str, str]:
     if request.rank is not None:
         values[names.RANK_LABEL] = str(request.rank)
     return values
+
+
+def runner_tolerations(tolerations: Sequence[Mapping[str, Any]] = ()) -> list[JSON]:
+    """The tolerations every runner pod carries: the run's ``spec.target.tolerations``
+    (copied) and the operator's own for the cordon (E10 cordons before load, and a node
+    cordoned by an admin is burned in as it is). Admission judges a target's taints by
+    exactly this list (E28), so it and the pods cannot disagree."""
+    return [
+        *(copy.deepcopy(dict(t)) for t in tolerations),
+        {"key": names.UNSCHEDULABLE_TAINT, "operator": "Exists", "effect": "NoSchedule"},
+    ]
 
 
 def _security_context(runner: Mapping[str, Any]) -> JSON | None:
@@ -157,10 +169,7 @@ def build_pod(
         "containers": [container],
         "restartPolicy": "Never",
         "nodeSelector": {names.HOSTNAME_LABEL: request.node},
-        "tolerations": [
-            *(copy.deepcopy(dict(t)) for t in tolerations),
-            {"key": names.UNSCHEDULABLE_TAINT, "operator": "Exists", "effect": "NoSchedule"},
-        ],
+        "tolerations": runner_tolerations(tolerations),
         "activeDeadlineSeconds": active_deadline_seconds(spec, request.test.scope),
         "automountServiceAccountToken": False,
     }

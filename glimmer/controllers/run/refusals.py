@@ -1,12 +1,14 @@
-"""Why a run cannot be admitted yet, decided purely from what the start read (E23, E24).
+"""Why a run cannot be admitted yet, decided purely from what the start read (E23, E24,
+E28).
 
-A run naming a profile or test that does not exist, or targets that are not
-there or cannot run a pod, would otherwise wait in silence (or, for nodes, sit Running
-with an unschedulable pod). Each finding here becomes an ``Admitted=False`` condition
-and a Warning Event at once, whose reason names the field and whose message says the
-fix; the run is re-checked every ``resolve_retry_seconds`` and ends Error after E2's
-grace. A missing sink is said the same way, in ``SinksFound``, but refuses nothing
-(E26). The caller reads; this module only decides.
+A run naming a profile or test that does not exist, or targets that are not there or
+cannot run a pod (NotReady, or tainted against the runner pods), would otherwise wait
+in silence (or, for nodes, sit Running with an unschedulable pod). Each finding here
+becomes an ``Admitted=False`` condition and a Warning Event at once, whose reason names
+the field and whose message says the fix; the run is re-checked every
+``resolve_retry_seconds`` and ends Error after E2's grace. A missing sink is said the
+same way, in ``SinksFound``, but refuses nothing (E26). The caller reads; this module
+only decides.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from glimmer.controllers.kit.view import ObjectView
+from glimmer.controllers.run.pods import runner_tolerations
+from glimmer.controllers.run.tolerations import Taint, untolerated
 
 JSON = dict[str, Any]
 
@@ -87,13 +91,23 @@ def no_matching_nodes(selector: str) -> Refusal:
     )
 
 
-def target_refusal(targets: Sequence[str], nodes: Mapping[str, JSON | None]) -> Refusal | None:
-    """Missing or NotReady target nodes (E24), or None when every target can run a pod.
+def target_refusal(
+    targets: Sequence[str],
+    nodes: Mapping[str, JSON | None],
+    *,
+    run_tolerations: Sequence[Mapping[str, Any]] = (),
+) -> Refusal | None:
+    """Missing or NotReady target nodes (E24), or nodes with a taint the runner pods do
+    not tolerate (E28); None when every target can run a pod.
 
     ``nodes`` maps each target to its Node object (None: it does not exist). A node is
     NotReady only when its kubelet reported a Ready condition that is not True; a node
     cordoned by someone else is admitted, since runner pods tolerate the cordon and the
-    release restores it (E10, E12).
+    release restores it (E10, E12). ``run_tolerations`` is the run's
+    ``spec.target.tolerations``: the taints are judged against the runner pods' whole
+    list (:func:`~glimmer.controllers.run.pods.runner_tolerations`, the one the pod
+    builder uses). NotReady is said first: the node lifecycle controller taints such a
+    node ``not-ready``/``unreachable``, and the fix is the kubelet, not a toleration.
     """
     missing = [node for node in targets if nodes.get(node) is None]
     if missing:
@@ -118,4 +132,34 @@ def target_refusal(targets: Sequence[str], nodes: Mapping[str, JSON | None]) -> 
                 "there; fix the node's kubelet or remove it from the target"
             ),
         )
-    return None
+    return _taint_refusal(targets, nodes, runner_tolerations(run_tolerations))
+
+
+def _taint_refusal(
+    targets: Sequence[str],
+    nodes: Mapping[str, JSON | None],
+    tolerations: Sequence[Mapping[str, Any]],
+) -> Refusal | None:
+    """E28: the targets whose NoSchedule/NoExecute taints the runner pods do not tolerate."""
+    tainted: list[tuple[str, list[Taint]]] = [
+        (node, blocking)
+        for node in targets
+        if (found := nodes.get(node)) is not None and (blocking := untolerated(found, tolerations))
+    ]
+    if not tainted:
+        return None
+    listed = _listed([f"{node} ({', '.join(map(str, taints))})" for node, taints in tainted])
+    if len(tainted) == 1:
+        node, taints = tainted[0]
+        keys = " ".join(f"{key}-" for key in dict.fromkeys(t.key for t in taints))
+        remove = f"kubectl taint node {node} {keys}"
+    else:
+        remove = "kubectl taint node NODE KEY-"
+    return Refusal(
+        reason="NodeTaintNotTolerated",
+        message=(
+            f"spec.target: node {listed} has a taint the runner pods do not tolerate, so "
+            "no runner pod can be scheduled there; add a matching toleration to "
+            f"spec.target.tolerations, or remove the taint ({remove})"
+        ),
+    )

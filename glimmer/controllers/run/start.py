@@ -157,7 +157,9 @@ class Starter(Part):
                 )
             tests[str(ref)] = dict(ObjectView(test).spec)
         targets = await self._resolve_targets(view)
-        refusal = refusals.target_refusal(targets, await self._admission_nodes(targets))
+        refusal = refusals.target_refusal(
+            targets, await self._admission_nodes(targets), run_tolerations=view.tolerations
+        )
         if refusal is not None:
             raise NotAdmittedError(refusal)
         return profile_spec, tests, targets
@@ -172,7 +174,7 @@ class Starter(Part):
         return missing
 
     async def _admission_nodes(self, targets: Sequence[str]) -> dict[str, JSON | None]:
-        """E24: each target's Node (cached, a miss confirmed live), None when absent."""
+        """E24, E28: each target's Node (cached, a miss confirmed live), None when absent."""
         if len(targets) > self.options.node_list_threshold:
             named = {ObjectView(n).name: n for n in await self.reads.list(NODES)}
             return {node: named.get(node) for node in targets}
