@@ -3,9 +3,11 @@ the run and in ``status.cordonedNodes`` from before its first pod exists until t
 group has settled and none of its pods is live.
 
 The nodes are polled throughout a Group run driven by the simulated kubelet. Rank 0 is
-held unscheduled for a few seconds first (a taint it does not tolerate on its node), so
-the window that used to release the workers' nodes, rank 0 created but not started and
-no result open yet, lasts long enough to be seen on every pass the run makes over it."""
+held unscheduled for a few seconds first (every GPU of its node is held by a pod of
+another namespace, and each rank asks for one), so the window that used to release the
+workers' nodes, rank 0 created but not started and no result open yet, lasts long enough
+to be seen on every pass the run makes over it. (A taint the ranks do not tolerate would
+hold it too, but admission refuses such a target, E28.)"""
 
 from __future__ import annotations
 
@@ -18,14 +20,16 @@ import pytest
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.run import podstate
-from glimmer.engine import NODES, PODS, ApiServerClient
+from glimmer.engine import NODES, PODS, ApiError, ApiServerClient
 from tests.integration.run.conftest import Operator, apply_profile, create_run, terminal_run
 from tests.integration.run.test_links_cluster import assert_nothing_left, link_nodes, shell
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]
 
-HOLD = {"key": "glimmer.test/hold", "value": "rank-0", "effect": "NoSchedule"}
 SCRIPT = 'if [ "$BURNIN_RANK" = 0 ]; then sleep 6; else sleep 3; fi; echo bw=20'
+GPU = "nvidia.com/gpu"
+#: Where the pod that holds rank 0's GPUs lives: not the run's namespace, which is polled.
+HOLDER_NAMESPACE = "default"
 
 
 class Poll:
@@ -79,8 +83,31 @@ async def test_E8_F4_a_group_holds_every_node_throughout_its_run(
     operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
 ) -> None:
     nodes = link_nodes(sim_nodes, 3).names
-    await kube.patch(NODES, nodes[0], {"spec": {"taints": [HOLD]}})
-    await apply_profile(kube, namespace, {"g": shell("Group", SCRIPT)})
+    gpus = (await kube.get(NODES, nodes[0]))["status"]["allocatable"][GPU]
+    holder = await kube.create(
+        PODS,
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"generateName": "gpu-holder-"},
+            "spec": {
+                "nodeName": nodes[0],
+                "restartPolicy": "Never",
+                "terminationGracePeriodSeconds": 0,
+                "containers": [
+                    {
+                        "name": "hold",
+                        "image": "busybox",
+                        "command": ["sleep", "120"],
+                        "resources": {"limits": {GPU: gpus}},
+                    }
+                ],
+            },
+        },
+        namespace=HOLDER_NAMESPACE,
+    )
+    one_gpu = {"limits": {GPU: "1"}}
+    await apply_profile(kube, namespace, {"g": shell("Group", SCRIPT, resources=one_gpu)})
     seen = Poll()
     task = asyncio.create_task(poll(kube, namespace, nodes, seen))
     try:
@@ -90,7 +117,7 @@ async def test_E8_F4_a_group_holds_every_node_throughout_its_run(
                 break
             await asyncio.sleep(0.1)
         await asyncio.sleep(4.0)  # several passes over an unstarted rank 0
-        await kube.patch(NODES, nodes[0], {"spec": {"taints": None}})
+        await kube.delete(PODS, holder["metadata"]["name"], namespace=HOLDER_NAMESPACE)
         run = await terminal_run(kube, namespace, "g", timeout=120)
         for _ in range(50):  # until the last pods have gone
             if not await live_pods(kube, namespace):
@@ -100,6 +127,8 @@ async def test_E8_F4_a_group_holds_every_node_throughout_its_run(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+        with contextlib.suppress(ApiError):  # deleted above, unless the test failed first
+            await kube.delete(PODS, holder["metadata"]["name"], namespace=HOLDER_NAMESPACE)
     [result] = run["status"]["results"]
     assert result["phase"] == "Passed", result
     assert seen.unstarted_lead >= 5, "the unstarted-rank-0 window was never observed"
