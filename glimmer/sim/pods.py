@@ -27,7 +27,7 @@ import attrs
 from glimmer.sim import _processes
 from glimmer.sim._kube import ApiError, Kube
 from glimmer.sim.config import EVICT_ANNOTATION
-from glimmer.sim.environment import ContainerConfigError, build_env
+from glimmer.sim.environment import ContainerConfigError, build_env, expand
 from glimmer.sim.images import ImageMap, ImagePullError
 from glimmer.sim.log_server import LogSource
 from glimmer.sim.names import pod_hostname, resolver_env
@@ -299,6 +299,9 @@ class PodWorker:
         envs = await self._environments()
         if envs is None:
             return
+        for name, argv in argvs.items():
+            # The kubelet expands $(VAR) in command and args from the container's env.
+            argvs[name] = [expand(arg, envs[name]) for arg in argv]
         policy = self.pod["spec"].get("restartPolicy", "Always")
         for run in self.init:
             # Init containers restart on failure unless the policy is Never.

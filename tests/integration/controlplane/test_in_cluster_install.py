@@ -63,7 +63,7 @@ def _wait_available(plane: ControlPlane, namespace: str, deployment: str) -> Non
         "wait",
         f"deployment/{deployment}",
         "--for=condition=Available",
-        "--timeout=180s",
+        "--timeout=100s",
         check=False,
     )
     if result.returncode != 0:
