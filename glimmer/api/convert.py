@@ -45,14 +45,25 @@ class MalformedObjectError(ValueError):
 
 
 def format_time(value: datetime) -> str:
-    """metav1.Time on the wire: RFC3339, whole seconds, UTC ``Z``."""
+    """A status time on the wire (M8): RFC 3339, UTC ``Z``, exactly three fractional
+    digits (``2026-12-02T15:04:05.123Z``).
+
+    The one formatter of every time the controllers write into a status (and the
+    model's ``datetime`` fields): whole seconds would make a sub-second attempt read
+    "0 s" in a cluster report. The CRD fields are ``format: date-time``, which allows a
+    fraction, and Go's ``metav1.Time`` reads one, so this stays wire compatible. The
+    fraction is truncated, never rounded: a stamp is never later than the moment.
+    """
     if value.tzinfo is None:
         raise ValueError("naive datetimes are ambiguous; use an aware UTC datetime")
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    utc = value.astimezone(UTC).replace(tzinfo=None)
+    return utc.isoformat(timespec="milliseconds") + "Z"
 
 
 def parse_time(value: str) -> datetime:
-    """Read an RFC3339 timestamp as an aware UTC datetime."""
+    """Read an RFC3339 timestamp as an aware UTC datetime: whole seconds (what the Go
+    implementation, the kubelet and older Glimmer versions write) or any fraction
+    (what :func:`format_time` writes; digits past microseconds are dropped)."""
     parsed = datetime.fromisoformat(value)
     if parsed.tzinfo is None:
         raise ValueError(f"timestamp {value!r} has no time zone")

@@ -23,6 +23,7 @@ from typing import Final
 
 import aiohttp
 
+from glimmer.api import format_time
 from glimmer.controllers.kit.cordon import kept_message, owner_of, reap_decision
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.kit.reads import ConfirmingReader, uncached
@@ -79,7 +80,7 @@ class StampReaper:
         """An Event on the Node (its run is gone): why the reaped cordon stays."""
         view = ObjectView(node)
         name = view.name
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = format_time(datetime.now(UTC))
         body = {
             "metadata": {"generateName": f"{name}.", "namespace": "default"},
             "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": name,

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import aiohttp
 
-from glimmer.api import API_VERSION
+from glimmer.api import API_VERSION, format_time
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS, SERVICES
 from glimmer.controllers.kit.view import ObjectView
@@ -115,7 +115,7 @@ async def record_event(
 ) -> None:
     """A core/v1 Event on the run; best effort, an event never blocks a verdict."""
     view = ObjectView(run)
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = format_time(datetime.now(UTC))
     body = {
         "metadata": {"generateName": f"{view.name}.", "namespace": view.namespace},
         "involvedObject": {
