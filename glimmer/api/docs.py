@@ -40,7 +40,9 @@ would otherwise refuse at run start; each rule's message names the fix.
 
 Notation: **required** fields must be set; a *default* is applied by the apiserver
 (and re-applied by Glimmer when it reads an object); other fields are optional and
-omitted when unset. Times are RFC 3339 UTC, whole seconds.
+omitted when unset. Times Glimmer stamps are RFC 3339 UTC with milliseconds
+(`2026-12-02T15:04:05.123Z`); a time copied from a pod (the kubelet's, whole seconds) or
+written by an older version is whole seconds and reads the same way.
 
 Known upstream quirk kept for compatibility: the BurnInProfile `Tests` printer column
 is typed integer but its path yields the test list, so `kubectl get bip` shows the list.

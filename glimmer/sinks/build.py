@@ -73,7 +73,7 @@ def _string_map(value: Any) -> dict[str, str]:
 
 
 def _time(value: Any) -> str:
-    """Status times (second precision) as RFC3339Nano UTC; unparseable ones are left
+    """Status times (millisecond precision) as RFC3339Nano UTC; unparseable ones are left
     out rather than sent as something a strict consumer would refuse."""
     text = _text(value)
     if not text:

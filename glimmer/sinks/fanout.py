@@ -299,7 +299,8 @@ class SinkFanout:
             return
         status = sink.get("status") or {}
         if outcome.delivered:
-            stamp = format_time(self.now())
+            # To the second: a burst of deliveries within one second is one status write.
+            stamp = format_time(self.now().replace(microsecond=0))
             if status.get("lastDelivery") == stamp and not status.get("lastError"):
                 return
             change: JSON = {"lastDelivery": stamp, "lastError": None}

@@ -92,8 +92,8 @@ async def test_J3_J5_cron_in_a_non_utc_zone_fires_at_local_maintenance_time(
         clock.at += timedelta(days=1)
     # 03:00 New York: EST (UTC-5) until the 10 March change, EDT (UTC-4) after.
     assert await fired(kube, namespace) == [
-        "2024-03-04T08:00:00Z", "2024-03-07T08:00:00Z",
-        "2024-03-11T07:00:00Z", "2024-03-14T07:00:00Z",
+        "2024-03-04T08:00:00.000Z", "2024-03-07T08:00:00.000Z",
+        "2024-03-11T07:00:00.000Z", "2024-03-14T07:00:00.000Z",
     ]  # fmt: skip
 
 
@@ -104,14 +104,14 @@ async def test_J5_every_fires_each_interval_and_forbid_skips_while_a_run_is_acti
     key = await create_schedule(kube, namespace, schedule="@every 168h")
     rec = reconciler(kube, clock)
     await drive(rec, clock, key, until=T0 + timedelta(days=15))  # never finishes: Forbid
-    assert await fired(kube, namespace) == ["2024-03-11T00:00:00Z"]
+    assert await fired(kube, namespace) == ["2024-03-11T00:00:00.000Z"]
     status = (await kube.get(SCHEDULES, "sweep", namespace=namespace))["status"]
     assert status["missedSchedules"] == 1  # the 18 March tick, skipped and counted
     assert status["lastRunPhase"] == "Pending" and len(status["active"]) == 1
     await finish_all(kube, namespace, "Passed", clock.at)
     clock.at = T0 + timedelta(days=21)
     await rec.reconcile(key)
-    assert await fired(kube, namespace) == ["2024-03-11T00:00:00Z", "2024-03-25T00:00:00Z"]
+    assert await fired(kube, namespace) == ["2024-03-11T00:00:00.000Z", "2024-03-25T00:00:00.000Z"]
 
 
 async def test_J4_back_after_a_weekend_fires_only_the_latest_tick_inside_the_deadline(
@@ -123,7 +123,7 @@ async def test_J4_back_after_a_weekend_fires_only_the_latest_tick_inside_the_dea
     )
     clock.at = T0 + timedelta(days=2, minutes=10)  # the manager was down all weekend
     await reconciler(kube, clock).reconcile(key)
-    assert await fired(kube, namespace) == ["2024-03-06T00:00:00Z"]
+    assert await fired(kube, namespace) == ["2024-03-06T00:00:00.000Z"]
     status = (await kube.get(SCHEDULES, "sweep", namespace=namespace))["status"]
     assert status["missedSchedules"] == 23
 

@@ -47,15 +47,15 @@ def test_J3_the_view_shows_sunday_0300_berlin_across_the_clock_change() -> None:
                           cursor=datetime(2024, 3, 24, 2, 0, tzinfo=UTC))  # fmt: skip
     report = describe(schedule, [], now=NOW, ticks=3)
     assert [t["at"] for t in report["nextTicks"]] == [
-        "2024-03-31T01:00:00Z",  # 03:00 CEST, the clock change's own night
-        "2024-04-07T01:00:00Z",
-        "2024-04-14T01:00:00Z",
+        "2024-03-31T01:00:00.000Z",  # 03:00 CEST, the clock change's own night
+        "2024-04-07T01:00:00.000Z",
+        "2024-04-14T01:00:00.000Z",
     ]
     assert report["nextTicks"][0]["local"] == "Sun 2024-03-31 03:00:00 CEST"
     text = render_text(report)
     assert "'0 3 * * 0' in Europe/Berlin" in text
-    assert "2024-03-31T01:00:00Z  Sun 2024-03-31 03:00:00 CEST  (in 3d15h)" in text
-    assert "now (2024-03-27T09:30:00Z): no tick is due" in text
+    assert "2024-03-31T01:00:00.000Z  Sun 2024-03-31 03:00:00 CEST  (in 3d15h)" in text
+    assert "now (2024-03-27T09:30:00.000Z): no tick is due" in text
 
 
 def test_J3_an_invalid_expression_shows_the_condition_message_and_no_ticks() -> None:
@@ -76,13 +76,13 @@ def test_J4_the_view_says_when_the_deadline_skips_the_latest_missed_tick() -> No
     late = describe(a_schedule(schedule="0 * * * *", cursor=cursor, startingDeadlineSeconds=600),
                     [], now=NOW, ticks=1)  # fmt: skip
     assert late["deadlineSkipsNow"] is True
-    assert "2 tick(s) are due, the latest 2024-03-27T09:00:00Z is 1800 s late" in late["dueNow"]
-    assert late["nextTicks"][0]["at"] == "2024-03-27T10:00:00Z"
+    assert "2 tick(s) are due, the latest 2024-03-27T09:00:00.000Z is 1800 s late" in late["dueNow"]
+    assert late["nextTicks"][0]["at"] == "2024-03-27T10:00:00.000Z"
     inside = describe(a_schedule(schedule="0 * * * *", cursor=cursor, startingDeadlineSeconds=3600),
                       [], now=NOW, ticks=1)  # fmt: skip
     assert inside["deadlineSkipsNow"] is False
     assert inside["dueNow"] == (
-        "tick 2024-03-27T09:00:00Z is due: the next pass fires it; 1 earlier tick(s) counted missed"
+        "tick 2024-03-27T09:00:00.000Z is due: the next pass fires it; 1 earlier tick(s) counted missed"
     )
     assert "deadline skips a missed tick now: no" in render_text(inside)
     assert "deadline skips a missed tick now: yes" in render_text(late)
@@ -92,7 +92,7 @@ def test_J4_the_view_says_more_than_1000_due_ticks_jump_the_cursor() -> None:
     cursor = NOW - timedelta(days=2)  # 2,880 minutes
     report = describe(a_schedule(schedule="* * * * *", cursor=cursor), [], now=NOW, ticks=1)
     assert "(more than 1000): the cursor jumps to now and nothing fires" in report["dueNow"]
-    assert report["nextTicks"][0]["at"] == "2024-03-27T09:31:00Z"
+    assert report["nextTicks"][0]["at"] == "2024-03-27T09:31:00.000Z"
 
 
 def test_J5_the_view_says_forbid_skips_while_an_owned_run_is_active() -> None:
@@ -102,21 +102,21 @@ def test_J5_the_view_says_forbid_skips_while_an_owned_run_is_active() -> None:
     report = describe(schedule, runs, now=NOW, ticks=2)
     assert report["active"] == ["sweep-old"]  # J1: a run this schedule does not control is not
     assert report["dueNow"] == (
-        "tick 2024-03-27T09:30:00Z is due but sweep-old is still active: skipped under Forbid "
+        "tick 2024-03-27T09:30:00.000Z is due but sweep-old is still active: skipped under Forbid "
         "and counted in missedSchedules"
     )
     allow = describe({**schedule, "spec": {**schedule["spec"], "concurrencyPolicy": "Allow"}},
                      runs, now=NOW, ticks=1)  # fmt: skip
     assert allow["dueNow"] == (
-        "tick 2024-03-27T09:30:00Z is due: the next pass fires it; 1 earlier tick(s) counted missed"
+        "tick 2024-03-27T09:30:00.000Z is due: the next pass fires it; 1 earlier tick(s) counted missed"
     )
 
 
 def test_J5_every_ticks_continue_from_the_cursor_not_from_the_view() -> None:
     cursor = datetime(2024, 3, 27, 9, 0, tzinfo=UTC)
     report = describe(a_schedule(schedule="@every 1h", cursor=cursor), [], now=NOW, ticks=2)
-    assert [t["at"] for t in report["nextTicks"]] == ["2024-03-27T10:00:00Z",
-                                                      "2024-03-27T11:00:00Z"]  # fmt: skip
+    assert [t["at"] for t in report["nextTicks"]] == ["2024-03-27T10:00:00.000Z",
+                                                      "2024-03-27T11:00:00.000Z"]  # fmt: skip
 
 
 async def test_J5_every_next_schedule_time_is_the_tick_that_will_fire() -> None:
@@ -134,7 +134,7 @@ async def test_J5_every_next_schedule_time_is_the_tick_that_will_fire() -> None:
     )  # fmt: skip
     result = await reconciler.reconcile("lab/sweep")
     stored = await fake.get(SCHEDULES, "sweep", namespace="lab")
-    assert stored["status"]["nextScheduleTime"] == "2024-03-27T10:00:00Z"
+    assert stored["status"]["nextScheduleTime"] == "2024-03-27T10:00:00.000Z"
     assert result.requeue_after == 30 * 60
     view = describe(stored, [], now=NOW, ticks=1)
     assert view["nextTicks"][0]["at"] == stored["status"]["nextScheduleTime"]
@@ -146,7 +146,7 @@ def test_J4_a_suspended_schedule_shows_no_ticks_and_what_resuming_would_do() -> 
                       now=NOW, ticks=3)  # fmt: skip
     assert report["nextTicks"] == []
     text = render_text(report)
-    assert "if resumed now: tick 2024-03-27T09:00:00Z is due: the next pass fires it" in text
+    assert "if resumed now: tick 2024-03-27T09:00:00.000Z is due: the next pass fires it" in text
     assert "none while suspended" in text
 
 
@@ -172,11 +172,11 @@ async def test_the_listing_has_one_row_per_schedule_with_its_next_tick() -> None
         await fake.replace(SCHEDULES, made, namespace="lab", subresource="status")
     rows = await gather_all(fake, namespace="lab", now=NOW)
     assert [(r["name"], r["valid"], r["nextTick"]) for r in rows] == [
-        ("broken", "False", None), ("weekly", "Unknown", "2024-03-31T01:00:00Z")]  # fmt: skip
+        ("broken", "False", None), ("weekly", "Unknown", "2024-03-31T01:00:00.000Z")]  # fmt: skip
     table = render_table(rows, namespaces=False).splitlines()
     assert table[0].split() == ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "VALID", "ACTIVE",
                                 "LAST", "SCHEDULE", "NEXT", "TICK"]  # fmt: skip
-    assert table[2].startswith("weekly") and table[2].endswith("2024-03-31T01:00:00Z")
+    assert table[2].startswith("weekly") and table[2].endswith("2024-03-31T01:00:00.000Z")
     assert "<none>" in table[1]
 
 

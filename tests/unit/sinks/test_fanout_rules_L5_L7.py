@@ -105,7 +105,7 @@ async def test_L6_webhook_posts_the_envelope_with_its_headers_and_a_valid_signat
     assert got.headers["Idempotency-Key"] == env.delivery_id
     assert got.headers["Authorization"] == "Bearer s3cret"  # trimmed, as a file's newline
     assert verify(got.body, got.headers["X-Glimmer-Signature"], key=b"signing-key", now=WALL)
-    assert (await sink_status(client, "hook")) == {"lastDelivery": "2026-12-01T12:00:00Z"}
+    assert (await sink_status(client, "hook")) == {"lastDelivery": "2026-12-01T12:00:00.000Z"}
 
 
 async def test_L6_tls_is_verified_a_receiver_the_system_store_does_not_trust_is_refused(
@@ -172,7 +172,7 @@ async def test_L5_two_attempts_at_most_and_success_clears_last_error(receiver: R
     assert len(receiver.received) == 2
     assert "HTTP 503" in (await sink_status(client, "hook"))["lastError"]
     assert (await out.deliver(envelope(), namespace=NS, sinks=["hook"])).ok
-    assert (await sink_status(client, "hook")) == {"lastDelivery": "2026-12-01T12:00:00Z"}
+    assert (await sink_status(client, "hook")) == {"lastDelivery": "2026-12-01T12:00:00.000Z"}
 
 
 async def test_L6_a_rotated_token_is_read_for_each_delivery(receiver: Receiver) -> None:

@@ -101,8 +101,8 @@ async def test_E19_terminal_outcome_is_recorded_in_sink_status_and_re_sent_until
     assert run["status"]["phase"] == "Passed"  # a refused delivery never changes the run
     assert run["metadata"]["annotations"][names.PENDING_TERMINAL_DELIVERY] == "Passed"
     assert run["status"]["sinkStatus"] == {
-        "hook": "Failed 2026-12-01T12:00:00Z: HTTP 503: down",
-        "store": "Delivered 2026-12-01T12:00:00Z",
+        "hook": "Failed 2026-12-01T12:00:00.000Z: HTTP 503: down",
+        "store": "Delivered 2026-12-01T12:00:00.000Z",
     }
     assert result.requeue_after == 300.0  # E19: every 5 minutes
     # Our own annotation and finalizer writes wake the run at once: not due, not re-sent.
@@ -121,7 +121,7 @@ async def test_E19_terminal_outcome_is_recorded_in_sink_status_and_re_sent_until
     result = await cluster.reconcile()
     run = await cluster.run()
     assert names.PENDING_TERMINAL_DELIVERY not in (run["metadata"].get("annotations") or {})
-    assert run["status"]["sinkStatus"]["hook"] == "Delivered 2026-12-01T12:10:00Z"
+    assert run["status"]["sinkStatus"]["hook"] == "Delivered 2026-12-01T12:10:00.000Z"
     assert run["status"]["phase"] == "Passed"
     assert not result.requeue_after
     # Only the terminal envelope is ever re-sent (L5).
