@@ -16,10 +16,11 @@ catches nothing meaningfully), a case wrote no run.json, or the input was refuse
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import click
 from rich.console import Console
@@ -32,8 +33,10 @@ from glimmer.cli.run import MANIFEST, bundled_profile
 from glimmer.local.coverage import (
     DEFAULT_SIM,
     HEALTHY,
+    HOST_REAL_NOTE,
     CaseOutcome,
     Coverage,
+    PlannedTest,
     cover,
     default_jobs,
     glimmer_command,
@@ -44,10 +47,11 @@ from glimmer.local.manifests import ManifestError, load_documents
 from glimmer.report.coverage import (
     catch_words,
     cell_look,
-    control_words,
     coverage_html,
     coverage_json,
 )
+from glimmer.report.words import ABSENT_LOOK, look
+from glimmer.verdict import Phase
 
 #: Exit status when coverage could not be measured (N10's "Error or not run").
 NOT_JUDGED = exits.ERROR
@@ -59,11 +63,9 @@ def _split(text: str) -> list[str]:
 
 def _dry_run(
     source: Path, test_files: tuple[Path, ...], profile_name: str | None, sim: str
-) -> tuple[str, list[tuple[str, str]]]:
+) -> list[PlannedTest]:
     """``glimmer run --dry-run`` on the user's files: its refusal, verbatim, or the
-    profile's name and its planned tests as (name, kind)."""
-    import subprocess
-
+    profile's planned tests."""
     command = [*glimmer_command(), "run", str(source), "--sim", sim, "--dry-run", "-o", "json"]
     for path in test_files:
         command += ["--tests", str(path)]
@@ -74,7 +76,10 @@ def _dry_run(
         click.echo(done.stderr.rstrip(), err=True)
         raise SystemExit(done.returncode if done.returncode == BAD_INPUT else NOT_JUDGED)
     plan = json.loads(done.stdout)
-    tests = [(str(t["name"]), str(t["kind"])) for t in plan["tests"]]
+    tests = [
+        PlannedTest(name=str(t["name"]), kind=str(t["kind"]), required=t["required"] is True)
+        for t in plan["tests"]
+    ]
     scopes = sorted({str(t.get("scope", "Node")) for t in plan["tests"]} - {"Node"})
     for skipped in plan.get("notRunHere") or []:
         click.echo(
@@ -84,43 +89,62 @@ def _dry_run(
         )
     if scopes:
         click.echo(f"glimmer: warning: {', '.join(scopes)} tests are not covered", err=True)
-    documents = load_documents(source)
-    name = profile_name or next(
-        (d.name for d in documents if d.kind == "BurnInProfile"), source.stem
-    )
-    return name, tests
+    return tests
+
+
+_STYLES: Final = {"pass": "green", "fail": "bold red", "error": "bold magenta", "skip": "dim"}
 
 
 def _table(coverage: Coverage) -> None:
-    console = Console(file=sys.stdout, highlight=False)
-    title = Text(
-        f"SIMULATED GPU ({', '.join(coverage.sims)}): fault coverage of {coverage.profile}",
-        style="bold",
+    """The matrix (a shape per cell, so it fits a terminal whatever the test names), then
+    one paragraph per fault: caught by whom, or missed and what would catch it."""
+    click.echo(f"SIMULATED GPU ({', '.join(coverage.sims)}): fault coverage of {coverage.profile}")
+    names = [
+        f"{i} {t.name}" + ("" if t.required else " (not required)")
+        for i, t in enumerate(coverage.tests, start=1)
+    ]
+    click.echo("tests: " + "  ".join(names))
+    legend = [look(p) for p in (Phase.PASSED, Phase.FAILED, Phase.ERROR, Phase.SKIPPED)]
+    click.echo(
+        "cells: "
+        + "  ".join(f"{item.shape} {item.word}" for item in legend)
+        + f"  {ABSENT_LOOK.word} not run: {HOST_REAL_NOTE}"
     )
-    table = Table(box=None, pad_edge=False, title=title, title_justify="left", header_style="bold")
+    table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("FAULT", no_wrap=True)
-    for name, _kind in coverage.tests:
-        table.add_column(name, no_wrap=True)
-    table.add_column("CAUGHT BY / MISSED", overflow="fold")
-    styles = {"pass": "green", "fail": "red", "error": "magenta", "skip": "dim"}
+    for index in range(1, len(coverage.tests) + 1):
+        table.add_column(str(index), no_wrap=True, justify="center")
+    table.add_column("RUN", no_wrap=True)
     for outcome in (*coverage.control, *coverage.faults):
         by_name = {c.name: c for c in outcome.cells}
         cells = []
-        for name, _kind in coverage.tests:
-            shown = cell_look(by_name.get(name))
-            cells.append(
-                Text(f"{shown.shape} {shown.word}".strip(), style=styles.get(shown.css, ""))
-            )
-        words = control_words(outcome) if outcome.case.fault == HEALTHY else catch_words(outcome)
-        style = "bold red" if not outcome.caught and outcome.case.fault != HEALTHY else ""
+        for test in coverage.tests:
+            shown = cell_look(by_name.get(test.name))
+            cells.append(Text(shown.shape or shown.word, style=_STYLES.get(shown.css, "")))
+        run = look(None if outcome.phase is None else Phase(outcome.phase))
+        if outcome.case.fault == HEALTHY:
+            verdict = "control"
+        else:
+            verdict = "caught" if outcome.caught else "MISSED"
+        words = f"{run.shape} {run.word} {verdict}" if outcome.phase else "NOT JUDGED"
+        style = "bold red" if verdict == "MISSED" else _STYLES.get(run.css, "")
         table.add_row(Text(coverage.label(outcome)), *cells, Text(words, style=style))
+    console = Console(file=sys.stdout, highlight=False)
     with console.capture() as captured:
         console.print(table)
+    click.echo("")
     for row in captured.get().splitlines():
         click.echo(row.rstrip())
     click.echo("")
     for outcome in coverage.faults:
-        click.echo(f"  {coverage.label(outcome)}: {outcome.case.story.models}")
+        if outcome.caught:
+            head = f"CAUGHT by {catch_words(outcome)}"
+        else:
+            head = catch_words(outcome).split("; caught by ")[0]
+        click.echo(f"{coverage.label(outcome)}: {head}")
+        click.echo(f"  models: {outcome.case.story.models}")
+        if not outcome.caught:
+            click.echo(f"  caught by: {outcome.case.story.caught_by}")
     click.echo("")
 
 
@@ -216,12 +240,12 @@ def coverage(
             code=BAD_INPUT,
         )
     source = profile_file or bundled_profile()
+    tests = _dry_run(source, test_files, profile_name, sims[0])
     try:
         documents = [d for path in (source, *test_files) for d in load_documents(path)]
-    except ManifestError as exc:
+    except ManifestError as exc:  # glimmer run read them a moment ago
         fail(str(exc), code=NOT_JUDGED)
-    name, tests = _dry_run(source, test_files, profile_name, sims[0])
-    tests = [(n, k) for n, k in tests]
+    name = profile_name or next(d.name for d in documents if d.kind == "BurnInProfile")
     count = jobs or default_jobs()
     if output == "text":
         total = len(sims) + sum(len(modelled_faults(s)) for s in sims)

@@ -62,7 +62,7 @@ DEFAULT_SIM: Final = MATRIX_PROFILE
 #: still running after this is stuck, not slow.
 CASE_TIMEOUT_S: Final = 600.0
 #: Why a host-real test is left out of a case.
-HOST_REAL_NOTE: Final = "real host: this fault does not reach it (not run)"
+HOST_REAL_NOTE: Final = "a real-host test this fault does not reach"
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,15 @@ class Case:
     @property
     def story(self) -> FaultStory:
         return FAULT_STORIES[self.fault]
+
+
+@dataclass(frozen=True)
+class PlannedTest:
+    """A test of the profile's plan (after variants): a column of the matrix."""
+
+    name: str
+    kind: str
+    required: bool
 
 
 @dataclass(frozen=True)
@@ -130,7 +139,7 @@ class Coverage:
     sims: tuple[str, ...]
     control: tuple[CaseOutcome, ...]
     faults: tuple[CaseOutcome, ...]
-    tests: tuple[tuple[str, str], ...]
+    tests: tuple[PlannedTest, ...]
     seconds: float
     jobs: int
 
@@ -345,17 +354,20 @@ def run_case(
     )
 
 
-def _with_left_out(outcome: CaseOutcome, *, tests: Sequence[tuple[str, str]]) -> CaseOutcome:
+def _with_left_out(outcome: CaseOutcome, *, tests: Sequence[PlannedTest]) -> CaseOutcome:
     """Every planned test in the profile's order; those the case left out as such."""
     by_name = {c.name: c for c in outcome.cells}
     if outcome.phase is None:
         return outcome
     cells = tuple(
-        by_name.get(name)
-        or TestCell(name=name, kind=kind, phase=None, required=False, message=HOST_REAL_NOTE)
-        for name, kind in tests
+        by_name.get(t.name)
+        or TestCell(
+            name=t.name, kind=t.kind, phase=None, required=t.required, message=HOST_REAL_NOTE
+        )
+        for t in tests
     )
-    extra = tuple(c for c in outcome.cells if c.name not in {n for n, _ in tests})
+    planned = {t.name for t in tests}
+    extra = tuple(c for c in outcome.cells if c.name not in planned)
     return CaseOutcome(
         case=outcome.case,
         phase=outcome.phase,
@@ -371,7 +383,7 @@ def cover(
     documents: Sequence[Document],
     profile: str,
     profile_name: str | None,
-    tests: Sequence[tuple[str, str]],
+    tests: Sequence[PlannedTest],
     sims: Sequence[str],
     work_dir: Path,
     jobs: int,
@@ -379,7 +391,7 @@ def cover(
 ) -> Coverage:
     """Every case of ``sims`` at once, ``jobs`` at a time.
 
-    ``tests`` is the profile's plan as (name, kind), in order: the rows of the matrix,
+    ``tests`` is the profile's plan, in order: the rows of the matrix,
     so a test a case left out is still shown.
     """
     started = time.monotonic()

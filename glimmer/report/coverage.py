@@ -134,7 +134,7 @@ _PAGE: Final = (
 <div class="flag">{{ summary }}</div>
 <p class="legend">Reading the cells (words and shapes, not only colour):
 {% for l in legend %}<span class="cell {{ l.css }}">{{ l.shape }} {{ l.word }}</span>{% endfor %}
-<span class="cell absent">{{ not_run }} not run ({{ host_real }})</span></p>
+<span class="cell absent">{{ not_run }} not run: {{ host_real }}</span></p>
 <h2>Faults x tests</h2>
 <div class="wide"><table class="grid">
 <tr><th>fault</th><th>what it models</th>{% for t in tests %}<th>{{ t }}</th>{% endfor %}<th>run</th><th>caught by</th></tr>
@@ -152,8 +152,8 @@ _TEMPLATE: Final = _ENV.from_string(_PAGE)
 def _row(coverage: Coverage, outcome: CaseOutcome) -> dict[str, Any]:
     by_name = {c.name: c for c in outcome.cells}
     cells = []
-    for name, _kind in coverage.tests:
-        cell = by_name.get(name)
+    for test in coverage.tests:
+        cell = by_name.get(test.name)
         shown = cell_look(cell)
         title = "" if cell is None else (cell.gate or cell.message)
         cells.append({"css": shown.css, "shape": shown.shape, "word": shown.word, "title": title})
@@ -181,7 +181,7 @@ def coverage_html(coverage: Coverage) -> str:
         legend=legend,
         not_run=ABSENT_LOOK.word,
         host_real=HOST_REAL_NOTE,
-        tests=[name for name, _ in coverage.tests],
+        tests=[t.name for t in coverage.tests],
         rows=[_row(coverage, o) for o in (*coverage.control, *coverage.faults)],
         seconds=f"{coverage.seconds:.1f}",
         jobs=coverage.jobs,

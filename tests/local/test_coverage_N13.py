@@ -16,6 +16,7 @@ from glimmer.local.coverage import (
     Case,
     CaseOutcome,
     Coverage,
+    PlannedTest,
     TestCell,
     derived_documents,
     modelled_faults,
@@ -155,18 +156,20 @@ def test_N13_profile_with_gpu_burn_catches_sdc_and_the_table_says_what_each_faul
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert "SIMULATED GPU (h200x2): fault coverage of with-gpu-burn" in out
+    assert "tests: 1 gpu-burn  2 clockprobe" in out
     sdc_row = next(line for line in out.splitlines() if line.startswith("sdc "))
-    assert "gpu-burn (FAIL" in sdc_row
+    assert sdc_row.split() == ["sdc", "\u2716", "\u2714", "\u2716", "FAIL", "caught"]
+    assert "sdc: CAUGHT by gpu-burn (FAIL: runner verdict GPU_BURN_FAIL)" in out
     # Misses are named on the summary line and each says what kind of test catches it.
     summary = next(line for line in out.splitlines() if line.startswith("catches "))
     assert summary.startswith("catches 6 of 10 modelled faults; misses: ")
     missed = summary.split("misses: ")[1].split(", ")
     assert missed == ["ecc-uncorrectable", "remap-pending", "xid:79", "low-bandwidth"]
-    flat = " ".join(out.split())
     for fault in missed:
-        assert " ".join(FAULT_STORIES[fault].caught_by.split()) in flat
+        assert f"{fault}: MISSED (the run would Pass)\n" in out
+        assert f"\n  caught by: {FAULT_STORIES[fault].caught_by}\n" in out
     for fault in modelled_faults("h200x2"):
-        assert f"{fault}: {FAULT_STORIES[fault].models}" in out
+        assert f"\n  models: {FAULT_STORIES[fault].models}\n" in out
 
 
 def test_N13_a_profile_that_fails_a_healthy_node_measures_no_coverage(tmp_path: Path) -> None:
@@ -245,7 +248,10 @@ def test_N13_host_real_tests_run_only_where_a_modelled_fault_reaches_them() -> N
 
 
 def _coverage() -> Coverage:
-    tests = (("clockprobe", "clockprobe"), ("memory-stress", "memory-stress"))
+    tests = (
+        PlannedTest(name="clockprobe", kind="clockprobe", required=True),
+        PlannedTest(name="memory-stress", kind="memory-stress", required=True),
+    )
 
     def outcome(fault: str, phase: str, cells: tuple[TestCell, ...]) -> CaseOutcome:
         return CaseOutcome(case=Case("h200x2", fault), phase=phase, exit_code=0, cells=cells)
