@@ -41,6 +41,7 @@ from glimmer.local.coverage import (
     default_jobs,
     glimmer_command,
     modelled_faults,
+    nothing_to_cover,
     sim_profiles_problem,
 )
 from glimmer.local.manifests import ManifestError, load_documents
@@ -155,13 +156,14 @@ def _control_failure(outcome: CaseOutcome) -> str:
         if c.required and c.phase != "Passed"
     ]
     return (
-        f"the healthy control ({outcome.case.spec}) did not Pass (run {outcome.phase}: "
+        f"the healthy control ({outcome.case.spec}) did not Pass "
+        f"(run {outcome.phase or 'not judged'}: "
         f"{'; '.join(bad) or outcome.problem}): a profile that fails a healthy node catches "
         "nothing meaningfully; fix the profile (or its thresholds) first"
     )
 
 
-@click.command()
+@click.command(short_help="Which simulated faults a profile catches: a fault x test matrix.")
 @click.argument("profile_file", required=False, type=MANIFEST)
 @click.option(
     "--tests",
@@ -226,7 +228,7 @@ def coverage(
     Pass). Exit status: 0 measured, 1 a --require'd fault missed, 2 usage error,
     3 not judged (the healthy control did not Pass, or a run could not be read).
     """
-    sims = _split(sim_text)
+    sims = list(dict.fromkeys(_split(sim_text)))
     problem = sim_profiles_problem(sims)
     if problem is not None:
         fail(f"--sim {sim_text!r}: {problem}", code=BAD_INPUT)
@@ -241,6 +243,9 @@ def coverage(
         )
     source = profile_file or bundled_profile()
     tests = _dry_run(source, test_files, profile_name, sims[0])
+    empty = nothing_to_cover(tests)
+    if empty is not None:
+        fail(f"{source}: {empty}", code=NOT_JUDGED)
     try:
         documents = [d for path in (source, *test_files) for d in load_documents(path)]
     except ManifestError as exc:  # glimmer run read them a moment ago

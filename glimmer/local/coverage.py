@@ -198,6 +198,18 @@ def cases_for(sims: Sequence[str]) -> list[Case]:
     return cases
 
 
+def nothing_to_cover(tests: Sequence[PlannedTest]) -> str | None:
+    """Why a plan has nothing coverage can measure (only real-host tests), or None."""
+    if tests and all(t.kind in HARDWARE_INDEPENDENT_KINDS for t in tests):
+        kinds = ", ".join(sorted({t.kind for t in tests}))
+        return (
+            f"every test of the profile loads the real host ({kinds}): no simulated GPU "
+            "fault reaches them, so coverage has nothing to measure; cover a profile with "
+            "GPU tests"
+        )
+    return None
+
+
 def _entry_kind(entry: Mapping[str, Any], tests: Mapping[str, Mapping[str, Any]]) -> str:
     inline = entry.get("inline")
     if isinstance(inline, Mapping):

@@ -27,6 +27,11 @@ API_VERSION: Final = "burnin.glimmer.ai/v1alpha1"
 _STYLE: Final = TEMPLATE[TEMPLATE.index("<style>") : TEMPLATE.index("</style>") + len("</style>")]
 
 
+#: A fault row's verdict in the heatmap: its own words and shapes, distinct from a phase's.
+CAUGHT_LOOK: Final = Look("CAUGHT", "\u2714", "pass")
+MISSED_LOOK: Final = Look("MISSED", "\u2716", "fail")
+
+
 def _phase(word: str | None) -> Phase | None:
     try:
         return None if word is None else Phase(word)
@@ -137,7 +142,7 @@ _PAGE: Final = (
 <span class="cell absent">{{ not_run }} not run: {{ host_real }}</span></p>
 <h2>Faults x tests</h2>
 <div class="wide"><table class="grid">
-<tr><th>fault</th><th>what it models</th>{% for t in tests %}<th>{{ t }}</th>{% endfor %}<th>run</th><th>caught by</th></tr>
+<tr><th>fault</th><th>what it models</th>{% for t in tests %}<th>{{ t }}</th>{% endfor %}<th>coverage</th><th>caught by</th></tr>
 {% for row in rows %}<tr><th><code>{{ row.fault }}</code></th><td class="caption">{{ row.models }}</td>{% for c in row.cells %}<td class="cell {{ c.css }}" title="{{ c.title }}">{{ c.shape }} {{ c.word }}</td>{% endfor %}<td class="cell {{ row.run.css }}" data-caught="{{ row.caught }}">{{ row.run.shape }} {{ row.run_word }}</td><td class="deciding">{{ row.words }}</td></tr>
 {% endfor %}</table></div>
 <p class="caption">Each row is one <code>glimmer run --sim {{ sims }}:FAULT</code> of the profile; a cell is the phase that run recorded. A row that reads MISSED would Pass a node with that fault. The control row (healthy) must Pass, or the coverage means nothing. {{ seconds }} s with {{ jobs }} run(s) at a time.</p>
@@ -160,12 +165,14 @@ def _row(coverage: Coverage, outcome: CaseOutcome) -> dict[str, Any]:
     run = look(_phase(outcome.phase))
     control = outcome.case.fault == HEALTHY
     caught = "control" if control else "caught" if outcome.caught else "missed"
+    # The heat of the row: caught reads as good, missed as bad, whatever the run's phase.
+    heat = run if control else CAUGHT_LOOK if outcome.caught else MISSED_LOOK
     return {
         "fault": coverage.label(outcome),
         "models": outcome.case.story.models,
         "cells": cells,
-        "run": run,
-        "run_word": f"{run.word} ({caught})" if outcome.phase else "NOT JUDGED",
+        "run": heat,
+        "run_word": f"{heat.word} (run {run.word})" if outcome.phase else "NOT JUDGED",
         "caught": caught,
         "words": control_words(outcome) if control else catch_words(outcome),
     }

@@ -293,3 +293,26 @@ def test_N13_json_names_the_catcher_and_the_miss() -> None:
     ]
     assert "caughtByKind" not in low
     assert sdc["caught"] is False and sdc["caughtByKind"] == FAULT_STORIES["sdc"].caught_by
+
+
+def test_N13_a_profile_of_real_host_tests_only_has_nothing_to_cover(tmp_path: Path) -> None:
+    path = profile_file(
+        tmp_path,
+        """\
+        apiVersion: burnin.glimmer.ai/v1alpha1
+        kind: BurnInProfile
+        metadata: {name: host-only}
+        spec:
+          tests:
+          - testRef: memory-stress
+        ---
+        apiVersion: burnin.glimmer.ai/v1alpha1
+        kind: BurnInTest
+        metadata: {name: memory-stress}
+        spec: {kind: memory-stress, durationSeconds: 10}
+        """,
+    )
+    proc = glimmer("coverage", str(path), cwd=tmp_path)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "every test of the profile loads the real host (memory-stress)" in proc.stderr
+    assert "catches" not in proc.stdout
