@@ -263,7 +263,8 @@ def glimmer_command() -> list[str]:
 def _gate(state_violations: Sequence[Any], *, phase: str, message: str) -> str:
     if state_violations:
         first = state_violations[0]
-        return f"{first.metric}: {first.reason}"
+        reason = str(first.reason)
+        return reason if reason.startswith(first.metric) else f"{first.metric}: {reason}"
     if phase in (FAILED, ERROR):
         code = message.split(":", 1)[0].strip()
         return f"runner verdict {code}" if code else "runner verdict"

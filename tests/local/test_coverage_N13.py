@@ -74,7 +74,8 @@ def profile_file(tmp_path: Path, body: str) -> Path:
     return path
 
 
-#: gpu-burn (a sustained load test that checks its results repeatedly) and clockprobe.
+#: gpu-burn (a sustained load test that checks its results repeatedly, with a clock floor)
+#: and clockprobe.
 WITH_GPU_BURN = """\
     apiVersion: burnin.glimmer.ai/v1alpha1
     kind: BurnInProfile
@@ -90,6 +91,8 @@ WITH_GPU_BURN = """\
     spec:
       kind: gpu-burn
       durationSeconds: 60
+      thresholds:
+      - {metric: sustainedClockPct, comparison: GreaterThanOrEqual, value: "85"}
     ---
     apiVersion: burnin.glimmer.ai/v1alpha1
     kind: BurnInTest
@@ -160,6 +163,10 @@ def test_N13_profile_with_gpu_burn_catches_sdc_and_the_table_says_what_each_faul
     sdc_row = next(line for line in out.splitlines() if line.startswith("sdc "))
     assert sdc_row.split() == ["sdc", "\u2716", "\u2714", "\u2716", "FAIL", "caught"]
     assert "sdc: CAUGHT by gpu-burn (FAIL: runner verdict GPU_BURN_FAIL)" in out
+    # A gate decides too: gpu-burn passes its own checks under low-clock, its clock floor
+    # does not; the row names the violated gate as the run recorded it.
+    assert "low-clock: CAUGHT by gpu-burn (FAIL: sustainedClockPct: got " in out
+    assert "need GreaterThanOrEqual 85); clockprobe (FAIL: runner verdict CLOCKPROBE_FAIL)" in out
     # Misses are named on the summary line and each says what kind of test catches it.
     summary = next(line for line in out.splitlines() if line.startswith("catches "))
     assert summary.startswith("catches 6 of 10 modelled faults; misses: ")
