@@ -8,6 +8,7 @@ the simulator and the runners cannot drift apart. A ``Passed`` cell for a fault 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from runners.catalog import RUNNERS
@@ -43,6 +44,106 @@ FAULTS: Final[tuple[str, ...]] = (
 )
 
 _P, _F, _E, _S, _N = PASSED, FAILED, ERROR, SKIPPED, NOT_READ
+
+
+@dataclass(frozen=True)
+class FaultStory:
+    """What a simulated fault stands for, in the words ``glimmer coverage`` prints."""
+
+    #: The real-world failure the fault models, one sentence.
+    models: str
+    #: What kind of test catches it: the hint printed beside a miss.
+    caught_by: str
+
+
+#: Every modelled fault (Node and fabric), told once: ``glimmer coverage`` and the
+#: "What each fault models" table of docs/simulated-gpu.md read it from here.
+FAULT_STORIES: Final[dict[str, FaultStory]] = {
+    "healthy": FaultStory(
+        models="No fault: the control every coverage run starts from.",
+        caught_by="nothing should: a profile that fails a healthy node measures nothing",
+    ),
+    "low-clock": FaultStory(
+        models="A GPU stuck in a low performance state (power brake, bad VBIOS, failed "
+        "fan) that never reaches its rated boost clock under load.",
+        caught_by="a sustained-clock test under load (clockprobe with a sustainedClockPct floor)",
+    ),
+    "ecc-uncorrectable": FaultStory(
+        models="Failing HBM: the GPU has counted uncorrectable (double-bit) ECC errors.",
+        caught_by="a health read of the ECC counters (host-health eccErrors, or dcgm-diag)",
+    ),
+    "remap-pending": FaultStory(
+        models="HBM rows that failed and await remapping at the next GPU reset, so the "
+        "memory is degraded until the node is drained and reset.",
+        caught_by="a health read of row remapping (host-health remappedRows, or dcgm-diag)",
+    ),
+    "fallen-off-bus": FaultStory(
+        models="A GPU that dropped off PCIe (Xid 79 in the field): a riser, power or "
+        "board fault, and the driver can no longer reach the device.",
+        caught_by="any test that reads every GPU (nearly all do); host-health names it",
+    ),
+    "xid:79": FaultStory(
+        models="The driver logged Xid 79 (GPU fallen off the bus) in the kernel log, "
+        "while the device still answers for now.",
+        caught_by="a kernel-log Xid read (host-health xidEvents), dcgm-diag or a soak "
+        "that watches Xids (thermal-soak)",
+    ),
+    "low-bandwidth": FaultStory(
+        models="A PCIe link trained below its width or generation (a bad slot, riser or "
+        "cable), so host-device copies run at a fraction of their rate.",
+        caught_by="a bandwidth test with floors (memory-bw), or dcgm-diag's PCIe test",
+    ),
+    "nan-compute": FaultStory(
+        models="Broken arithmetic units that return NaN or Inf from matrix multiplies.",
+        caught_by="any compute test that checks its results (gemm-sweep, gpu-burn, "
+        "thermal-soak, nccl)",
+    ),
+    "sdc": FaultStory(
+        models="Silent data corruption under sustained load: now and then a GEMM returns "
+        "finite numbers that are wrong, the failure that corrupts training runs unseen.",
+        caught_by="a sustained load test that checks results repeatedly (gpu-burn, "
+        "thermal-soak); a burst check misses it",
+    ),
+    "no-driver": FaultStory(
+        models="No working GPU driver on the node (not installed, wrong version, or "
+        "failed to load): nothing can use the GPUs.",
+        caught_by="any test that opens the GPUs (every GPU test ends Error)",
+    ),
+    "crash": FaultStory(
+        models="The test program itself crashes (a bug, a killed process, a bad image), "
+        "so it reports no verdict.",
+        caught_by="any required test: a crash is an Error, never a Pass",
+    ),
+    "degraded-link": FaultStory(
+        models="An RDMA link running below its rated speed (a bad cable or optic, a "
+        "port trained down).",
+        caught_by="a Pair/Group bandwidth test over the fabric (ib-write-bw, "
+        "gpudirect-rdma, fabric-soak)",
+    ),
+    "flapping-link": FaultStory(
+        models="An RDMA link that goes down and up under load (a marginal optic or connector).",
+        caught_by="a fabric soak that watches the link for its whole window (fabric-soak)",
+    ),
+    "memlock-8mib": FaultStory(
+        models="A node whose locked-memory limit is 8 MiB, so RDMA cannot register "
+        "its buffers (a container or systemd default).",
+        caught_by="nccl over the fabric (it refuses to run); perftest-based tests do not see it",
+    ),
+    "nccl-socket-fallback": FaultStory(
+        models="NCCL silently falling back from RDMA to TCP sockets (missing plugin or "
+        "verbs device), so collectives run at a fraction of their rate.",
+        caught_by="nccl over the fabric, which checks the transport it used",
+    ),
+    "no-rendezvous": FaultStory(
+        models="A peer that never joins the test (a firewall, a wrong address, a node "
+        "that never started its side).",
+        caught_by="any Pair/Group test: a side that cannot meet its peer is an Error",
+    ),
+    "dead-peer": FaultStory(
+        models="The other node of a Pair or Group is down.",
+        caught_by="any Pair/Group test: the waiting side ends Error",
+    ),
+}
 
 #: kind -> one phase per entry of FAULTS, in order. compute-smoke is the FP4 test: an H200
 #: has no FP4 tensor cores, so every cell it can reach is its declared skip (A3), and a
@@ -233,3 +334,20 @@ def render_link_markdown() -> str:
         cells = [LINK_FAULT_MATRIX[kind][fault] for kind in kinds]
         lines.append(f"| `{fault}` | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def render_stories_markdown() -> str:
+    """What each fault models, and what catches it, as docs/simulated-gpu.md carries it."""
+    lines = ["| fault | what it models | what catches it |", "|---|---|---|"]
+    for fault, story in FAULT_STORIES.items():
+        lines.append(f"| `{fault}` | {story.models} | {story.caught_by} |")
+    return "\n".join(lines) + "\n"
+
+
+def fault_matrix_for(sim: str) -> dict[str, dict[str, str]]:
+    """The Node fault table of a ``--sim`` profile (``h200x2``, ``mi300xx2@cx7``): the
+    AMD table on an AMD part, the NVIDIA one otherwise."""
+    key = sim.partition(":")[0].partition("@")[0]
+    base = key.rstrip("0123456789")
+    amd = key in AMD_PROFILES or (base.endswith("x") and base[:-1] in AMD_PROFILES)
+    return AMD_FAULT_MATRIX if amd else FAULT_MATRIX

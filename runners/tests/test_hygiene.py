@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from runners.catalog import RUNNERS
-from runners.fault_matrix import render_amd_markdown, render_markdown
+from runners.fault_matrix import render_amd_markdown, render_markdown, render_stories_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,6 +33,11 @@ def test_docs_fault_matrix_is_the_one_the_suite_runs() -> None:
 def test_docs_amd_fault_matrix_is_the_one_the_suite_runs() -> None:
     doc = (ROOT / "docs" / "simulated-gpu.md").read_text()
     assert render_amd_markdown() in doc
+
+
+def test_docs_fault_stories_are_the_ones_coverage_prints() -> None:
+    doc = (ROOT / "docs" / "simulated-gpu.md").read_text()
+    assert render_stories_markdown() in doc
 
 
 def test_every_runner_has_entry_point_containerfile_and_readme() -> None:

@@ -1,0 +1,297 @@
+"""``glimmer coverage``: which modelled faults a profile catches on the simulated GPU (N13).
+
+The profile runs once per fault of the simulator's matrix, plus healthy as the control,
+each case a ``glimmer run`` of its own (:mod:`glimmer.local.coverage`), so the verdicts
+are the ones ``glimmer run`` reaches. The input is checked first by ``glimmer run
+--dry-run`` on the user's own files, so a bad file or a refused plan reads exactly as
+``glimmer run`` says it and nothing else runs.
+
+Exit status (N10's table): 0 the coverage was measured and every ``--require``d fault is
+caught; 1 a required fault is missed (N14: the check failed, as a Fail is); 2 a usage
+error (a bad ``--sim``, an unknown fault in ``--require``, a file that does not exist);
+3 not judged: the healthy control did not Pass (a profile that fails a healthy node
+catches nothing meaningfully), a case wrote no run.json, or the input was refused.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Final
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from glimmer.cli import exits
+from glimmer.cli._common import BAD_INPUT, fail, no_traceback
+from glimmer.cli.run import MANIFEST, bundled_profile
+from glimmer.local.coverage import (
+    DEFAULT_SIM,
+    HEALTHY,
+    HOST_REAL_NOTE,
+    CaseOutcome,
+    Coverage,
+    PlannedTest,
+    cover,
+    default_jobs,
+    glimmer_command,
+    modelled_faults,
+    nothing_to_cover,
+    sim_profiles_problem,
+)
+from glimmer.local.manifests import ManifestError, load_documents
+from glimmer.report.coverage import (
+    catch_words,
+    cell_look,
+    coverage_html,
+    coverage_json,
+)
+from glimmer.report.words import ABSENT_LOOK, look
+from glimmer.verdict import Phase
+
+#: Exit status when coverage could not be measured (N10's "Error or not run").
+NOT_JUDGED = exits.ERROR
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _dry_run(
+    source: Path, test_files: tuple[Path, ...], profile_name: str | None, sim: str
+) -> list[PlannedTest]:
+    """``glimmer run --dry-run`` on the user's files: its refusal, verbatim, or the
+    profile's planned tests."""
+    command = [*glimmer_command(), "run", str(source), "--sim", sim, "--dry-run", "-o", "json"]
+    for path in test_files:
+        command += ["--tests", str(path)]
+    if profile_name:
+        command += ["--profile", profile_name]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+    if done.returncode != 0:
+        click.echo(done.stderr.rstrip(), err=True)
+        raise SystemExit(done.returncode if done.returncode == BAD_INPUT else NOT_JUDGED)
+    plan = json.loads(done.stdout)
+    tests = [
+        PlannedTest(name=str(t["name"]), kind=str(t["kind"]), required=t["required"] is True)
+        for t in plan["tests"]
+    ]
+    for skipped in plan.get("notRunHere") or []:
+        click.echo(
+            f"glimmer: warning: {skipped['name']} ({skipped['scope']}): not covered: coverage "
+            "runs Node tests (Pair and Group coverage is not implemented yet)",
+            err=True,
+        )
+    return tests
+
+
+_STYLES: Final = {"pass": "green", "fail": "bold red", "error": "bold magenta", "skip": "dim"}
+
+
+def _table(coverage: Coverage) -> None:
+    """The matrix (a shape per cell, so it fits a terminal whatever the test names), then
+    one paragraph per fault: caught by whom, or missed and what would catch it."""
+    click.echo(f"SIMULATED GPU ({', '.join(coverage.sims)}): fault coverage of {coverage.profile}")
+    names = [
+        f"{i} {t.name}" + ("" if t.required else " (not required)")
+        for i, t in enumerate(coverage.tests, start=1)
+    ]
+    click.echo("tests: " + "  ".join(names))
+    legend = [look(p) for p in (Phase.PASSED, Phase.FAILED, Phase.ERROR, Phase.SKIPPED)]
+    click.echo(
+        "cells: "
+        + "  ".join(f"{item.shape} {item.word}" for item in legend)
+        + f"  {ABSENT_LOOK.word} not run: {HOST_REAL_NOTE}"
+    )
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("FAULT", no_wrap=True)
+    for index in range(1, len(coverage.tests) + 1):
+        table.add_column(str(index), no_wrap=True, justify="center")
+    table.add_column("RUN", no_wrap=True)
+    for outcome in (*coverage.control, *coverage.faults):
+        by_name = {c.name: c for c in outcome.cells}
+        cells = []
+        for test in coverage.tests:
+            shown = cell_look(by_name.get(test.name))
+            cells.append(Text(shown.shape or shown.word, style=_STYLES.get(shown.css, "")))
+        run = look(None if outcome.phase is None else Phase(outcome.phase))
+        if outcome.case.fault == HEALTHY:
+            verdict = "control"
+        else:
+            verdict = "caught" if outcome.caught else "MISSED"
+        words = f"{run.shape} {run.word} {verdict}" if outcome.phase else "NOT JUDGED"
+        style = "bold red" if verdict == "MISSED" else _STYLES.get(run.css, "")
+        table.add_row(Text(coverage.label(outcome)), *cells, Text(words, style=style))
+    console = Console(file=sys.stdout, highlight=False)
+    with console.capture() as captured:
+        console.print(table)
+    click.echo("")
+    for row in captured.get().splitlines():
+        click.echo(row.rstrip())
+    click.echo("")
+    for outcome in coverage.faults:
+        if outcome.caught:
+            head = f"CAUGHT by {catch_words(outcome)}"
+        else:
+            head = catch_words(outcome).split("; caught by ")[0]
+        click.echo(f"{coverage.label(outcome)}: {head}")
+        click.echo(f"  models: {outcome.case.story.models}")
+        if not outcome.caught:
+            click.echo(f"  caught by: {outcome.case.story.caught_by}")
+    click.echo("")
+
+
+def _control_failure(outcome: CaseOutcome) -> str:
+    bad = [
+        f"{c.name} {c.phase}" + (f" ({c.gate})" if c.gate else "")
+        for c in outcome.cells
+        if c.required and c.phase != "Passed"
+    ]
+    return (
+        f"the healthy control ({outcome.case.spec}) did not Pass "
+        f"(run {outcome.phase or 'not judged'}: "
+        f"{'; '.join(bad) or outcome.problem}): a profile that fails a healthy node catches "
+        "nothing meaningfully; fix the profile (or its thresholds) first"
+    )
+
+
+@click.command(short_help="Which simulated faults a profile catches: a fault x test matrix.")
+@click.argument("profile_file", required=False, type=MANIFEST)
+@click.option(
+    "--tests",
+    "test_files",
+    multiple=True,
+    type=MANIFEST,
+    help="More YAML files holding the BurnInTests the profile references.",
+)
+@click.option("--profile", "profile_name", default=None, help="Which BurnInProfile to cover.")
+@click.option(
+    "--sim",
+    "sim_text",
+    default=DEFAULT_SIM,
+    show_default=True,
+    metavar="PROFILE,...",
+    help="The simulated parts to cover, e.g. h200x2,mi300xx2: every fault of the "
+    "simulator's matrix the part can have runs on each.",
+)
+@click.option(
+    "--require",
+    "require_text",
+    default=None,
+    metavar="FAULT,...",
+    help="Exit 1 when one of these faults is missed (a CI guard for a profile).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "html"]),
+    default="text",
+    show_default=True,
+    help="text: a table; json: the coverage document; html: a self-contained heatmap.",
+)
+@click.option(
+    "--jobs",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Runs at a time (default: this machine's cores).",
+)
+@click.option(
+    "--work-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Keep every case's profile and results here (default: a temporary directory).",
+)
+@no_traceback(code=NOT_JUDGED)
+def coverage(
+    profile_file: Path | None,
+    test_files: tuple[Path, ...],
+    profile_name: str | None,
+    sim_text: str,
+    require_text: str | None,
+    output: str,
+    jobs: int | None,
+    work_dir: Path | None,
+) -> None:
+    """Which modelled faults PROFILE_FILE catches, on the simulated GPU.
+
+    Runs the profile (default: the bundled acceptance profile) once per fault of the
+    simulator's fault matrix, and healthy as the control, and prints fault x test:
+    caught (by which test, Fail or Error, the deciding gate) or missed (the run would
+    Pass). Exit status: 0 measured, 1 a --require'd fault missed, 2 usage error,
+    3 not judged (the healthy control did not Pass, or a run could not be read).
+    """
+    sims = list(dict.fromkeys(_split(sim_text)))
+    problem = sim_profiles_problem(sims)
+    if problem is not None:
+        fail(f"--sim {sim_text!r}: {problem}", code=BAD_INPUT)
+    known = sorted({f for sim in sims for f in modelled_faults(sim)})
+    required = _split(require_text or "")
+    unknown = [f for f in required if f not in known]
+    if unknown:
+        fail(
+            f"--require {', '.join(unknown)}: not a modelled fault of {', '.join(sims)} "
+            f"(known: {', '.join(known)})",
+            code=BAD_INPUT,
+        )
+    source = profile_file or bundled_profile()
+    tests = _dry_run(source, test_files, profile_name, sims[0])
+    empty = nothing_to_cover(tests)
+    if empty is not None:
+        fail(f"{source}: {empty}", code=NOT_JUDGED)
+    try:
+        documents = [d for path in (source, *test_files) for d in load_documents(path)]
+    except ManifestError as exc:  # glimmer run read them a moment ago
+        fail(str(exc), code=NOT_JUDGED)
+    name = profile_name or next(d.name for d in documents if d.kind == "BurnInProfile")
+    count = jobs or default_jobs()
+    if output == "text":
+        total = len(sims) + sum(len(modelled_faults(s)) for s in sims)
+        click.echo(f"glimmer: covering {name}: {total} simulated runs, {count} at a time", err=True)
+    with tempfile.TemporaryDirectory(prefix="glimmer-coverage-") as scratch:
+        result = cover(
+            documents=documents,
+            profile=name,
+            profile_name=profile_name,
+            tests=tests,
+            sims=sims,
+            work_dir=work_dir or Path(scratch),
+            jobs=count,
+        )
+    for outcome in result.unjudged:
+        click.echo(f"glimmer: error: {outcome.case.spec}: {outcome.problem}", err=True)
+    if not result.control_passed:
+        for outcome in result.control:
+            if outcome.phase != "Passed":
+                click.echo(f"glimmer: error: {_control_failure(outcome)}", err=True)
+        if output == "json":
+            click.echo(json.dumps(coverage_json(result), indent=2))
+        raise SystemExit(NOT_JUDGED)
+    _show(result, output=output)
+    if result.unjudged:
+        raise SystemExit(NOT_JUDGED)
+    missed_required = [result.label(o) for o in result.missed if o.case.fault in required]
+    if missed_required:
+        click.echo(
+            f"glimmer: required fault(s) missed: {', '.join(missed_required)}",
+            err=True,
+        )
+        raise SystemExit(exits.FAILED)
+
+
+def _show(result: Coverage, *, output: str) -> None:
+    if output == "json":
+        click.echo(json.dumps(coverage_json(result), indent=2))
+    elif output == "html":
+        click.echo(coverage_html(result))
+    else:
+        _table(result)
+        click.echo(result.summary_line())
+        click.echo(
+            f"({len(result.control) + len(result.faults)} runs in {result.seconds:.1f} s, "
+            f"{result.jobs} at a time; SIMULATED GPU: proves the profile's logic, not the hardware)"
+        )
