@@ -30,7 +30,10 @@ SKIPPED: Final = 4
 #: The table as ``docs/cli.md`` shows it: status -> meaning.
 TABLE: Final = {
     OK: "done: Passed, written or shown",
-    FAILED: "the hardware Failed; lint: a Malformed gate, or one that can only fail",
+    FAILED: (
+        "the hardware Failed; lint: a Malformed gate, or one that can only fail; "
+        "coverage: a --require'd fault missed"
+    ),
     USAGE: "usage error: the input was refused before anything ran (run: also nothing judged)",
     ERROR: "Error or not run: a refused plan, an unreadable cluster, an interrupt, a bug",
     SKIPPED: "evaluate: the runner reported Skipped",
