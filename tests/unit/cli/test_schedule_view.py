@@ -82,7 +82,8 @@ def test_J4_the_view_says_when_the_deadline_skips_the_latest_missed_tick() -> No
                       [], now=NOW, ticks=1)  # fmt: skip
     assert inside["deadlineSkipsNow"] is False
     assert inside["dueNow"] == (
-        "tick 2024-03-27T09:00:00.000Z is due: the next pass fires it; 1 earlier tick(s) counted missed"
+        "tick 2024-03-27T09:00:00.000Z is due: the next pass fires it; "
+        "1 earlier tick(s) counted missed"
     )
     assert "deadline skips a missed tick now: no" in render_text(inside)
     assert "deadline skips a missed tick now: yes" in render_text(late)
@@ -108,7 +109,8 @@ def test_J5_the_view_says_forbid_skips_while_an_owned_run_is_active() -> None:
     allow = describe({**schedule, "spec": {**schedule["spec"], "concurrencyPolicy": "Allow"}},
                      runs, now=NOW, ticks=1)  # fmt: skip
     assert allow["dueNow"] == (
-        "tick 2024-03-27T09:30:00.000Z is due: the next pass fires it; 1 earlier tick(s) counted missed"
+        "tick 2024-03-27T09:30:00.000Z is due: the next pass fires it; "
+        "1 earlier tick(s) counted missed"
     )
 
 
