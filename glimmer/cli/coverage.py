@@ -150,7 +150,7 @@ def _control_failure(outcome: CaseOutcome) -> str:
     bad = [
         f"{c.name} {c.phase}" + (f" ({c.gate})" if c.gate else "")
         for c in outcome.cells
-        if c.required and c.phase != "Passed"
+        if c.required and c.phase != str(Phase.PASSED)
     ]
     return (
         f"the healthy control ({outcome.case.spec}) did not Pass "
@@ -266,7 +266,7 @@ def coverage(
         click.echo(f"glimmer: error: {outcome.case.spec}: {outcome.problem}", err=True)
     if not result.control_passed:
         for outcome in result.control:
-            if outcome.phase != "Passed":
+            if outcome.phase != str(Phase.PASSED):
                 click.echo(f"glimmer: error: {_control_failure(outcome)}", err=True)
         if output == "json":
             click.echo(json.dumps(coverage_json(result), indent=2))

@@ -84,7 +84,7 @@ class _FakePlane:
 
     work_dir: Path
 
-    def __init__(self, *, assets: Any) -> None:
+    def __init__(self, *, assets: Any, controller_manager: bool) -> None:
         self.kubeconfig_path = self.work_dir / "admin.kubeconfig"
         self.server = "https://127.0.0.1:1"
         self.startup_seconds = 0.0
@@ -104,7 +104,9 @@ def test_I30_dev_up_writes_the_kubeconfig_privately(
     plane_dir.mkdir(mode=0o700)
     monkeypatch.setattr(_FakePlane, "work_dir", plane_dir, raising=False)
     monkeypatch.setattr(dev, "ControlPlane", _FakePlane)
-    monkeypatch.setattr(dev, "_assets", lambda: SimpleNamespace(kubectl="kubectl"))
+    monkeypatch.setattr(
+        dev, "_assets", lambda *, controller_manager: SimpleNamespace(kubectl="kubectl")
+    )
 
     def stop_at_once(seconds: float) -> None:
         raise dev._StopSignalError("SIGINT")

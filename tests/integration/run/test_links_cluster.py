@@ -198,7 +198,8 @@ async def test_F3_a_crashed_client_is_error_never_failed(
     operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
 ) -> None:
     nodes = link_nodes(sim_nodes, 2)
-    script = 'if [ "$BURNIN_ROLE" = server ]; then sleep 15; echo bw=9; else kill -SEGV $$; fi'
+    # $$$$ is the shell's $$: the kubelet turns $$ into $ in command and args.
+    script = 'if [ "$BURNIN_ROLE" = server ]; then sleep 15; echo bw=9; else kill -SEGV $$$$; fi'
     gate = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "1"}]
     await apply_profile(kube, namespace, {"crash": shell("Pair", script, thresholds=gate)})
     await create_run(kube, namespace, "crash", nodes.names)
@@ -300,7 +301,8 @@ async def test_F6_a_group_with_a_crashed_rank_is_error_naming_it(
     operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
 ) -> None:
     nodes = link_nodes(sim_nodes, 3)
-    result = await group_run(kube, namespace, nodes.names, "2) kill -KILL $$;;", "gcrash")
+    # $$$$ is the shell's $$: the kubelet turns $$ into $ in command and args.
+    result = await group_run(kube, namespace, nodes.names, "2) kill -KILL $$$$;;", "gcrash")
     assert result["phase"] == "Error", result
     assert f"rank 2 ({nodes.names[2]})" in result["message"]
 
