@@ -91,6 +91,10 @@ CLAUSES: Final[dict[str, tuple[str, str]]] = {
         "an unknown simulated fault is refused with exit 3",
         "refuse a GLIMMER_SIM_GPU it cannot parse with exit 3 (runners.sdk.simgpu does)",
     ),
+    "finishes": (
+        "every case ends within the suite's bound (60 s a case on the simulated GPU)",
+        "finish inside BURNIN_DURATION_SECONDS; a simulated run needs no real load time",
+    ),
     "units": (
         "values carry the registered units",
         "not checked yet: compare with the kind's registered metrics by hand",

@@ -11,6 +11,7 @@ dependency and an unknown fault exit 3; a declared skip exits 2. Every run also 
 from __future__ import annotations
 
 import functools
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -66,19 +67,27 @@ def check(spec: RunnerSpec, case: Case, *, command: Sequence[str] | None = None)
 
 
 def case_findings(
-    spec: RunnerSpec, case: Case, *, command: Sequence[str] | None = None
+    spec: RunnerSpec,
+    case: Case,
+    *,
+    command: Sequence[str] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> tuple[list[Finding], set[str], str]:
     """Run one case: every finding (one clause each), the clauses it was judged on, and
     its stdout. The one engine of :func:`check` and ``glimmer conformance``."""
-    run = execute(
-        command or spec.command,
-        kind=spec.kind,
-        env={**spec.test_env, **case.env},
-        timeout_s=DEFAULT_TIMEOUT_S,
-    )
     label = case.label
     own = case_clause(label)
-    judged = run_clauses(spec, run.exit_code) | {own}
+    try:
+        run = execute(
+            command or spec.command,
+            kind=spec.kind,
+            env={**spec.test_env, **case.env},
+            timeout_s=timeout_s,
+        )
+    except subprocess.TimeoutExpired:
+        hung = f"still running after {timeout_s:g} s: killed, nothing judged"
+        return [Finding("finishes", hung, label)], {"finishes", own}, ""
+    judged = run_clauses(spec, run.exit_code) | {own, "finishes"}
     found = [replace(f, case=label) for f in run_findings(spec, run.exit_code, run.report)]
     if run.exit_code != case.expected_exit:
         found.append(Finding(own, f"exit {run.exit_code}, expected {case.expected_exit}", label))

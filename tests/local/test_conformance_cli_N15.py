@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from glimmer.cli import main
 from glimmer.cli.conformance import case_env_names, image_command, node_kinds
 from runners.catalog import RUNNERS
-from runners.conformance import Case, check
+from runners.conformance import Case, case_findings, check
 from runners.conformance.clauses import FAIL, NOT_CHECKED, PASS, UNCHECKED
 from tests.local.fake_runtime import FakeRuntime, fake_runtime_on_path
 
@@ -192,3 +192,13 @@ def test_N15_broken_example_runs_as_a_plain_program() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "provenance=" not in done.stdout
+
+
+def test_N15_a_runner_that_hangs_fails_finishes_and_is_killed() -> None:
+    spec = RUNNERS[BROKEN_KIND]
+    case = Case(kind=BROKEN_KIND, label="healthy", env={}, expected_exit=0)
+    found, judged, _ = case_findings(
+        spec, case, command=("python", "-c", "import time; time.sleep(30)"), timeout_s=1
+    )
+    assert [f.clause for f in found] == ["finishes"]
+    assert "finishes" in judged
