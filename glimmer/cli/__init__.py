@@ -17,6 +17,7 @@ import click
 # sub-command name -> "module:attribute" of its click command.
 _COMMANDS: dict[str, str] = {
     "dev": "glimmer.cli.dev:dev",
+    "conformance": "glimmer.cli.conformance:conformance",
     "coverage": "glimmer.cli.coverage:coverage",
     "crds": "glimmer.cli.crds:crds",
     "evaluate": "glimmer.cli.evaluate:evaluate",

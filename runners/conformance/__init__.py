@@ -15,9 +15,16 @@ One suite a module, by how many processes a case runs and how it is judged:
 :mod:`.node` (one process), :mod:`.links` (a Pair or Group on loopback, each side judged
 on its own), :mod:`.fabric` (the whole Pair or Group judged as the verdict layer combines
 it); :mod:`.execution` runs the commands for all three and holds the rules every run
-keeps. Every name is importable from here.
+keeps; :mod:`.clauses` names each rule as a clause with its fix (``glimmer
+conformance`` prints one row per clause). Every name is importable from here.
 """
 
+from runners.conformance.clauses import (
+    CLAUSES,
+    Card,
+    Finding,
+    Row,
+)
 from runners.conformance.execution import (
     DEFAULT_TIMEOUT_S,
     Execution,
@@ -40,16 +47,22 @@ from runners.conformance.links import (
     loopback_addresses,
     pair_env,
 )
-from runners.conformance.node import Case, cases_for, check
+from runners.conformance.node import Case, card_for, case_findings, cases_for, check
 
 __all__ = [
+    "CLAUSES",
     "DEFAULT_TIMEOUT_S",
+    "Card",
     "Case",
     "Execution",
     "FabricCase",
     "FabricSide",
+    "Finding",
     "LinkCase",
+    "Row",
     "Side",
+    "card_for",
+    "case_findings",
     "cases_for",
     "check",
     "check_fabric",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from glimmer.contract import RunnerReport, read_report
 from runners.catalog import RunnerSpec
+from runners.conformance.clauses import run_findings
 
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -80,26 +81,6 @@ def execute_together(
 
 
 def contract_problems(spec: RunnerSpec, run: Execution) -> list[str]:
-    """Rules every execution must keep, whatever its exit code."""
-    problems = []
-    report = run.report
-    if run.exit_code not in (0, 1, 2, 3):
-        problems.append(f"exit {run.exit_code} is outside the runner contract's 0..3")
-    if report.invalid_names:
-        problems.append(f"invalid metric names printed: {list(report.invalid_names)}")
-    if run.exit_code == 2 and not report.skip_declared:
-        problems.append("exit 2 without a declared <PREFIX>_SKIP marker")
-    if run.exit_code == 1 and not report.message.startswith(spec.fail_prefix):
-        problems.append(f"exit 1 but last line is {report.message!r}")
-    if run.exit_code == 3 and not report.message.startswith(spec.error_prefix):
-        problems.append(f"exit 3 but last line is {report.message!r}")
-    if run.exit_code == 0 and spec.pass_line is not None and report.message != spec.pass_line:
-        problems.append(f"exit 0 but last line is {report.message!r}")
-    if run.exit_code in (0, 1):
-        expected = spec.conformance_provenance
-        if report.provenance != expected:
-            problems.append(f"provenance {report.provenance!r}, expected {expected!r}")
-    for name, value in report.metrics.items():
-        if value.strip().lower() in ("nan", "inf", "-inf", "+inf"):
-            problems.append(f"non-finite value printed: {name}={value}")
-    return problems
+    """Rules every execution must keep, whatever its exit code: the details of
+    :func:`runners.conformance.clauses.run_findings` (one clause each)."""
+    return [f.detail for f in run_findings(spec, run.exit_code, run.report)]

@@ -10,12 +10,24 @@ dependency and an unknown fault exit 3; a declared skip exits 2. Every run also 
 
 from __future__ import annotations
 
+import functools
+import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from glimmer.contract import SIM_GPU_ENV
 from runners.catalog import RUNNERS, RunnerSpec
-from runners.conformance.execution import DEFAULT_TIMEOUT_S, contract_problems, execute
+from runners.conformance.clauses import (
+    Card,
+    Finding,
+    case_clause,
+    fold,
+    is_crash_case,
+    run_all,
+    run_clauses,
+    run_findings,
+)
+from runners.conformance.execution import DEFAULT_TIMEOUT_S, execute
 from runners.fault_matrix import (
     AMD_FAULT_MATRIX,
     AMD_MATRIX_PROFILE,
@@ -47,27 +59,59 @@ class Case:
 
 def check(spec: RunnerSpec, case: Case, *, command: Sequence[str] | None = None) -> list[str]:
     """Run one case and return every problem found (empty when it conforms)."""
-    run = execute(
-        command or spec.command,
-        kind=spec.kind,
-        env={**spec.test_env, **case.env},
-        timeout_s=DEFAULT_TIMEOUT_S,
-    )
-    problems = contract_problems(spec, run)
+    found, _judged, stdout = case_findings(spec, case, command=command)
+    problems = [f.detail for f in found]
+    if problems:
+        problems.append(f"stdout tail: {stdout[-800:]!r}")
+    return problems
+
+
+def case_findings(
+    spec: RunnerSpec,
+    case: Case,
+    *,
+    command: Sequence[str] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> tuple[list[Finding], set[str], str]:
+    """Run one case: every finding (one clause each), the clauses it was judged on, and
+    its stdout. The one engine of :func:`check` and ``glimmer conformance``."""
+    label = case.label
+    own = case_clause(label)
+    try:
+        run = execute(
+            command or spec.command,
+            kind=spec.kind,
+            env={**spec.test_env, **case.env},
+            timeout_s=timeout_s,
+        )
+    except subprocess.TimeoutExpired:
+        hung = f"still running after {timeout_s:g} s: killed, nothing judged"
+        return [Finding("finishes", hung, label)], {"finishes", own}, ""
+    judged = run_clauses(spec, run.exit_code) | {own, "finishes"}
+    found = [replace(f, case=label) for f in run_findings(spec, run.exit_code, run.report)]
     if run.exit_code != case.expected_exit:
-        problems.append(f"exit {run.exit_code}, expected {case.expected_exit}")
+        found.append(Finding(own, f"exit {run.exit_code}, expected {case.expected_exit}", label))
     if case.require_healthy_metrics:
+        judged.add("healthy-metrics")
         printed = set(run.report.metrics) | set(run.report.unmeasurable)
-        missing = sorted(spec.healthy_metrics - printed)
+        # provenance is its own clause: a missing one is told there, once.
+        missing = sorted(spec.healthy_metrics - printed - {"provenance"})
         if missing:
-            problems.append(f"healthy run did not print {missing}")
+            found.append(Finding("healthy-metrics", f"healthy run did not print {missing}", label))
     worst = run.report.metrics.get("worstDeviceIndex")
     expected_worst = None if case.faulty_device is None else str(case.faulty_device)
     if run.exit_code == 1 and worst is not None and worst != expected_worst:
-        problems.append(f"fold names device {worst}, the fault is on {case.faulty_device}")
-    if problems:
-        problems.append(f"stdout tail: {run.stdout[-800:]!r}")
-    return problems
+        found.append(
+            Finding(own, f"fold names device {worst}, the fault is on {case.faulty_device}", label)
+        )
+    if is_crash_case(label):
+        judged.add("crash-no-metrics")
+        printed_after = sorted(set(run.report.metrics) | set(run.report.unmeasurable))
+        if printed_after:
+            found.append(
+                Finding("crash-no-metrics", f"metrics printed on a crash: {printed_after}", label)
+            )
+    return found, judged, run.stdout
 
 
 def cases_for(kind: str) -> list[Case]:
@@ -140,3 +184,16 @@ def _amd_cases(kind: str) -> list[Case]:
             )
         )
     return cases
+
+
+def card_for(spec: RunnerSpec, *, command: Sequence[str], jobs: int | None = None) -> Card:
+    """Every Node case of ``spec``'s kind run on ``command``, folded into one row per
+    clause (``glimmer conformance``'s report card); cases run in parallel up to ``jobs``."""
+
+    def one(case: Case) -> tuple[list[Finding], set[str]]:
+        found, judged, _stdout = case_findings(spec, case, command=command)
+        return found, judged
+
+    cases = cases_for(spec.kind)
+    results = run_all([functools.partial(one, case) for case in cases], jobs=jobs)
+    return fold(spec.kind, command, results)

@@ -1,0 +1,271 @@
+"""The runner contract as named clauses: what ``glimmer conformance`` prints, one row each.
+
+Every problem the suites find belongs to exactly one clause, and each clause carries the
+sentence that fixes it. :func:`run_findings` holds the rules every execution keeps (the
+suite's :func:`~runners.conformance.execution.contract_problems` is its details), and
+:func:`case_findings` adds what one case expects (its exit code, the healthy metrics, the
+faulty device, no metric after a crash). :func:`card` runs every case of a kind (in
+parallel, up to the cores) and folds the findings into one row per clause. The suites
+and the CLI share this one engine: there is no second rule set.
+
+Clauses the engine does not check yet are rows too, reported as ``not checked`` (never
+as a pass): :data:`NOT_CHECKED`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Final
+
+from glimmer.contract import RunnerReport
+from runners.catalog import RunnerSpec
+
+#: Row status words (a clause's state on the card, not a test phase).
+PASS: Final = "pass"
+FAIL: Final = "fail"
+NOT_CHECKED: Final = "not checked"
+NOT_REACHED: Final = "not reached"
+
+#: Clause id -> (what the runner must do, the fix when it does not). Fault rows
+#: (``fault:<case>``) are added per kind by :func:`clause_text`.
+CLAUSES: Final[dict[str, tuple[str, str]]] = {
+    "exit-codes": (
+        "exits 0 (pass), 1 (fail), 2 (declared skip) or 3 (error), nothing else",
+        "map every outcome to 0..3; catch crashes and exit 3 (runners.sdk.entry does)",
+    ),
+    "provenance": (
+        "a measurement (exit 0/1) declares provenance=sim (silicon for host-only runners)",
+        "print `provenance=sim` on the simulated GPU (`provenance=silicon` when it reads "
+        "no GPU) before its verdict",
+    ),
+    "skip-marker": (
+        "exit 2 only with its <PREFIX>_SKIP marker",
+        "print `<PREFIX>_SKIP: <reason>` as the last line before exiting 2, or exit 3 "
+        "when the runner cannot skip",
+    ),
+    "metric-grammar": (
+        "every metric name keeps the grammar (lowerCamel, registered shape)",
+        "rename the metric to lowerCamelCase (docs/runner-contract.md, Metric names)",
+    ),
+    "non-finite": (
+        "no NaN or infinite value is printed",
+        "print `name=n/a` for a value that was not measured, never nan or inf",
+    ),
+    "fail-marker": (
+        "exit 1 ends with the <PREFIX>_FAIL: marker",
+        "print `<PREFIX>_FAIL: <reason>` as the last line before exiting 1",
+    ),
+    "error-marker": (
+        "exit 3 ends with the <PREFIX>_ERROR: marker",
+        "print `<PREFIX>_ERROR: <reason>` as the last line before exiting 3",
+    ),
+    "pass-line": (
+        "exit 0 ends with the kind's pass line",
+        "print the kind's pass line (e.g. `<PREFIX>_PASS`) as the last line before exiting 0",
+    ),
+    "artifact-fences": (
+        "every artifact fence is well formed (none dropped)",
+        "open and close each artifact with matching fences within the size bounds "
+        "(docs/runner-contract.md, Artifacts)",
+    ),
+    "healthy-metrics": (
+        "a healthy run prints every metric the kind registers (a value or n/a)",
+        "print each registered metric on a healthy run, `name=n/a` where it cannot measure",
+    ),
+    "crash-no-metrics": (
+        "an injected crash (GLIMMER_SIM_GPU=<profile>:crash) prints no metric",
+        "on a crash print only the <PREFIX>_ERROR: line: no measurement may stand beside an Error",
+    ),
+    "missing-dependency": (
+        "a missing dependency (driver, tool) exits 3",
+        "check the runner's dependency first and exit 3 with <PREFIX>_ERROR: naming it",
+    ),
+    "declared-skip": (
+        "where the kind declares a skip, it exits 2",
+        "detect the unsupported case and skip with <PREFIX>_SKIP (exit 2)",
+    ),
+    "unknown-fault": (
+        "an unknown simulated fault is refused with exit 3",
+        "refuse a GLIMMER_SIM_GPU it cannot parse with exit 3 (runners.sdk.simgpu does)",
+    ),
+    "finishes": (
+        "every case ends within the suite's bound (60 s a case on the simulated GPU)",
+        "finish inside BURNIN_DURATION_SECONDS; a simulated run needs no real load time",
+    ),
+    "units": (
+        "values carry the registered units",
+        "not checked yet: compare with the kind's registered metrics by hand",
+    ),
+    "n/a": (
+        "`n/a` only where the kind allows it",
+        "not checked yet: the registry does not say per kind which metric may be n/a",
+    ),
+    "duration-deadline": (
+        "honours BURNIN_DURATION_SECONDS and the deadline",
+        "not checked yet: run it under `glimmer run` with a short deadline",
+    ),
+}
+
+#: Clauses with no check in the engine: always shown, always ``not checked``.
+UNCHECKED: Final = ("units", "n/a", "duration-deadline")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem, the clause it breaks, and where (the case label, or '')."""
+
+    clause: str
+    detail: str
+    case: str = ""
+
+
+def clause_text(clause: str) -> tuple[str, str]:
+    """What the clause asks and its fix; a ``fault:<case>`` row is told from its case."""
+    if clause in CLAUSES:
+        return CLAUSES[clause]
+    if clause.startswith("healthy:"):
+        profile = clause.removeprefix("healthy:")
+        return (
+            f"healthy {profile}: the fault matrix's exit code",
+            "measure the simulated GPU through runners.sdk and exit as the fault matrix "
+            "(runners/fault_matrix.py) says for this profile",
+        )
+    fault = clause.removeprefix("fault:")
+    return (
+        f"{fault}: the fault matrix's exit code; a failure names the faulty device",
+        f"read the device state the fault {fault} changes and exit as "
+        "runners/fault_matrix.py says; name the faulty device in worstDeviceIndex",
+    )
+
+
+def run_clauses(spec: RunnerSpec, exit_code: int) -> set[str]:
+    """The clauses one execution with this exit code is judged on."""
+    judged = {"exit-codes", "metric-grammar", "non-finite", "artifact-fences"}
+    if exit_code == 0 and spec.pass_line is not None:
+        judged.add("pass-line")
+    judged |= {1: {"fail-marker"}, 2: {"skip-marker"}, 3: {"error-marker"}}.get(exit_code, set())
+    if exit_code in (0, 1):
+        judged.add("provenance")
+    return judged
+
+
+def run_findings(spec: RunnerSpec, exit_code: int, report: RunnerReport) -> list[Finding]:
+    """Rules every execution must keep, whatever its exit code (one clause each)."""
+    found: list[Finding] = []
+    if exit_code not in (0, 1, 2, 3):
+        found.append(
+            Finding("exit-codes", f"exit {exit_code} is outside the runner contract's 0..3")
+        )
+    if report.invalid_names:
+        found.append(
+            Finding("metric-grammar", f"invalid metric names printed: {list(report.invalid_names)}")
+        )
+    if exit_code == 2 and not report.skip_declared:
+        found.append(Finding("skip-marker", "exit 2 without a declared <PREFIX>_SKIP marker"))
+    if exit_code == 1 and not report.message.startswith(spec.fail_prefix):
+        found.append(Finding("fail-marker", f"exit 1 but last line is {report.message!r}"))
+    if exit_code == 3 and not report.message.startswith(spec.error_prefix):
+        found.append(Finding("error-marker", f"exit 3 but last line is {report.message!r}"))
+    if exit_code == 0 and spec.pass_line is not None and report.message != spec.pass_line:
+        found.append(Finding("pass-line", f"exit 0 but last line is {report.message!r}"))
+    if exit_code in (0, 1):
+        expected = spec.conformance_provenance
+        if report.provenance != expected:
+            found.append(
+                Finding("provenance", f"provenance {report.provenance!r}, expected {expected!r}")
+            )
+    for name, value in report.metrics.items():
+        if value.strip().lower() in ("nan", "inf", "-inf", "+inf"):
+            found.append(Finding("non-finite", f"non-finite value printed: {name}={value}"))
+    if report.dropped_artifacts:
+        found.append(
+            Finding("artifact-fences", f"{len(report.dropped_artifacts)} artifact(s) dropped")
+        )
+    return found
+
+
+def case_clause(label: str) -> str:
+    """The clause whose row a case's exit code is judged on."""
+    if label in ("missing-dependency", "declared-skip", "unknown-fault"):
+        return label
+    if label.startswith("healthy-"):
+        return f"healthy:{label.removeprefix('healthy-')}"
+    return f"fault:{label}"
+
+
+def is_crash_case(label: str) -> bool:
+    return label in ("crash", "amd-crash")
+
+
+@dataclass(frozen=True)
+class Row:
+    clause: str
+    status: str
+    asks: str
+    fix: str
+    #: Cases the clause was judged on.
+    cases: int
+    #: Every problem found, ``case: detail``.
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Card:
+    kind: str
+    command: tuple[str, ...]
+    rows: tuple[Row, ...]
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        return tuple(r.clause for r in self.rows if r.status == FAIL)
+
+
+#: One case -> its findings, and the clauses it was judged on.
+CaseRun = Callable[[], tuple[list[Finding], set[str]]]
+
+
+def fold(
+    kind: str, command: Sequence[str], results: Sequence[tuple[list[Finding], set[str]]]
+) -> Card:
+    """One row per clause: fail with every problem, pass where judged and clean, else
+    ``not reached`` (no case exercised it) or ``not checked`` (no check exists)."""
+    judged: dict[str, int] = {}
+    problems: dict[str, list[str]] = {}
+    for found, clauses in results:
+        for clause in clauses:
+            judged[clause] = judged.get(clause, 0) + 1
+        for finding in found:
+            judged.setdefault(finding.clause, 1)
+            problems.setdefault(finding.clause, []).append(
+                f"{finding.case}: {finding.detail}" if finding.case else finding.detail
+            )
+    order = [c for c in CLAUSES if c not in UNCHECKED]
+    order += sorted(c for c in judged if c not in CLAUSES)
+    rows = []
+    for clause in order:
+        asks, fix = clause_text(clause)
+        if clause in problems:
+            status = FAIL
+        elif judged.get(clause):
+            status = PASS
+        else:
+            status = NOT_REACHED
+        rows.append(
+            Row(clause, status, asks, fix, judged.get(clause, 0), tuple(problems.get(clause, ())))
+        )
+    for clause in UNCHECKED:
+        asks, fix = CLAUSES[clause]
+        rows.append(Row(clause, NOT_CHECKED, asks, fix, 0, ()))
+    return Card(kind=kind, command=tuple(command), rows=tuple(rows))
+
+
+def run_all(
+    runs: Sequence[CaseRun], *, jobs: int | None = None
+) -> list[tuple[list[Finding], set[str]]]:
+    """Run every case, up to ``jobs`` at once (default: the cores)."""
+    workers = max(1, jobs or os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda run: run(), runs))
