@@ -32,7 +32,7 @@ TABLE: Final = {
     OK: "done: Passed, written or shown",
     FAILED: (
         "the hardware Failed; lint: a Malformed gate, or one that can only fail; "
-        "coverage: a --require'd fault missed"
+        "coverage: a --require'd fault missed; conformance: a clause failed"
     ),
     USAGE: "usage error: the input was refused before anything ran (run: also nothing judged)",
     ERROR: "Error or not run: a refused plan, an unreadable cluster, an interrupt, a bug",
