@@ -24,6 +24,8 @@ import os
 import subprocess
 import sys
 
+from glimmer.contract import SIM_GPU_ENV
+
 REAL = (sys.executable, "-m", "runners.fingerprint_probe")
 SKIP_MARKER = "FINGERPRINT_PROBE_SKIP"
 ERROR_MARKER = "FINGERPRINT_PROBE_ERROR:"
@@ -32,7 +34,7 @@ ERROR_MARKER = "FINGERPRINT_PROBE_ERROR:"
 def main() -> int:
     done = subprocess.run(REAL, capture_output=True, text=True, check=False)
     sys.stderr.write(done.stderr)
-    crashed = os.environ.get("GLIMMER_SIM_GPU", "").endswith(":crash")
+    crashed = os.environ.get(SIM_GPU_ENV, "").endswith(":crash")
     for line in done.stdout.splitlines():
         if line.startswith("provenance="):
             continue  # fault 1: no provenance

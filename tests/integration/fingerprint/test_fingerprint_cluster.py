@@ -236,7 +236,11 @@ async def test_K7_a_node_joining_a_running_operator_is_baselined_without_a_warni
 
             fp = await eventually(settled)
             drifted = cond(fp, "Drifted")
-            assert (drifted["status"], drifted["reason"]) == ("False", "BaselineCaptured")
+            # The digest moved without Drifted=True: the baseline moved (BaselineCaptured).
+            # A later pass over the same node may already have said DigestStable, which
+            # is the same verdict; only Drifted=True or a Warning would be the fault.
+            assert drifted["status"] == "False", drifted
+            assert drifted["reason"] in ("BaselineCaptured", "DigestStable"), drifted
             await asyncio.sleep(0.5)  # an Event would be written after the status
             assert await drift_events(kube, name) == []
         finally:
