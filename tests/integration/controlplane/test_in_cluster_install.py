@@ -116,7 +116,7 @@ def _run_to_verdict(plane: ControlPlane, nodes: SimNodes, manager_namespace: str
     assert any(name.startswith("kube-api-access-") for name in volumes), volumes
 
 
-def test_I37_the_chart_installs_a_manager_that_runs_in_the_cluster(
+def test_the_chart_installs_a_manager_that_runs_in_the_cluster(
     cluster: tuple[ControlPlane, SimNodes],
 ) -> None:
     plane, nodes = cluster
@@ -132,7 +132,7 @@ def test_I37_the_chart_installs_a_manager_that_runs_in_the_cluster(
     ]
 
 
-def test_I37_kustomize_default_installs_a_manager_that_runs_in_the_cluster(
+def test_kustomize_default_installs_a_manager_that_runs_in_the_cluster(
     cluster: tuple[ControlPlane, SimNodes],
 ) -> None:
     plane, nodes = cluster

@@ -179,7 +179,7 @@ def test_the_threshold_linter_finds_nothing_in_the_samples(test: BurnInTest) -> 
 @pytest.mark.parametrize(
     "kustomization", KUSTOMIZATIONS, ids=lambda p: p.parent.relative_to(REPO).as_posix()
 )
-def test_I36_applying_any_sample_kustomization_starts_nothing(kustomization: Path) -> None:
+def test_applying_any_sample_kustomization_starts_nothing(kustomization: Path) -> None:
     applied = _rendered(kustomization)
     assert applied, f"{kustomization} applies nothing"
     runs = [d["metadata"]["name"] for d in applied if d["kind"] == "BurnInRun"]
@@ -189,7 +189,7 @@ def test_I36_applying_any_sample_kustomization_starts_nothing(kustomization: Pat
     assert {d["metadata"].get("namespace") for d in applied} == {NAMESPACE}, kustomization
 
 
-def test_I36_every_sample_folder_but_runs_is_a_kustomization_of_all_its_files() -> None:
+def test_every_sample_folder_but_runs_is_a_kustomization_of_all_its_files() -> None:
     """No file in a sample folder escapes the rule by being left out of its kustomization
     (a run there would be one ``kubectl apply -f`` of the folder away), and runs/ has
     none (applying it would start every run at once)."""
@@ -253,7 +253,7 @@ def _header(path: Path) -> str:
 
 
 @pytest.mark.parametrize("path", RUNS, ids=lambda p: p.name)
-def test_I36_each_run_file_is_one_run_for_glimmer_runs_after_its_kustomization(
+def test_each_run_file_is_one_run_for_glimmer_runs_after_its_kustomization(
     path: Path,
 ) -> None:
     (document,) = _documents(path)
@@ -282,7 +282,7 @@ def test_I36_each_run_file_is_one_run_for_glimmer_runs_after_its_kustomization(
 
 
 @pytest.mark.parametrize("path", [p for p in RUNS if "-sim-" in p.name], ids=lambda p: p.name)
-def test_I36_a_run_file_named_sim_targets_only_simulated_nodes(path: Path) -> None:
+def test_a_run_file_named_sim_targets_only_simulated_nodes(path: Path) -> None:
     run = from_object(_documents(path)[0])
     assert isinstance(run, BurnInRun)
     assert run.spec.target.node_names, f"{path.name}: a simulated run names its nodes"
@@ -290,7 +290,7 @@ def test_I36_a_run_file_named_sim_targets_only_simulated_nodes(path: Path) -> No
 
 
 @pytest.mark.parametrize("path", RUNS, ids=lambda p: p.name)
-def test_I36_each_run_file_holds_one_run_and_a_long_real_load_says_so(path: Path) -> None:
+def test_each_run_file_holds_one_run_and_a_long_real_load_says_so(path: Path) -> None:
     (document,) = _documents(path)
     run = from_object(document)
     assert isinstance(run, BurnInRun)

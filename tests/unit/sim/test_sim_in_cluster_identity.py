@@ -92,7 +92,7 @@ class _Cluster:
         return f"token-for-{account}"
 
 
-def test_I37_the_service_account_volume_holds_token_ca_and_namespace(tmp_path: Path) -> None:
+def test_the_service_account_volume_holds_token_ca_and_namespace(tmp_path: Path) -> None:
     cluster = _Cluster({("configmaps", "kube-root-ca.crt"): {"data": {"ca.crt": "PEM"}}})
     pod = _pod(KUBE_API_ACCESS, {"name": "tmp", "emptyDir": {}})
     volumes = asyncio.run(
@@ -111,7 +111,7 @@ def test_I37_the_service_account_volume_holds_token_ca_and_namespace(tmp_path: P
     }
 
 
-def test_I37_a_missing_root_ca_stops_the_pod_like_a_failed_mount(tmp_path: Path) -> None:
+def test_a_missing_root_ca_stops_the_pod_like_a_failed_mount(tmp_path: Path) -> None:
     cluster = _Cluster({})
     with pytest.raises(ContainerConfigError, match=r"kube-root-ca\.crt"):
         asyncio.run(
@@ -124,7 +124,7 @@ def test_I37_a_missing_root_ca_stops_the_pod_like_a_failed_mount(tmp_path: Path)
         )
 
 
-def test_I37_a_volume_path_cannot_leave_its_directory(tmp_path: Path) -> None:
+def test_a_volume_path_cannot_leave_its_directory(tmp_path: Path) -> None:
     volume = {
         "name": "config",
         "configMap": {"name": "c", "items": [{"key": "k", "path": "../../escape"}]},
@@ -142,14 +142,14 @@ def test_I37_a_volume_path_cannot_leave_its_directory(tmp_path: Path) -> None:
     assert not (tmp_path / "escape").exists()
 
 
-def test_I37_the_kubernetes_service_variables_name_the_apiserver() -> None:
+def test_the_kubernetes_service_variables_name_the_apiserver() -> None:
     env = service_env("https://127.0.0.1:36443")
     assert env["KUBERNETES_SERVICE_HOST"] == "127.0.0.1"
     assert env["KUBERNETES_SERVICE_PORT"] == "36443"
     assert env["KUBERNETES_PORT"] == "tcp://127.0.0.1:36443"
 
 
-def test_I37_the_manager_image_runs_glimmer_through_the_in_cluster_shim() -> None:
+def test_the_manager_image_runs_glimmer_through_the_in_cluster_shim() -> None:
     images = ImageMap.default()
     container = {"image": "ghcr.io/glimmer-ai/glimmer:0.1.0", "args": ["manager", "--leader-elect"]}
     assert images.argv(container) == [
@@ -164,7 +164,7 @@ def test_I37_the_manager_image_runs_glimmer_through_the_in_cluster_shim() -> Non
     assert runner[-1] == "runners.clockprobe"
 
 
-def test_I37_binding_every_address_binds_the_pods_own() -> None:
+def test_binding_every_address_binds_the_pods_own() -> None:
     argv = [
         "manager",
         "--metrics-bind-address=:8080",
@@ -183,7 +183,7 @@ def test_I37_binding_every_address_binds_the_pods_own() -> None:
     ]
 
 
-def test_I37_the_in_cluster_client_reads_the_mounted_credentials(
+def test_the_in_cluster_client_reads_the_mounted_credentials(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", "/unset")
