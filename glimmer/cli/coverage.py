@@ -29,7 +29,7 @@ from rich.text import Text
 
 from glimmer.cli import exits
 from glimmer.cli._common import BAD_INPUT, fail, no_traceback
-from glimmer.cli.run import MANIFEST, bundled_profile
+from glimmer.cli.run import MANIFEST, TESTS_OPTION, bundled_profile
 from glimmer.local.coverage import (
     DEFAULT_SIM,
     HEALTHY,
@@ -162,13 +162,7 @@ def _control_failure(outcome: CaseOutcome) -> str:
 
 @click.command(short_help="Which simulated faults a profile catches: a fault x test matrix.")
 @click.argument("profile_file", required=False, type=MANIFEST)
-@click.option(
-    "--tests",
-    "test_files",
-    multiple=True,
-    type=MANIFEST,
-    help="More YAML files holding the BurnInTests the profile references.",
-)
+@TESTS_OPTION
 @click.option("--profile", "profile_name", default=None, help="Which BurnInProfile to cover.")
 @click.option(
     "--sim",

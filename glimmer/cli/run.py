@@ -90,6 +90,14 @@ NOT_RUN = exits.ERROR
 NOTHING_JUDGED = exits.NOTHING_JUDGED
 #: A manifest argument: a file that does not exist is a usage error (exit 2, N10).
 MANIFEST = click.Path(exists=True, dir_okay=False, path_type=Path)
+#: ``--tests FILE``, repeatable: the BurnInTests a profile file references, kept apart.
+TESTS_OPTION = click.option(
+    "--tests",
+    "test_files",
+    multiple=True,
+    type=MANIFEST,
+    help="More YAML files holding the BurnInTests the profile references.",
+)
 
 
 class NoSuchProfileError(ManifestError):
@@ -238,13 +246,7 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
     help="A YAML file of BurnInProfile and BurnInTest documents (others are ignored); "
     "repeatable, as PROFILE_FILE and --tests.",
 )
-@click.option(
-    "--tests",
-    "test_files",
-    multiple=True,
-    type=MANIFEST,
-    help="More YAML files holding the BurnInTests the profile references.",
-)
+@TESTS_OPTION
 @click.option(
     "--profile",
     "profile_name",
