@@ -190,14 +190,20 @@ class Finisher(Part):
         view = RunView(run)
         phase = view.phase_text
         sinks = sinks if sinks is not None else self._sinks(view)
-        if names.FINALIZER in view.finalizers:
+        # E19: the finalizer goes only after the terminal envelope was sent (or its
+        # refusal recorded as pending), so a terminal run still holding it has not been
+        # delivered: the pass that wrote the verdict was cut (a conflict, a restart)
+        # before it got that far. Deliver now, or the verdict never reaches a sink.
+        unsent = names.FINALIZER in view.finalizers
+        if unsent:
             run = await self._unload(run)
         pending = RunView(run).annotations.get(names.PENDING_TERMINAL_DELIVERY)
+        due = deliver or unsent or bool(pending)
         requeue: float | None = None
-        wait = 0.0 if deliver or not pending else self._resend_wait(view.uid)
+        wait = 0.0 if deliver or not due else self._resend_wait(view.uid)
         if wait > 0:
-            requeue = wait  # a pending re-send is not due yet (our own writes wake us)
-        elif deliver or pending:
+            requeue = wait  # a re-send is not due yet (our own writes wake us)
+        elif due:
             # I9: the terminal envelope carries every result in full, its compact
             # records expanded from the run's evidence shards (an unreadable shard's
             # results travel as Error); a run with no compact record costs no read.

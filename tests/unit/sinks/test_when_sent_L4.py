@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from typing import Any
 
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.run.delivery import Delivery, NoDelivery, Reason
+from glimmer.engine import ApiError
 from glimmer.sinks import FanoutReport, SinkOutcome
 from tests.unit.controllers.run.harness import NS, Cluster, custom_test
 
@@ -174,3 +176,40 @@ async def test_L5_a_passes_test_completed_envelopes_go_together_not_one_budget_e
     assert hanging.most_at_once == 3
     completed = [d for d in hanging.sent if d.reason is Reason.TEST_COMPLETED]
     assert len(completed) == 3
+
+
+async def test_E19_a_cut_verdict_pass_still_delivers_the_terminal_envelope() -> None:
+    """The pass that writes the verdict may be cut before it delivers (a conflict while
+    unloading, a restart): the next pass sees a terminal run with no pending marker, and
+    the finalizer it still holds is what says the envelope was never sent."""
+    cluster = Cluster(nodes=1)
+    scripted = ScriptedDelivery()
+    cluster.delivered = scripted
+    cluster.reconciler = cluster.new_reconciler()
+    await cluster.setup(tests={"t": custom_test("echo")})
+    await cluster.create_run()
+    await cluster.reconcile()
+    [pod] = [p["metadata"]["name"] for p in cluster.live_pods()]
+    await cluster.kubelet(pod, exit_code=0, log="ok=1\n")
+    finisher = cluster.reconciler.finisher
+    unload = finisher._unload
+    cut: list[dict[str, Any]] = []
+
+    async def conflicted(run: dict[str, Any]) -> dict[str, Any]:
+        if not cut:
+            cut.append(run)
+            raise ApiError(status=409, reason="Conflict")
+        return await unload(run)
+
+    finisher._unload = conflicted  # type: ignore[method-assign]
+    result = await cluster.reconcile()
+    assert cut and result.requeue  # the verdict was written, the pass cut
+    assert (await cluster.run())["status"]["phase"] == "Passed"
+    assert (Reason.RUN_PHASE_CHANGED, "Passed") not in sent(cluster)
+    await cluster.reconcile()
+    assert sent(cluster).count((Reason.RUN_PHASE_CHANGED, "Passed")) == 1
+    run = await cluster.run()
+    assert names.FINALIZER not in run["metadata"].get("finalizers", [])
+    assert run["status"]["sinkStatus"]["hook"].startswith("Delivered ")
+    await cluster.reconcile()  # delivered once: a later pass sends nothing more
+    assert sent(cluster).count((Reason.RUN_PHASE_CHANGED, "Passed")) == 1
