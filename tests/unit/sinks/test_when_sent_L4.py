@@ -10,6 +10,8 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.run.delivery import Delivery, NoDelivery, Reason
@@ -86,10 +88,9 @@ async def test_L4_a_run_refused_at_start_sends_only_its_terminal_envelope() -> N
     assert sent(cluster) == [(Reason.RUN_PHASE_CHANGED, "Error")]  # no TestCompleted
 
 
-async def test_E19_terminal_outcome_is_recorded_in_sink_status_and_re_sent_until_accepted() -> None:
+async def one_test_exited(scripted: ScriptedDelivery) -> Cluster:
+    """A one-node run of one test whose pod has exited 0, its verdict not yet written."""
     cluster = Cluster(nodes=1)
-    scripted = ScriptedDelivery()
-    scripted.refuse = True
     cluster.delivered = scripted
     cluster.clock = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     cluster.reconciler = cluster.new_reconciler()
@@ -98,6 +99,13 @@ async def test_E19_terminal_outcome_is_recorded_in_sink_status_and_re_sent_until
     await cluster.reconcile()
     [pod] = [p["metadata"]["name"] for p in cluster.live_pods()]
     await cluster.kubelet(pod, exit_code=0, log="ok=1\n")
+    return cluster
+
+
+async def test_E19_terminal_outcome_is_recorded_in_sink_status_and_re_sent_until_accepted() -> None:
+    scripted = ScriptedDelivery()
+    scripted.refuse = True
+    cluster = await one_test_exited(scripted)
     result = await cluster.reconcile()
     run = await cluster.run()
     assert run["status"]["phase"] == "Passed"  # a refused delivery never changes the run
@@ -178,19 +186,13 @@ async def test_L5_a_passes_test_completed_envelopes_go_together_not_one_budget_e
     assert len(completed) == 3
 
 
-async def test_E19_a_cut_verdict_pass_still_delivers_the_terminal_envelope() -> None:
+async def test_E19_a_cut_verdict_pass_still_delivers_the_terminal_envelope(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The pass that writes the verdict may be cut before it delivers (a conflict while
     unloading, a restart): the next pass sees a terminal run with no pending marker, and
     the finalizer it still holds is what says the envelope was never sent."""
-    cluster = Cluster(nodes=1)
-    scripted = ScriptedDelivery()
-    cluster.delivered = scripted
-    cluster.reconciler = cluster.new_reconciler()
-    await cluster.setup(tests={"t": custom_test("echo")})
-    await cluster.create_run()
-    await cluster.reconcile()
-    [pod] = [p["metadata"]["name"] for p in cluster.live_pods()]
-    await cluster.kubelet(pod, exit_code=0, log="ok=1\n")
+    cluster = await one_test_exited(ScriptedDelivery())
     finisher = cluster.reconciler.finisher
     unload = finisher._unload
     cut: list[dict[str, Any]] = []
@@ -201,7 +203,7 @@ async def test_E19_a_cut_verdict_pass_still_delivers_the_terminal_envelope() -> 
             raise ApiError(status=409, reason="Conflict")
         return await unload(run)
 
-    finisher._unload = conflicted  # type: ignore[method-assign]
+    monkeypatch.setattr(finisher, "_unload", conflicted)
     result = await cluster.reconcile()
     assert cut and result.requeue  # the verdict was written, the pass cut
     assert (await cluster.run())["status"]["phase"] == "Passed"
