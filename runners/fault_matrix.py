@@ -39,6 +39,12 @@ FAULTS: Final[tuple[str, ...]] = (
     "low-bandwidth",
     "nan-compute",
     "sdc",
+    "thermal-throttle",
+    "power-brake",
+    "pcie-downtrain",
+    "nvlink-down",
+    "ecc-correctable-storm",
+    "nic-flap-under-load",
     "no-driver",
     "crash",
 )
@@ -89,8 +95,9 @@ FAULT_STORIES: Final[dict[str, FaultStory]] = {
         "that watches Xids (thermal-soak)",
     ),
     "low-bandwidth": FaultStory(
-        models="A PCIe link trained below its width or generation (a bad slot, riser or "
-        "cable), so host-device copies run at a fraction of their rate.",
+        models="A GPU whose data paths all run at a fraction of their rate (host copies, "
+        "its own memory and its peer links) while its PCIe link reports full width: a "
+        "part left in a degraded mode, e.g. after a bad reset.",
         caught_by="a bandwidth test with floors (memory-bw), or dcgm-diag's PCIe test",
     ),
     "nan-compute": FaultStory(
@@ -103,6 +110,47 @@ FAULT_STORIES: Final[dict[str, FaultStory]] = {
         "finite numbers that are wrong, the failure that corrupts training runs unseen.",
         caught_by="a sustained load test that checks results repeatedly (gpu-burn, "
         "thermal-soak); a burst check misses it",
+    ),
+    "thermal-throttle": FaultStory(
+        models="A GPU whose cooling cannot hold sustained load (a failed fan, a clogged "
+        "heatsink, dried-out thermal paste): after about two minutes at full load it "
+        "reaches its slowdown temperature and clocks itself down.",
+        caught_by="a soak longer than the onset with a gate on its clocks or hardware "
+        "slowdowns (thermal-soak: hwSlowdownEvents, sustainedClockPct); a burst test "
+        "(clockprobe's 30 s, dcgm-diag level 2) misses it, dcgm-diag level 3 sees it",
+    ),
+    "power-brake": FaultStory(
+        models="A power-delivery transient (a failing VRM or PSU, a rack power brake) "
+        "that brakes the GPU's clocks for a moment, again and again, under load: the "
+        "mean clock hardly moves.",
+        caught_by="a gate on hardware slowdowns under load (clockprobe or gpu-burn "
+        "hwSlowdownEvents); dcgm-diag level 4's pulse test",
+    ),
+    "pcie-downtrain": FaultStory(
+        models="A GPU's PCIe link trained at x8 Gen4 instead of x16 Gen5 (a dirty or "
+        "damaged connector, a riser, a retimer), so host copies run at a quarter of "
+        "their rate.",
+        caught_by="a host-copy bandwidth test with floors (memory-bw), or dcgm-diag's "
+        "PCIe test; host-health prints pcieLinkDegradedDevices for a gate",
+    ),
+    "nvlink-down": FaultStory(
+        models="One of a GPU's NVLinks to the NVSwitch fabric is down (a failed link or "
+        "switch port): its peer traffic loses that link's share, about 6 % on an "
+        "18-link part, and every collective waits for it.",
+        caught_by="dcgm-diag (its NVLink status check); a peer-bandwidth floor tight "
+        "enough to see 6 % (memory-bw peerReadBandwidthGBs): the defaults do not",
+    ),
+    "ecc-correctable-storm": FaultStory(
+        models="HBM correcting thousands of single-bit errors, more under load, yet no "
+        "uncorrectable one so far: memory on its way to failing.",
+        caught_by="a gate on corrected ECC errors (host-health eccCorrected, gpu-burn or "
+        "thermal-soak eccCorrectedDelta); no runner fails corrected errors by itself",
+    ),
+    "nic-flap-under-load": FaultStory(
+        models="A NIC port that goes down and retrains only while it carries traffic (a "
+        "marginal optic or cable that fails under load): every idle check of it is clean.",
+        caught_by="a Pair/Group test that loads the link and reads its counters around the "
+        "traffic (fabric-soak); no Node test loads the NIC, so host-health misses it",
     ),
     "no-driver": FaultStory(
         models="No working GPU driver on the node (not installed, wrong version, or "
@@ -121,8 +169,21 @@ FAULT_STORIES: Final[dict[str, FaultStory]] = {
         "gpudirect-rdma, fabric-soak)",
     ),
     "flapping-link": FaultStory(
-        models="An RDMA link that goes down and up under load (a marginal optic or connector).",
+        models="An RDMA link that goes down and up all the time, idle or loaded (a marginal "
+        "optic or connector): its error counters move between any two reads.",
         caught_by="a fabric soak that watches the link for its whole window (fabric-soak)",
+    ),
+    "slow-link": FaultStory(
+        models="A slow network path between two nodes (a congested or mis-negotiated "
+        "link) that still delivers every byte intact.",
+        caught_by="a Pair/Group bandwidth test with a threshold floor (tcp-baseline, "
+        "ring-allreduce): the runners pass with a low measurement",
+    ),
+    "corrupt-data": FaultStory(
+        models="A link that delivers corrupted data (a bad NIC, cable or switch buffer) "
+        "without raising any error.",
+        caught_by="a test that checks the data it received (ring-allreduce); tcp-baseline "
+        "does not read it",
     ),
     "memlock-8mib": FaultStory(
         models="A node whose locked-memory limit is 8 MiB, so RDMA cannot register "
@@ -150,18 +211,18 @@ FAULT_STORIES: Final[dict[str, FaultStory]] = {
 #: lost GPU or a missing driver is still an Error (the rule reads every GPU first). Its
 #: row on an FP4 part is ``runners/compute_smoke/tests/test_fp4_path.py:FP4_PART_ROW``.
 _ROWS: Final[dict[str, tuple[str, ...]]] = {
-    "compute-smoke": (_S, _S, _S, _S, _E, _S, _S, _S, _S, _E, _E),
-    "gpu-burn": (_P, _P, _P, _P, _E, _P, _P, _F, _F, _E, _E),
-    "thermal-soak": (_P, _P, _P, _P, _E, _F, _P, _F, _F, _E, _E),
-    "gemm-sweep": (_P, _P, _P, _P, _E, _P, _P, _F, _P, _E, _E),
-    "clockprobe": (_P, _F, _P, _P, _E, _P, _P, _P, _P, _E, _E),
-    "dcgm-diag": (_P, _P, _F, _F, _E, _F, _F, _P, _P, _E, _E),
-    "host-health": (_P, _P, _F, _F, _F, _F, _P, _P, _P, _E, _E),
-    "memory-bw": (_P, _P, _P, _P, _E, _P, _F, _P, _P, _E, _E),
-    "memory-stress": (_P, _N, _N, _N, _N, _N, _N, _N, _N, _N, _E),
-    "fingerprint-probe": (_P, _P, _P, _P, _E, _P, _P, _P, _P, _E, _E),
-    "nccl": (_P, _P, _P, _P, _E, _P, _P, _F, _P, _E, _E),
-    "disk-io": (_P, _N, _N, _N, _N, _N, _N, _N, _N, _N, _E),
+    "compute-smoke": (_S, _S, _S, _S, _E, _S, _S, _S, _S, _S, _S, _S, _S, _S, _S, _E, _E),
+    "gpu-burn": (_P, _P, _P, _P, _E, _P, _P, _F, _F, _P, _P, _P, _P, _P, _P, _E, _E),
+    "thermal-soak": (_P, _P, _P, _P, _E, _F, _P, _F, _F, _P, _P, _P, _P, _P, _P, _E, _E),
+    "gemm-sweep": (_P, _P, _P, _P, _E, _P, _P, _F, _P, _P, _P, _P, _P, _P, _P, _E, _E),
+    "clockprobe": (_P, _F, _P, _P, _E, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _E, _E),
+    "dcgm-diag": (_P, _P, _F, _F, _E, _F, _F, _P, _P, _P, _P, _F, _F, _P, _P, _E, _E),
+    "host-health": (_P, _P, _F, _F, _F, _F, _P, _P, _P, _P, _P, _P, _P, _P, _P, _E, _E),
+    "memory-bw": (_P, _P, _P, _P, _E, _P, _F, _P, _P, _P, _P, _F, _P, _P, _P, _E, _E),
+    "memory-stress": (_P, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _E),
+    "fingerprint-probe": (_P, _P, _P, _P, _E, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _E, _E),
+    "nccl": (_P, _P, _P, _P, _E, _P, _P, _F, _P, _P, _P, _P, _P, _P, _P, _E, _E),
+    "disk-io": (_P, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _N, _E),
 }
 
 FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
@@ -179,18 +240,18 @@ AMD_MATRIX_PROFILE: Final = "mi300xx2"
 #: ``no-driver`` do not reach it (a finding, as a Passed cell always is).
 #: compute-smoke: gfx942 has no FP4 matrix cores, a declared skip wherever it is reached.
 _AMD_ROWS: Final[dict[str, tuple[str, ...]]] = {
-    "compute-smoke": (_S, _S, _S, _S, _E, _E, _S, _S, _S, _E, _E),
-    "gpu-burn": (_P, _P, _P, _P, _E, _E, _P, _F, _F, _E, _E),
-    "thermal-soak": (_P, _P, _P, _P, _E, _E, _P, _F, _F, _E, _E),
-    "gemm-sweep": (_P, _P, _P, _P, _E, _E, _P, _F, _P, _E, _E),
-    "clockprobe": (_P, _F, _P, _P, _E, _E, _P, _P, _P, _E, _E),
+    "compute-smoke": (_S, _S, _S, _S, _E, _E, _S, _S, _S, _S, _S, _S, _E, _S, _S, _E, _E),
+    "gpu-burn": (_P, _P, _P, _P, _E, _E, _P, _F, _F, _P, _P, _P, _E, _P, _P, _E, _E),
+    "thermal-soak": (_P, _P, _P, _P, _E, _E, _P, _F, _F, _P, _P, _P, _E, _P, _P, _E, _E),
+    "gemm-sweep": (_P, _P, _P, _P, _E, _E, _P, _F, _P, _P, _P, _P, _E, _P, _P, _E, _E),
+    "clockprobe": (_P, _F, _P, _P, _E, _E, _P, _P, _P, _P, _P, _P, _E, _P, _P, _E, _E),
     "dcgm-diag": (_E,) * len(FAULTS),
-    "host-health": (_P, _P, _F, _F, _F, _E, _P, _P, _P, _E, _E),
-    "memory-bw": (_P, _P, _P, _P, _E, _E, _F, _P, _P, _E, _E),
-    "memory-stress": (_P, _N, _N, _N, _N, _E, _N, _N, _N, _N, _E),
-    "fingerprint-probe": (_P, _P, _P, _P, _P, _E, _P, _P, _P, _P, _E),
-    "nccl": (_P, _P, _P, _P, _E, _E, _P, _F, _P, _E, _E),
-    "disk-io": (_P, _N, _N, _N, _N, _E, _N, _N, _N, _N, _E),
+    "host-health": (_P, _P, _F, _F, _F, _E, _P, _P, _P, _P, _P, _P, _E, _P, _P, _E, _E),
+    "memory-bw": (_P, _P, _P, _P, _E, _E, _F, _P, _P, _P, _P, _F, _E, _P, _P, _E, _E),
+    "memory-stress": (_P, _N, _N, _N, _N, _E, _N, _N, _N, _N, _N, _N, _E, _N, _N, _N, _E),
+    "fingerprint-probe": (_P, _P, _P, _P, _P, _E, _P, _P, _P, _P, _P, _P, _E, _P, _P, _P, _E),
+    "nccl": (_P, _P, _P, _P, _E, _E, _P, _F, _P, _P, _P, _P, _E, _P, _P, _E, _E),
+    "disk-io": (_P, _N, _N, _N, _N, _E, _N, _N, _N, _N, _N, _N, _E, _N, _N, _N, _E),
 }
 
 AMD_FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
@@ -227,6 +288,7 @@ FABRIC_FAULTS: Final[tuple[str, ...]] = (
     "healthy",
     "degraded-link",
     "flapping-link",
+    "nic-flap-under-load",
     "memlock-8mib",
     "nccl-socket-fallback",
     "no-rendezvous",
@@ -238,18 +300,65 @@ FABRIC_FAULTS: Final[tuple[str, ...]] = (
 FABRIC_FAULT_SIDE: Final[dict[str, str]] = {
     "degraded-link": "server",
     "flapping-link": "server",
+    "nic-flap-under-load": "server",
     "memlock-8mib": "client",
     "nccl-socket-fallback": "server",
     "no-rendezvous": "server",
 }
 _FABRIC_ROWS: Final[dict[str, tuple[str, ...]]] = {
-    "ib-write-bw": (_P, _F, _P, _P, _N, _E, _E),
-    "gpudirect-rdma": (_P, _F, _P, _P, _N, _E, _E),
-    "fabric-soak": (_P, _F, _F, _P, _N, _E, _E),
-    "nccl": (_P, _P, _P, _E, _E, _E, _E),
+    "ib-write-bw": (_P, _F, _P, _P, _P, _N, _E, _E),
+    "gpudirect-rdma": (_P, _F, _P, _P, _P, _N, _E, _E),
+    "fabric-soak": (_P, _F, _F, _F, _P, _N, _E, _E),
+    "nccl": (_P, _P, _P, _P, _E, _E, _E, _E),
 }
 FABRIC_FAULT_MATRIX: Final[dict[str, dict[str, str]]] = {
     kind: dict(zip(FABRIC_FAULTS, row, strict=True)) for kind, row in _FABRIC_ROWS.items()
+}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A reading that shows a fault its runner does not fail by itself, and a threshold
+    (the API's words) that catches it: the healthy reading meets it, the faulty one not.
+
+    Why a table: a ``Passed`` cell says the runner does not catch the fault, but a fleet
+    that gates the right reading does, and which reading that is must be as checked as
+    the cell. A test runs every entry healthy and faulty through the runner and the
+    verdict's own threshold evaluation (``tests/unit/sim/test_fault_evidence.py``).
+    """
+
+    kind: str
+    metric: str
+    comparison: str
+    value: str
+    #: The simulated part it is shown on (the matrix's, unless the fault needs more).
+    sim: str = MATRIX_PROFILE
+    #: Environment beyond the runner's conformance one (a soak longer than an onset).
+    env: tuple[tuple[str, str], ...] = ()
+
+
+_SOAK_PAST_ONSET = (("BURNIN_DURATION_SECONDS", "300"),)
+
+#: fault -> the readings that show it where the matrix says Passed (NVIDIA parts).
+FAULT_EVIDENCE: Final[dict[str, tuple[Evidence, ...]]] = {
+    "thermal-throttle": (
+        Evidence("thermal-soak", "hwSlowdownEvents", "Equal", "0", env=_SOAK_PAST_ONSET),
+        Evidence(
+            "thermal-soak", "sustainedClockPct", "GreaterThanOrEqual", "90", env=_SOAK_PAST_ONSET
+        ),
+    ),
+    "power-brake": (
+        Evidence("clockprobe", "hwSlowdownEvents", "Equal", "0"),
+        Evidence("gpu-burn", "hwSlowdownEvents", "Equal", "0"),
+    ),
+    "pcie-downtrain": (Evidence("host-health", "pcieLinkDegradedDevices", "Equal", "0"),),
+    "nvlink-down": (
+        Evidence("memory-bw", "peerReadBandwidthGBs", "GreaterThanOrEqual", "350", sim="h200x8"),
+    ),
+    "ecc-correctable-storm": (
+        Evidence("host-health", "eccCorrected", "LessThanOrEqual", "1000"),
+        Evidence("thermal-soak", "eccCorrectedDelta", "LessThanOrEqual", "100"),
+    ),
 }
 
 
@@ -341,6 +450,22 @@ def render_stories_markdown() -> str:
     lines = ["| fault | what it models | what catches it |", "|---|---|---|"]
     for fault, story in FAULT_STORIES.items():
         lines.append(f"| `{fault}` | {story.models} | {story.caught_by} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_evidence_markdown() -> str:
+    """The evidence table, as docs/simulated-gpu.md carries it."""
+    lines = [
+        "| fault | runner (part) | a threshold that catches it |",
+        "|---|---|---|",
+    ]
+    for fault, entries in FAULT_EVIDENCE.items():
+        for e in entries:
+            extra = "".join(f", `{k}={v}`" for k, v in e.env)
+            lines.append(
+                f"| `{fault}` | {e.kind} (`{e.sim}`{extra}) | "
+                f'`{{metric: {e.metric}, comparison: {e.comparison}, value: "{e.value}"}}` |'
+            )
     return "\n".join(lines) + "\n"
 
 

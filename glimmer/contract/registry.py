@@ -155,6 +155,8 @@ _TABLE: Final[list[tuple[ThresholdUse, Aggregation, Combination, dict[str, str]]
             "soakFailedIterations": "failed iterations of a fabric soak",
             "linkErrorEvents": "link error events",
             "throttleEvents": "clock throttle events",
+            "hwSlowdownEvents": "hardware slowdowns (HW slowdown, thermal or power brake)",
+            "eccCorrectedDelta": "corrected ECC errors during the load window",
             "xidWindowsWatched": "windows in which Xid events were watched",
         },
     ),
@@ -164,6 +166,8 @@ _TABLE: Final[list[tuple[ThresholdUse, Aggregation, Combination, dict[str, str]]
         _CS,
         {
             "eccErrors": "lifetime uncorrected ECC errors",
+            "eccCorrected": "lifetime corrected ECC errors",
+            "pcieLinkDegradedDevices": "GPUs whose PCIe link trained narrower than its maximum",
             "remappedRows": "lifetime remapped memory rows",
         },
     ),

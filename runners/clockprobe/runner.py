@@ -148,6 +148,7 @@ def measure(ctx: RunnerContext) -> Verdict:
         mask |= c.reasons_mask
     if all(c.reasons_readable for c in clocks.values()):
         report.metric("throttleEvents", sum(c.throttle_events for c in clocks.values()))
+        report.metric("hwSlowdownEvents", sum(c.hw_slowdown_events for c in clocks.values()))
         report.metric("throttledSamples", sum(c.throttled_samples for c in clocks.values()))
         report.metric("throttleReasons", reason_names(mask))
         report.metric("throttleReasonsMask", mask)

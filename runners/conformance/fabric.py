@@ -131,7 +131,13 @@ def _perftest_cases(spec: RunnerSpec) -> list[FabricCase]:
         return side(role, "h200", metrics=metrics, absent=_NEVER_PEAK, **extra)
 
     cases = [FabricCase(kind, "healthy", (healthy("server"), healthy("client")), matrix["healthy"])]
-    for fault in ("degraded-link", "flapping-link", "memlock-8mib", "no-rendezvous"):
+    for fault in (
+        "degraded-link",
+        "flapping-link",
+        "nic-flap-under-load",
+        "memlock-8mib",
+        "no-rendezvous",
+    ):
         phase = matrix[fault]
         faulty = FABRIC_FAULT_SIDE[fault]
         sides = []
@@ -237,7 +243,13 @@ def _nccl_cases(nranks: int = 4) -> list[FabricCase]:
             matrix["healthy"],
         )
     ]
-    for fault in ("degraded-link", "flapping-link", "memlock-8mib", "nccl-socket-fallback"):
+    for fault in (
+        "degraded-link",
+        "flapping-link",
+        "nic-flap-under-load",
+        "memlock-8mib",
+        "nccl-socket-fallback",
+    ):
         root = rank(0, fault=fault, names=says.get(fault, ()))
         cases.append(
             FabricCase("nccl", fault, (root, *(worker(i) for i in range(1, nranks))), matrix[fault])

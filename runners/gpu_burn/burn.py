@@ -52,6 +52,14 @@ def read_ecc(device: GpuDevice) -> tuple[str, int | None]:
         return "unsupported", None
 
 
+def read_corrected(device: GpuDevice) -> int | None:
+    """The lifetime corrected ECC count (None when the part cannot say or has ECC off)."""
+    try:
+        return device.corrected_ecc_total() if device.ecc_enabled() else None
+    except NotSupportedError:
+        return None
+
+
 @dataclass
 class DeviceBurn:
     """One GPU's tally over the window (the clock and throttle counts are the SDK's
@@ -69,6 +77,8 @@ class DeviceBurn:
     nonfinite: int = 0
     max_relative_error: float | None = None
     ecc_after: int | None = None
+    corrected_before: int | None = None
+    corrected_after: int | None = None
     xids: int = 0
     tflops: float | None = None
 
@@ -94,6 +104,13 @@ class DeviceBurn:
         if self.ecc_before is None or self.ecc_after is None:
             return 0
         return max(self.ecc_after - self.ecc_before, 0)
+
+    @property
+    def corrected_delta(self) -> int | None:
+        """Corrected ECC errors during the load (None when either read was impossible)."""
+        if self.corrected_before is None or self.corrected_after is None:
+            return None
+        return max(self.corrected_after - self.corrected_before, 0)
 
     @property
     def sustained_pct(self) -> float:
@@ -142,6 +159,7 @@ def run_burn(
                 rated_sm_mhz=handle.max_clock_mhz(ClockKind.SM),
                 ecc_mode=mode,
                 ecc_before=before,
+                corrected_before=read_corrected(handle),
             )
         )
     burn = Burn(devices=devices, elapsed_s=0.0, xid=xid)
@@ -183,6 +201,7 @@ def run_burn(
             raise RunnerError(f"GPU {device.slot.index}: the load reported no throughput")
         device.tflops = achieved[device.slot.index]
         device.ecc_after = read_ecc(handles[device.slot.index])[1]
+        device.corrected_after = read_corrected(handles[device.slot.index])
         if xid is not None:
             device.xids = xid.events_on(device.slot.pci_bus_id)
     return burn

@@ -2,9 +2,11 @@
 
 Why the runner gates only correctness and driver-reported faults: a wrong result, an
 uncorrectable ECC error that appeared during the load, or an Xid in the window is a
-measured hardware fault whatever the fleet's taste; clocks, temperature, power and
-throughput are printed for thresholds to judge, because their acceptable levels are the
-fleet's to set (a cool low-clocked part may be fine for one fleet and not another).
+measured hardware fault whatever the fleet's taste; clocks, temperature, power,
+throughput and the corrected ECC errors of the window (``eccCorrectedDelta``: a storm of
+them foretells uncorrectable ones) are printed for thresholds to judge, because their
+acceptable levels are the fleet's to set (a cool low-clocked part may be fine for one
+fleet and not another).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ def print_running_totals(report: Report, burn: Burn, *, metrics: MetricSet) -> N
     throttle_known = all(d.clocks.reasons_readable for d in devices)
     if throttle_known:
         report.metric("throttleEvents", sum(d.clocks.throttle_events for d in devices))
+        report.metric("hwSlowdownEvents", sum(d.clocks.hw_slowdown_events for d in devices))
     if all(d.clocks.count for d in devices):
         report.metric("sustainedClockPct", min(d.sustained_pct for d in devices))
     temps = [t for d in devices if (t := d.clocks.max_temp_c) is not None]
@@ -76,6 +79,11 @@ def print_burn(
         report.metric("eccErrors", sum(measured))
     else:
         report.unmeasurable("eccErrors")
+    corrected = [d.corrected_delta for d in devices]
+    if all(delta is not None for delta in corrected):
+        report.metric("eccCorrectedDelta", sum(delta or 0 for delta in corrected))
+    else:
+        report.unmeasurable("eccCorrectedDelta")
     if metrics.xid_watched:
         if not metrics.xids_exist:
             report.unmeasurable("xidEvents")

@@ -8,6 +8,13 @@ uncorrected, summed over GPUs; ``n/a`` only for parts without ECC), ``remappedRo
 one above zero, or a GPU NVML reports lost, is a FAULT (exit 1); nothing measured, or an
 unusable GPU driver with nothing found, is an ERROR (exit 3).
 
+Two more readings are printed for thresholds to judge, never gated here, because their
+acceptable level is the fleet's to set: ``eccCorrected`` (lifetime corrected ECC errors,
+summed: a storm of them foretells the uncorrectable ones, yet a healthy part may carry a
+few) and ``pcieLinkDegradedDevices`` (GPUs whose PCIe link trained narrower than its
+maximum width, read from sysfs; the link *speed* is not compared, since an idle link
+drops its generation to save power and sysfs then reads low on a healthy part).
+
 On an AMD node the counters come from amdsmi (``sdk/silicon/amd_smi.py``): ``eccErrors``
 is its uncorrectable ECC count, ``remappedRows`` counts the retired (bad) pages AMD keeps
 instead of remapped rows (a page pending retirement is the pending remap), the replay
@@ -51,6 +58,10 @@ class GpuCounters:
     remapped_rows: int | None = None
     remap_pending: int = 0
     replay_start: dict[int, int] = field(default_factory=dict)
+    ecc_corrected: int | None = None
+    #: (device index, current width, maximum width) per GPU whose link sysfs could read.
+    link_widths: list[tuple[int, int, int]] = field(default_factory=list)
+    link_unread: int = 0
     temps: list[float] = field(default_factory=list)
     powers: list[float] = field(default_factory=list)
 
@@ -71,6 +82,8 @@ def _read_gpu(device: GpuDevice, counters: GpuCounters) -> None:
                 counters.ecc_errors = _add(counters.ecc_errors, device.uncorrected_ecc_total())
             except NotSupportedError:
                 counters.ecc_modes.add("unreadable")
+            with contextlib.suppress(NotSupportedError):
+                counters.ecc_corrected = _add(counters.ecc_corrected, device.corrected_ecc_total())
     try:
         rows = device.remapped_rows()
     except NotSupportedError:
@@ -86,6 +99,21 @@ def _read_gpu(device: GpuDevice, counters: GpuCounters) -> None:
     ):
         with contextlib.suppress(NotSupportedError):
             sink.append(read())
+
+
+def _read_link_width(device: GpuDevice, sysfs: Sysfs, counters: GpuCounters) -> None:
+    """The GPU's trained PCIe width (sysfs) against the maximum its library reports."""
+    try:
+        bdf = device.pci_bus_id()[-12:].lower()
+        _generation, maximum = device.max_pcie_link()
+    except NotSupportedError:
+        counters.link_unread += 1
+        return
+    text = sysfs.read_text(f"bus/pci/devices/{bdf}/current_link_width")
+    if text is None or not text.strip().isdigit() or maximum <= 0:
+        counters.link_unread += 1
+        return
+    counters.link_widths.append((device.index, int(text.strip()), maximum))
 
 
 def _physical_nics(sysfs: Sysfs) -> dict[str, int]:
@@ -120,7 +148,9 @@ def measure(ctx: RunnerContext) -> Verdict:
         gpu.devices = nvml.device_count()
         for index in range(gpu.devices):
             try:
-                _read_gpu(nvml.device(index), gpu)
+                device = nvml.device(index)
+                _read_gpu(device, gpu)
+                _read_link_width(device, platform.sysfs, gpu)
             except GpuLostError as lost:
                 gpu.lost.append(lost.index)
     except DriverUnavailableError as error:  # VendorUndeterminedError included
@@ -198,6 +228,13 @@ def measure(ctx: RunnerContext) -> Verdict:
     if nvml is not None:
         report.metric("devicesVisible", gpu.devices)
         report.metric("gpusLost", len(gpu.lost))
+    if gpu.ecc_corrected is not None:
+        report.metric("eccCorrected", gpu.ecc_corrected)
+    if gpu.link_widths and not gpu.link_unread:
+        narrow = [(i, width, top) for i, width, top in gpu.link_widths if width < top]
+        for index, width, top in narrow:
+            report.note(f"GPU {index}: PCIe link trained x{width} of x{top}")
+        report.metric("pcieLinkDegradedDevices", len(narrow))
     if gpu.temps:
         report.metric("gpuTempC", max(gpu.temps))
     if gpu.powers:

@@ -21,6 +21,10 @@ from runners.sdk.protocols import ClockKind, GpuDevice, NotSupportedError
 #: NVML clock-event reason bits that mean the part is slowing itself (idle and
 #: app-clock settings are not).
 THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+#: The reason bits that mean the *hardware* is protecting itself (HW slowdown, HW thermal
+#: slowdown, HW power brake): unlike the software power cap, which a healthy part under a
+#: full GEMM load meets routinely, a healthy part under burn-in should never set these.
+HW_SLOWDOWN_MASK = 0x8 | 0x40 | 0x80
 
 
 @dataclass(frozen=True)
@@ -78,10 +82,13 @@ class RunningClocks:
     throttled_samples: int = 0
     #: Entries into a throttled state (a run of throttled samples counts once).
     throttle_events: int = 0
+    #: Entries into a hardware slowdown (:data:`HW_SLOWDOWN_MASK`), counted as above.
+    hw_slowdown_events: int = 0
     power_w_sum: float = 0.0
     power_readings: int = 0
     max_power_w: float | None = None
     _throttled: bool = False
+    _hw_slowed: bool = False
 
     @classmethod
     def of(cls, samples: Iterable[ClockSample]) -> RunningClocks:
@@ -107,6 +114,9 @@ class RunningClocks:
         self.throttled_samples += throttled
         self.throttle_events += throttled and not self._throttled
         self._throttled = throttled
+        slowed = bool((sample.reasons or 0) & HW_SLOWDOWN_MASK)
+        self.hw_slowdown_events += slowed and not self._hw_slowed
+        self._hw_slowed = slowed
 
     @property
     def mean_sm_mhz(self) -> float:
@@ -150,3 +160,8 @@ class ClockTally:
     def throttle_events(self) -> int:
         """Entries into a throttled state (a run of throttled samples counts once)."""
         return self._clocks.throttle_events
+
+    @property
+    def hw_slowdown_events(self) -> int:
+        """Entries into a hardware slowdown (:data:`HW_SLOWDOWN_MASK`)."""
+        return self._clocks.hw_slowdown_events

@@ -7,7 +7,12 @@ import sys
 from pathlib import Path
 
 from runners.catalog import RUNNERS
-from runners.fault_matrix import render_amd_markdown, render_markdown, render_stories_markdown
+from runners.fault_matrix import (
+    render_amd_markdown,
+    render_evidence_markdown,
+    render_markdown,
+    render_stories_markdown,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,3 +53,8 @@ def test_every_runner_has_entry_point_containerfile_and_readme() -> None:
         readme = (package / "README.md").read_text()
         for metric in spec.healthy_metrics:
             assert f"`{metric}`" in readme, f"{spec.kind} README does not document {metric}"
+
+
+def test_docs_fault_evidence_is_the_one_the_tests_run() -> None:
+    doc = (ROOT / "docs" / "simulated-gpu.md").read_text()
+    assert render_evidence_markdown() in doc

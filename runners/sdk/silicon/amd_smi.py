@@ -275,6 +275,10 @@ class AmdSmiDevice:
         counts = self._call(self._smi.amdsmi_get_gpu_total_ecc_count)
         return int(_number(counts.get("uncorrectable_count"), what="uncorrectable ECC count"))
 
+    def corrected_ecc_total(self) -> int:
+        counts = self._call(self._smi.amdsmi_get_gpu_total_ecc_count)
+        return int(_number(counts.get("correctable_count"), what="correctable ECC count"))
+
     def remapped_rows(self) -> RemappedRows:
         pages = self._call(self._smi.amdsmi_get_gpu_bad_page_info)
         if isinstance(pages, str):

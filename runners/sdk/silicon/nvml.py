@@ -128,6 +128,15 @@ class SiliconDevice:
             )
         )
 
+    def corrected_ecc_total(self) -> int:
+        return int(
+            self._call(
+                self._n.nvmlDeviceGetTotalEccErrors,
+                self._n.NVML_MEMORY_ERROR_TYPE_CORRECTED,
+                self._n.NVML_AGGREGATE_ECC,
+            )
+        )
+
     def remapped_rows(self) -> RemappedRows:
         correctable, uncorrectable, pending, failure = self._call(self._n.nvmlDeviceGetRemappedRows)
         return RemappedRows(

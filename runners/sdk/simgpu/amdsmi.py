@@ -13,7 +13,11 @@ performance level at ``LOW`` with the GFX clock at its minimum and no throttler 
 (the P-state trap of clockprobe); ``ecc-uncorrectable`` reports two uncorrectable ECC
 errors; ``remap-pending`` one bad page pending retirement; ``fallen-off-bus`` makes every
 read fail with ``AMDSMI_STATUS_IO`` while sysfs reads the function's config space as
-``0xffff`` (``simgpu/amd_host.py``); ``no-driver`` makes ``amdsmi_init`` fail.
+``0xffff`` (``simgpu/amd_host.py``); ``no-driver`` makes ``amdsmi_init`` fail. Under
+load, ``thermal-throttle`` sets the hotspot-temperature throttler and ``power-brake`` a
+current (VRM) throttler while they hold (``simgpu/load_faults.py`` says when);
+``pcie-downtrain`` halves the link's reported width and speed; ``ecc-correctable-storm``
+reports a high and climbing correctable count.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from runners.sdk.simgpu.nvml import pci_bus_id
+from runners.sdk.simgpu.nvml import ECC_STORM_BASE, ECC_STORM_PER_LOADED_S, pci_bus_id
+from runners.sdk.simgpu.spec import ECC_CORRECTABLE_STORM_FAULT, PCIE_DOWNTRAIN_FAULT
 from runners.sdk.simgpu.state import SimState
 
 SIM_AMDGPU_DRIVER_VERSION = "6.10.5"
@@ -101,6 +106,8 @@ class AmdSmiMemoryPageStatus(enum.IntEnum):
 #: 16-31 current, 32-55 temperature/VR, 56+ other).
 THROTTLER_PPT0_BIT = 0
 THROTTLER_TEMP_HOTSPOT_BIT = 36
+#: A current (EDC/TDC, the VRM's) throttler: what a power-delivery transient trips.
+THROTTLER_CURRENT_BIT = 16
 
 
 @dataclass(frozen=True)
@@ -216,7 +223,8 @@ class SimAmdSmi:
         }
 
     def amdsmi_get_pcie_info(self, handle: SimHandle) -> dict[str, Any]:
-        self._read(handle)
+        index = self._read(handle)
+        down = 1 if self._faulty(PCIE_DOWNTRAIN_FAULT, index) else 0
         return {
             "pcie_static": {
                 "max_pcie_width": self._profile.pcie_width,
@@ -224,7 +232,10 @@ class SimAmdSmi:
                 "pcie_interface_version": self._profile.pcie_generation,
                 "slot_type": "OAM",
             },
-            "pcie_metric": {"pcie_width": self._profile.pcie_width, "pcie_speed": 32000},
+            "pcie_metric": {
+                "pcie_width": self._profile.pcie_width >> down,
+                "pcie_speed": 32000 >> down,
+            },
         }
 
     # -- clocks, performance level, throttling ----------------------------------------
@@ -241,7 +252,8 @@ class SimAmdSmi:
         if self._loaded_and_free(index):
             # The same small deterministic wobble the NVIDIA simulation has.
             wobble = (int(self._state.clock.now * 10) % 3) * 15
-            current = profile.rated_boost_sm_mhz - wobble
+            scale = self._state.condition(index).sm_scale
+            current = round(profile.rated_boost_sm_mhz * scale) - wobble
         else:
             current = profile.idle_sm_mhz
         return {
@@ -261,13 +273,20 @@ class SimAmdSmi:
     def amdsmi_get_gpu_metrics_info(self, handle: SimHandle) -> dict[str, Any]:
         index = self._read(handle)
         loaded = index in self._state.loaded
+        condition = self._state.condition(index)
         # A part pinned low reports no throttler: that is what hides it from passive checks.
+        # A throttling one sets its hotspot-temperature or current (VRM) throttler.
+        throttlers = 0
+        if condition.thermal:
+            throttlers |= 1 << THROTTLER_TEMP_HOTSPOT_BIT
+        if condition.power_brake:
+            throttlers |= 1 << THROTTLER_CURRENT_BIT
         return {
-            "temperature_hotspot": 71 if loaded else 38,
+            "temperature_hotspot": self._hotspot_c(index),
             "temperature_mem": 60 if loaded else 33,
             "average_gfx_activity": 100 if loaded else 0,
             "throttle_status": NA,
-            "indep_throttle_status": 0,
+            "indep_throttle_status": throttlers,
             "current_gfxclk": NA,
         }
 
@@ -285,12 +304,21 @@ class SimAmdSmi:
             raise AmdSmiLibraryException(STATUS.AMDSMI_STATUS_NOT_SUPPORTED)
         if metric != AmdSmiTemperatureMetric.CURRENT:
             raise AmdSmiLibraryException(STATUS.AMDSMI_STATUS_NOT_SUPPORTED)
-        return 71 if index in self._state.loaded else 38
+        return self._hotspot_c(index)
+
+    def _hotspot_c(self, index: int) -> int:
+        if index not in self._state.loaded:
+            return 38
+        hot = self._state.condition(index).temp_c
+        return 71 if hot is None else round(hot)
 
     def amdsmi_get_power_info(self, handle: SimHandle) -> dict[str, Any]:
         index = self._read(handle)
         limit = self._profile.power_limit_w
-        draw = limit * (0.93 if self._loaded_and_free(index) else 0.14)
+        braked = self._state.condition(index).power_scale
+        draw = limit * (
+            (0.93 if braked is None else braked) if self._loaded_and_free(index) else 0.14
+        )
         # MI300-class parts report the average socket power; the current one is N/A.
         return {
             "current_socket_power": NA,
@@ -323,8 +351,12 @@ class SimAmdSmi:
     def amdsmi_get_gpu_total_ecc_count(self, handle: SimHandle) -> dict[str, Any]:
         index = self._read(handle)
         uncorrectable = 2 if self._faulty("ecc-uncorrectable", index) else 0
+        correctable = 0
+        if self._faulty(ECC_CORRECTABLE_STORM_FAULT, index):
+            loaded = self._state.seconds_loaded(index)
+            correctable = ECC_STORM_BASE + round(ECC_STORM_PER_LOADED_S * loaded)
         return {
-            "correctable_count": 0,
+            "correctable_count": correctable,
             "uncorrectable_count": uncorrectable,
             "deferred_count": 0,
         }

@@ -15,7 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runners.sdk.protocols import GemmCheck, GpuLostError, NotSupportedError
-from runners.sdk.simgpu.load_faults import SDC_EVERY_NTH_CHECK, SDC_FAULT, SDC_RELATIVE_ERROR
+from runners.sdk.simgpu.load_faults import (
+    SDC_EVERY_NTH_CHECK,
+    SDC_FAULT,
+    SDC_RELATIVE_ERROR,
+    mean_sm_scale,
+)
+from runners.sdk.simgpu.spec import NVLINK_DOWN_FAULT, PCIE_DOWNTRAIN_FAULT
 from runners.sdk.simgpu.state import SimState
 
 #: The arch list a typical CUDA 12.8 PyTorch wheel is built for (static under simulation).
@@ -27,20 +33,25 @@ _NOMINAL_ERROR = {"fp64": 2.0e-15, "tf32": 4.0e-4, "bf16": 3.9e-3, "fp8": 2.1e-2
 #: The lowest compute capability whose tensor cores (as PyTorch exposes them) run it.
 _MIN_CAPABILITY = {"fp64": (0, 0), "bf16": (0, 0), "tf32": (8, 0), "fp8": (8, 9), "fp4": (10, 0)}
 _EFFICIENCY = 0.8
+#: What a link trained x8 at Gen4 carries of x16 at Gen5 (half the lanes, half the rate).
+PCIE_DOWNTRAIN_SCALE = 0.25
 
 
 class SimLoad:
     def __init__(self, *, state: SimState, devices: Sequence[int]) -> None:
         self._state = state
         self._devices = list(devices)
-        state.loaded.update(self._devices)
+        state.start_load(self._devices)
 
     def stop(self) -> dict[int, float]:
-        self._state.loaded.difference_update(self._devices)
-        profile = self._state.spec.profile
+        state = self._state
+        loaded_for_s = state.stop_load(self._devices)
+        profile = state.spec.profile
         result = {}
         for device in self._devices:
             scale = 345 / profile.rated_boost_sm_mhz if self._pinned(device) else 1.0
+            if device == state.spec.faulty_index:
+                scale *= mean_sm_scale(state.spec.faults, loaded_for_s)
             result[device] = profile.dense_bf16_tflops * _EFFICIENCY * scale
         return result
 
@@ -126,6 +137,19 @@ class SimCompute:
             return 0.3
         return 1.0
 
+    def _host_link_scale(self, device: int) -> float:
+        """``pcie-downtrain``: x8 at Gen4 carries a quarter of x16 at Gen5."""
+        if self._state.fault_on(PCIE_DOWNTRAIN_FAULT, device):
+            return PCIE_DOWNTRAIN_SCALE
+        return 1.0
+
+    def _nvlink_scale(self, src: int, dst: int) -> float:
+        """``nvlink-down``: peer traffic of the faulty device loses one link's share."""
+        links = self._state.spec.profile.nvlinks
+        if links and any(self._state.fault_on(NVLINK_DOWN_FAULT, d) for d in (src, dst)):
+            return (links - 1) / links
+        return 1.0
+
     def copy_bandwidth_gbs(
         self, *, device: int, direction: str, nbytes: int, repeats: int
     ) -> float:
@@ -135,6 +159,7 @@ class SimCompute:
             nominal = profile.hbm_bandwidth_gbs * 0.9
         elif direction in ("h2d", "d2h"):
             nominal = profile.host_link_gbs * (1.0 if direction == "h2d" else 0.97)
+            nominal *= self._host_link_scale(device)
         else:
             raise ValueError(f"unknown copy direction {direction!r}")
         gbs = nominal * self._bandwidth_scale(device)
@@ -147,4 +172,5 @@ class SimCompute:
         self._check(src)
         self._check(dst)
         nvlink_gbs = 360.0 if self._state.spec.profile.compute_capability < (10, 0) else 720.0
-        return nvlink_gbs * min(self._bandwidth_scale(src), self._bandwidth_scale(dst))
+        scale = min(self._bandwidth_scale(src), self._bandwidth_scale(dst))
+        return nvlink_gbs * scale * self._nvlink_scale(src, dst)

@@ -8,6 +8,9 @@ nominal (the NIC profile's line rate times an efficiency), the faults shape them
 
 - ``degraded-link``: half the rate, on either end of the pair;
 - ``flapping-link``: the port's error counters move on every read;
+- ``nic-flap-under-load``: the port flaps only while it carries traffic: its counters
+  move once per tool run on this node and never between runs (an idle read of them sees
+  nothing), and the retraining costs the run a few per cent of its rate;
 - ``memlock-8mib``: RLIMIT_MEMLOCK is 8 MiB and registration beyond it fails exactly as
   perftest and NCCL fail (``Couldn't create CQ``, ``ibv_reg_mr_iova2 ... Cannot allocate
   memory``);
@@ -39,6 +42,7 @@ from runners.sdk.protocols import (
     FLAPPING_LINK_FAULT,
     MEMLOCK_8MIB_FAULT,
     NCCL_SOCKET_FALLBACK_FAULT,
+    NIC_FLAP_UNDER_LOAD_FAULT,
     RdmaPort,
     ToolMissingError,
     ToolResult,
@@ -49,6 +53,9 @@ from runners.sdk.simgpu.state import SimState
 
 MEMLOCK_8MIB = 8 * 1024 * 1024
 PINNED_OVERHEAD_BYTES = 1024 * 1024
+#: What a link that flaps under load keeps of its rate: each flap lasts milliseconds, so a
+#: run's average hardly moves (the counters show it, the bandwidth does not).
+FLAP_UNDER_LOAD_SCALE = 0.97
 #: Message size at which a write reaches half its large-message efficiency.
 _HALF_SIZE = 128.0
 _HOST = "simnode"
@@ -124,6 +131,8 @@ class SimFabric:
     def __init__(self, state: SimState) -> None:
         self._state = state
         self._counter_reads = 0
+        #: Tool runs that carried traffic over this node's port (nic-flap-under-load).
+        self._traffic_runs = 0
 
     def rdma_ports(self) -> list[RdmaPort]:
         nic = self._state.spec.nic
@@ -139,7 +148,11 @@ class SimFabric:
 
     def error_counters(self, port: RdmaPort) -> dict[str, int] | None:
         self._counter_reads += 1
-        moved = self._counter_reads - 1 if self._state.spec.has(FLAPPING_LINK_FAULT) else 0
+        moved = 0
+        if self._state.spec.has(FLAPPING_LINK_FAULT):
+            moved = self._counter_reads - 1
+        elif self._state.spec.has(NIC_FLAP_UNDER_LOAD_FAULT):
+            moved = self._traffic_runs
         return {
             "symbol_error": 37 * moved,
             "link_error_recovery": moved,
@@ -193,6 +206,7 @@ class SimFabric:
         if isinstance(peer_degraded, ToolResult):
             return peer_degraded
         slow = degraded or peer_degraded
+        self._traffic_runs += 1
         return ToolResult(0, self._perftest_report(args, slow=slow), "")
 
     def _handshake(self, args: _Perftest, degraded: bool) -> str:
@@ -282,8 +296,15 @@ class SimFabric:
         if args.tool == "ib_write_bw":
             flapping = self._state.spec.has(FLAPPING_LINK_FAULT)
             efficiency = nic.write_efficiency * args.size / (args.size + _HALF_SIZE)
+            flap_scale = (
+                FLAP_UNDER_LOAD_SCALE if self._state.spec.has(NIC_FLAP_UNDER_LOAD_FAULT) else 1
+            )
             average = (
-                nic.rate_gbps * efficiency * (0.5 if slow else 1.0) * (0.99 if flapping else 1)
+                nic.rate_gbps
+                * efficiency
+                * (0.5 if slow else 1.0)
+                * (0.99 if flapping else 1)
+                * flap_scale
             )
             peak = average * 1.0004
             if args.gbits:
@@ -454,6 +475,8 @@ class SimFabric:
             peak = 11.0
         if network and spec.has(DEGRADED_LINK_FAULT):
             peak *= 0.5
+        if network and spec.has(NIC_FLAP_UNDER_LOAD_FAULT):
+            peak *= FLAP_UNDER_LOAD_SCALE
         if not network and spec.has("low-bandwidth"):
             peak *= 0.3
         return peak

@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 
 from runners.sdk.protocols import ToolResult
+from runners.sdk.simgpu.load_faults import POWER_BRAKE_FAULT, THERMAL_THROTTLE_FAULT
 from runners.sdk.simgpu.nvml import SIM_DRIVER_VERSION, pci_bus_id
+from runners.sdk.simgpu.spec import NVLINK_DOWN_FAULT, PCIE_DOWNTRAIN_FAULT
 from runners.sdk.simgpu.state import SimState
 
 _XID_TEXT = {
@@ -68,6 +70,17 @@ class SimKmsg:
         return None
 
 
+#: sysfs's ``*_link_speed`` text per PCIe generation.
+_PCIE_SPEED = {
+    1: "2.5 GT/s PCIe",
+    2: "5.0 GT/s PCIe",
+    3: "8.0 GT/s PCIe",
+    4: "16.0 GT/s PCIe",
+    5: "32.0 GT/s PCIe",
+    6: "64.0 GT/s PCIe",
+}
+
+
 class SimSysfs:
     """An in-memory sysfs tree (paths relative to /sys)."""
 
@@ -82,8 +95,13 @@ class SimSysfs:
             files[f"{base}/device"] = f"0x{profile.pci_device_id:04x}"
             files[f"{base}/class"] = "0x030200"
             links[f"{base}/driver"] = "../../../bus/pci/drivers/nvidia"
-            files[f"{base}/current_link_speed"] = "32.0 GT/s PCIe"
-            files[f"{base}/current_link_width"] = str(profile.pcie_width)
+            # pcie-downtrain: trained one generation down at half the lanes.
+            down = 1 if state.fault_on(PCIE_DOWNTRAIN_FAULT, index) else 0
+            generation = profile.pcie_generation
+            files[f"{base}/current_link_speed"] = _PCIE_SPEED[generation - down]
+            files[f"{base}/current_link_width"] = str(profile.pcie_width >> down)
+            files[f"{base}/max_link_speed"] = _PCIE_SPEED[generation]
+            files[f"{base}/max_link_width"] = str(profile.pcie_width)
         nics = {"eth0": "0000:c1:00.0", "ib0": "0000:c2:00.0"}
         for name, bdf in nics.items():
             base = f"class/net/{name}"
@@ -180,6 +198,15 @@ def _failing_tests(state: SimState) -> dict[str, str]:
         failing["Diagnostic"] = f"GPU {gpu} produced miscompares in the SM stress"
     if spec.has("low-clock"):
         failing["Targeted Power"] = f"GPU {gpu} did not reach its target power (clocks locked)"
+    if spec.has(PCIE_DOWNTRAIN_FAULT):
+        failing["PCIe"] = f"GPU {gpu} PCIe link is x8 Gen4; its maximum is x16 Gen5"
+    if spec.has(NVLINK_DOWN_FAULT):
+        failing["PCIe"] = f"GPU {gpu}'s NvLink link 5 is currently down"
+    if spec.has(THERMAL_THROTTLE_FAULT):
+        # The stress plugins run for minutes: long enough for the cooling to give out.
+        failing["Targeted Stress"] = f"GPU {gpu} clocks throttled: HW thermal slowdown"
+    if spec.has(POWER_BRAKE_FAULT):
+        failing["Pulse Test"] = f"GPU {gpu} failed the pulse test: HW power brake engaged"
     return failing
 
 

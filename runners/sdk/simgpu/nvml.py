@@ -8,9 +8,14 @@ from runners.sdk.protocols import (
     NotSupportedError,
     RemappedRows,
 )
+from runners.sdk.simgpu.spec import ECC_CORRECTABLE_STORM_FAULT
 from runners.sdk.simgpu.state import SimState
 
 SIM_DRIVER_VERSION = "570.124.06"
+#: ``ecc-correctable-storm``: the lifetime corrected count the faulty device starts at,
+#: and how many more it corrects per second under load (memory traffic finds more).
+ECC_STORM_BASE = 18_000
+ECC_STORM_PER_LOADED_S = 25.0
 
 
 def pci_bus_id(index: int) -> str:
@@ -86,7 +91,8 @@ class SimDevice:
         if self._loaded_and_free():
             # A small deterministic wobble so averages are not trivially the maximum.
             wobble = (int(self._state.clock.now * 10) % 3) * 15
-            return self._profile.rated_boost_sm_mhz - wobble
+            scale = self._state.condition(self._index).sm_scale
+            return round(self._profile.rated_boost_sm_mhz * scale) - wobble
         return self._profile.idle_sm_mhz
 
     def max_clock_mhz(self, kind: ClockKind) -> int:
@@ -103,18 +109,22 @@ class SimDevice:
         self._check()
         if self._index in self._state.loaded:
             # A part pinned low by a stuck P-state reports no reason at all: that is
-            # what makes it invisible to passive checks.
-            return 0x0
+            # what makes it invisible to passive checks. A throttling one says why.
+            return self._state.condition(self._index).reasons
         return 0x1
 
     def temperature_c(self) -> float:
         self._check()
-        return 67.0 if self._index in self._state.loaded else 34.0
+        if self._index not in self._state.loaded:
+            return 34.0
+        hot = self._state.condition(self._index).temp_c
+        return 67.0 if hot is None else hot
 
     def power_draw_w(self) -> float:
         self._check()
         if self._loaded_and_free():
-            return self._profile.power_limit_w * 0.93
+            braked = self._state.condition(self._index).power_scale
+            return self._profile.power_limit_w * (0.93 if braked is None else braked)
         return self._profile.power_limit_w * 0.11
 
     def power_limit_w(self) -> float:
@@ -130,6 +140,13 @@ class SimDevice:
     def uncorrected_ecc_total(self) -> int:
         self._check()
         return 2 if self._faulty("ecc-uncorrectable") else 0
+
+    def corrected_ecc_total(self) -> int:
+        self._check()
+        if not self._faulty(ECC_CORRECTABLE_STORM_FAULT):
+            return 0
+        loaded = self._state.seconds_loaded(self._index)
+        return ECC_STORM_BASE + round(ECC_STORM_PER_LOADED_S * loaded)
 
     def remapped_rows(self) -> RemappedRows:
         self._check()

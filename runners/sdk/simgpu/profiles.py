@@ -40,6 +40,9 @@ class GpuProfile:
     #: clock*: NVML's memory clock is half the HBM data rate (2); amdsmi's MCLK on CDNA3
     #: HBM3/HBM3E is a quarter of it (4: MI300X's 1300 MHz x 4 x 8192 bit = 5.3 TB/s).
     mem_transfers_per_clock: int = 2
+    #: NVLinks per GPU to the node's NVSwitch fabric (0: the part has no GPU-to-GPU
+    #: NVLink, as a PCIe card, a GB10 or an AMD part).
+    nvlinks: int = 0
 
     @property
     def max_mem_clock_mhz(self) -> int:
@@ -86,6 +89,7 @@ PROFILES: dict[str, GpuProfile] = {
         board_part_number="692-2G520-0200-000",
         vbios="96.00.5E.00.01",
         dense_bf16_tflops=989.0,
+        nvlinks=18,
     ),
     "h200": GpuProfile(
         key="h200",
@@ -104,6 +108,7 @@ PROFILES: dict[str, GpuProfile] = {
         board_part_number="692-2G520-0280-000",
         vbios="96.00.A5.00.01",
         dense_bf16_tflops=989.0,
+        nvlinks=18,
     ),
     "b200": GpuProfile(
         key="b200",
@@ -122,6 +127,7 @@ PROFILES: dict[str, GpuProfile] = {
         board_part_number="699-2G525-0200-000",
         vbios="97.00.1A.00.01",
         dense_bf16_tflops=2250.0,
+        nvlinks=18,
     ),
     "gb200": GpuProfile(
         key="gb200",
@@ -140,6 +146,7 @@ PROFILES: dict[str, GpuProfile] = {
         board_part_number="699-2G548-1200-000",
         vbios="97.00.3B.00.01",
         dense_bf16_tflops=2500.0,
+        nvlinks=18,
     ),
     # GB10-style part (DGX Spark class): unified LPDDR5X memory shared with the CPU, no
     # ECC reporting, and no GPUDirect RDMA path (nvidia-peermem/dma-buf peer memory).

@@ -4,7 +4,8 @@ Why strict: a misspelt fault that were silently ignored would turn a fault-cover
 into a healthy run that "passes" — exactly the laundering the simulator exists to expose.
 Unknown profiles and faults are refused (exit 3), and so is a fault the part cannot
 have: an Xid is an NVIDIA driver event, so ``xid:<code>`` on an AMD profile is refused
-rather than run as a healthy part.
+rather than run as a healthy part, and so is ``nvlink-down`` there (AMD parts link over
+xGMI, not NVLink), on a part without NVLink, or on a single device (an NVLink joins two GPUs).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from runners.sdk.protocols import (
     FLAPPING_LINK_FAULT,
     MEMLOCK_8MIB_FAULT,
     NCCL_SOCKET_FALLBACK_FAULT,
+    NIC_FLAP_UNDER_LOAD_FAULT,
     NO_RENDEZVOUS_FAULT,
     SLOW_LINK_FAULT,
 )
@@ -29,11 +31,25 @@ from runners.sdk.simgpu.profiles import ALL_PROFILES, DEFAULT_NIC, NICS, GpuProf
 #: Makes the SDK raise an unexpected exception inside the guarded body, so the
 #: conformance suite can prove a crash exits 3 for every runner.
 CRASH_FAULT = "crash"
+#: The faulty device's PCIe link trained x8 at Gen4 instead of x16 at Gen5: host copies
+#: run at a quarter of their rate and sysfs says so (``simgpu/compute``, ``simgpu/host``).
+PCIE_DOWNTRAIN_FAULT = "pcie-downtrain"
+#: One of the faulty device's NVLinks is down: its peer traffic loses that link's share.
+NVLINK_DOWN_FAULT = "nvlink-down"
+#: A storm of corrected (single-bit) ECC errors on the faulty device, below any
+#: uncorrectable error: the lifetime corrected count is high and climbs under load.
+ECC_CORRECTABLE_STORM_FAULT = "ecc-correctable-storm"
 #: Faults of the node's simulated network (docs/simulated-kubelet.md).
 LINK_FAULTS: frozenset[str] = frozenset({SLOW_LINK_FAULT, NO_RENDEZVOUS_FAULT, CORRUPT_DATA_FAULT})
 #: Faults of the node's simulated RDMA fabric (docs/fabric.md).
 FABRIC_FAULTS: frozenset[str] = frozenset(
-    {DEGRADED_LINK_FAULT, FLAPPING_LINK_FAULT, MEMLOCK_8MIB_FAULT, NCCL_SOCKET_FALLBACK_FAULT}
+    {
+        DEGRADED_LINK_FAULT,
+        FLAPPING_LINK_FAULT,
+        NIC_FLAP_UNDER_LOAD_FAULT,
+        MEMLOCK_8MIB_FAULT,
+        NCCL_SOCKET_FALLBACK_FAULT,
+    }
 )
 FAULTS: frozenset[str] = (
     LINK_FAULTS
@@ -49,6 +65,9 @@ FAULTS: frozenset[str] = (
             "nan-compute",
             "no-driver",
             CRASH_FAULT,
+            PCIE_DOWNTRAIN_FAULT,
+            NVLINK_DOWN_FAULT,
+            ECC_CORRECTABLE_STORM_FAULT,
         }
     )
 )
@@ -105,6 +124,14 @@ def parse_spec(text: str) -> SimSpec:
         raise RunnerError(
             f"GLIMMER_SIM_GPU: xid faults are NVIDIA driver events; {profile.key} "
             "(an AMD part) cannot have one"
+        )
+    if NVLINK_DOWN_FAULT in faults and profile.nvlinks == 0:
+        why = "links its GPUs over xGMI" if profile.vendor == AMD_VENDOR else "has no NVLink"
+        raise RunnerError(f"GLIMMER_SIM_GPU: nvlink-down is an NVLink fault; {profile.key} {why}")
+    if NVLINK_DOWN_FAULT in faults and count < 2:
+        raise RunnerError(
+            "GLIMMER_SIM_GPU: nvlink-down needs at least two GPUs (an NVLink joins two); "
+            f"give a count, e.g. {profile.key}x8:nvlink-down"
         )
     return SimSpec(
         profile=profile,
