@@ -8,8 +8,8 @@ faulty device, no metric after a crash). :func:`card` runs every case of a kind 
 parallel, up to the cores) and folds the findings into one row per clause. The suites
 and the CLI share this one engine: there is no second rule set.
 
-Clauses the engine does not check yet are rows too, reported as ``not checked`` (never
-as a pass): :data:`NOT_CHECKED`.
+Clauses the engine does not check yet would be rows too, reported as ``not checked``
+(never as a pass): :data:`UNCHECKED` names them (none today).
 """
 
 from __future__ import annotations
@@ -20,8 +20,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final
 
-from glimmer.contract import RunnerReport
+from glimmer.contract import REGISTRY, RunnerReport, ThresholdUse, parse_go_float, unit_of
 from runners.catalog import RunnerSpec
+
+#: The ``duration-deadline`` case's budget, and how long past it the process may take to
+#: end (start-up and printing; the pod deadline allows the window plus 120 s).
+DURATION_CASE_BUDGET_S: Final = 20.0
+DURATION_CASE_SLACK_S: Final = 30.0
 
 #: Row status words (a clause's state on the card, not a test phase).
 PASS: Final = "pass"
@@ -96,21 +101,27 @@ CLAUSES: Final[dict[str, tuple[str, str]]] = {
         "finish inside BURNIN_DURATION_SECONDS; a simulated run needs no real load time",
     ),
     "units": (
-        "values carry the registered units",
-        "not checked yet: compare with the kind's registered metrics by hand",
+        "a metric whose name carries a unit, or that is a registered measurement, prints "
+        "a plain number: the unit lives in the name",
+        "print `memoryBandwidthGBs=3200`, never `3200 GB/s` or `85%`; a word that is not "
+        "a number needs a name without a unit suffix (docs/runner-contract.md, Names)",
     ),
     "n/a": (
-        "`n/a` only where the kind allows it",
-        "not checked yet: the registry does not say per kind which metric may be n/a",
+        "on a part that has every feature (the healthy h200x2 case), no measurement is "
+        "`n/a`: n/a says the part cannot give it",
+        "measure it, or exit 3 when it could not be read: an `n/a` on a part that has the "
+        "feature silently skips every RequiredIfMeasurable gate on it",
     ),
     "duration-deadline": (
-        "honours BURNIN_DURATION_SECONDS and the deadline",
-        "not checked yet: run it under `glimmer run` with a short deadline",
+        f"honours BURNIN_DURATION_SECONDS: given {DURATION_CASE_BUDGET_S:g} s, its own "
+        f"elapsedS stays within it and it ends within {DURATION_CASE_SLACK_S:g} s more",
+        "bound the measurement window by BURNIN_DURATION_SECONDS (runners.sdk's "
+        "env.window_s does), keeping start-up and printing inside the pod deadline",
     ),
 }
 
 #: Clauses with no check in the engine: always shown, always ``not checked``.
-UNCHECKED: Final = ("units", "n/a", "duration-deadline")
+UNCHECKED: Final[tuple[str, ...]] = ()
 
 
 @dataclass(frozen=True)
@@ -143,7 +154,7 @@ def clause_text(clause: str) -> tuple[str, str]:
 
 def run_clauses(spec: RunnerSpec, exit_code: int) -> set[str]:
     """The clauses one execution with this exit code is judged on."""
-    judged = {"exit-codes", "metric-grammar", "non-finite", "artifact-fences"}
+    judged = {"exit-codes", "metric-grammar", "non-finite", "artifact-fences", "units"}
     if exit_code == 0 and spec.pass_line is not None:
         judged.add("pass-line")
     judged |= {1: {"fail-marker"}, 2: {"skip-marker"}, 3: {"error-marker"}}.get(exit_code, set())
@@ -180,9 +191,51 @@ def run_findings(spec: RunnerSpec, exit_code: int, report: RunnerReport) -> list
     for name, value in report.metrics.items():
         if value.strip().lower() in ("nan", "inf", "-inf", "+inf"):
             found.append(Finding("non-finite", f"non-finite value printed: {name}={value}"))
+        elif _numeric(name) and parse_go_float(value) is None:
+            found.append(Finding("units", f"{name}={value}: not a plain number"))
     if report.dropped_artifacts:
         found.append(
             Finding("artifact-fences", f"{len(report.dropped_artifacts)} artifact(s) dropped")
+        )
+    return found
+
+
+def _numeric(name: str) -> bool:
+    """A name whose value must be a number: it carries a unit, or is a registered
+    measurement (thresholds gate it)."""
+    spec = REGISTRY.get(name)
+    return unit_of(name) != "" or (spec is not None and spec.use == ThresholdUse.ACCEPTANCE)
+
+
+def na_findings(report: RunnerReport) -> list[Finding]:
+    """The ``n/a`` clause on a part with every feature: no registered measurement n/a."""
+    declared = sorted(
+        name
+        for name in report.unmeasurable
+        if (spec := REGISTRY.get(name)) is not None and spec.use == ThresholdUse.ACCEPTANCE
+    )
+    if not declared:
+        return []
+    return [Finding("n/a", f"declared n/a on a part that has the feature: {declared}")]
+
+
+def duration_findings(report: RunnerReport, *, wall_s: float) -> list[Finding]:
+    """The ``duration-deadline`` clause, given :data:`DURATION_CASE_BUDGET_S`."""
+    found = []
+    elapsed = parse_go_float(report.metrics.get("elapsedS", ""))
+    if elapsed is not None and elapsed > DURATION_CASE_BUDGET_S:
+        found.append(
+            Finding(
+                "duration-deadline",
+                f"elapsedS={elapsed:g} overran the {DURATION_CASE_BUDGET_S:g} s budget",
+            )
+        )
+    if wall_s > DURATION_CASE_BUDGET_S + DURATION_CASE_SLACK_S:
+        found.append(
+            Finding(
+                "duration-deadline",
+                f"took {wall_s:.0f} s of wall time on a {DURATION_CASE_BUDGET_S:g} s budget",
+            )
         )
     return found
 
@@ -191,6 +244,8 @@ def case_clause(label: str) -> str:
     """The clause whose row a case's exit code is judged on."""
     if label in ("missing-dependency", "declared-skip", "unknown-fault"):
         return label
+    if label == "duration":
+        return "duration-deadline"
     if label.startswith("healthy-"):
         return f"healthy:{label.removeprefix('healthy-')}"
     return f"fault:{label}"

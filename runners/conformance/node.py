@@ -1,10 +1,12 @@
 """The Node suite: one process per case, on healthy profiles, every fault and the refusals.
 
 What it checks: a healthy simulated profile exits 0 and prints every metric the runner
-registers; each simulated fault (``FAULT_MATRIX``, and ``AMD_FAULT_MATRIX`` on
-``AMD_MATRIX_PROFILE``) gives the exit code the fault matrix says and a measured failure
-names the faulty device; an injected exception (``<profile>:crash``), a missing
-dependency and an unknown fault exit 3; a declared skip exits 2. Every run also keeps
+registers, and on the matrix's part (every feature present) declares no measurement
+``n/a``; given a short ``BURNIN_DURATION_SECONDS`` it keeps within it; each simulated
+fault (``FAULT_MATRIX``, and ``AMD_FAULT_MATRIX`` on ``AMD_MATRIX_PROFILE``) gives the
+exit code the fault matrix says and a measured failure names the faulty device; an
+injected exception (``<profile>:crash``), a missing dependency and an unknown fault exit
+3; a declared skip exits 2. Every run also keeps
 :func:`~runners.conformance.execution.contract_problems`.
 """
 
@@ -12,17 +14,22 @@ from __future__ import annotations
 
 import functools
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from glimmer.contract import SIM_GPU_ENV
 from runners.catalog import RUNNERS, RunnerSpec
 from runners.conformance.clauses import (
+    DURATION_CASE_BUDGET_S,
+    DURATION_CASE_SLACK_S,
     Card,
     Finding,
     case_clause,
+    duration_findings,
     fold,
     is_crash_case,
+    na_findings,
     run_all,
     run_clauses,
     run_findings,
@@ -52,6 +59,8 @@ class Case:
     require_healthy_metrics: bool = False
     #: On a measured failure, the device the fold must name (faults land on the last one).
     faulty_device: int | None = None
+    #: The part has every feature: no registered measurement may be ``n/a`` (the n/a clause).
+    forbid_na: bool = False
 
     def __str__(self) -> str:
         return f"{self.kind}[{self.label}]"
@@ -77,6 +86,9 @@ def case_findings(
     its stdout. The one engine of :func:`check` and ``glimmer conformance``."""
     label = case.label
     own = case_clause(label)
+    if label == "duration":
+        timeout_s = min(timeout_s, DURATION_CASE_BUDGET_S + DURATION_CASE_SLACK_S + 5.0)
+    started = time.monotonic()
     try:
         run = execute(
             command or spec.command,
@@ -87,8 +99,14 @@ def case_findings(
     except subprocess.TimeoutExpired:
         hung = f"still running after {timeout_s:g} s: killed, nothing judged"
         return [Finding("finishes", hung, label)], {"finishes", own}, ""
+    wall_s = time.monotonic() - started
     judged = run_clauses(spec, run.exit_code) | {own, "finishes"}
     found = [replace(f, case=label) for f in run_findings(spec, run.exit_code, run.report)]
+    if case.forbid_na:
+        judged.add("n/a")
+        found += [replace(f, case=label) for f in na_findings(run.report)]
+    if label == "duration":
+        found += [replace(f, case=label) for f in duration_findings(run.report, wall_s=wall_s)]
     if run.exit_code != case.expected_exit:
         found.append(Finding(own, f"exit {run.exit_code}, expected {case.expected_exit}", label))
     if case.require_healthy_metrics:
@@ -140,8 +158,21 @@ def cases_for(kind: str) -> list[Case]:
                 expected_exit=EXIT_CODES[phase],
                 require_healthy_metrics=fault == "healthy" and phase == PASSED,
                 faulty_device=parse_spec(MATRIX_PROFILE).faulty_index,
+                forbid_na=fault == "healthy" and phase == PASSED,
             )
         )
+    healthy_phase = FAULT_MATRIX[kind]["healthy"]
+    cases.append(
+        Case(
+            kind=kind,
+            label="duration",
+            env={
+                SIM_GPU_ENV: MATRIX_PROFILE,
+                "BURNIN_DURATION_SECONDS": f"{DURATION_CASE_BUDGET_S:g}",
+            },
+            expected_exit=EXIT_CODES[healthy_phase],
+        )
+    )
     cases.extend(_amd_cases(kind))
     cases.append(
         Case(

@@ -2,8 +2,9 @@
 
 End to end through the command line: every Node runner of this project passes its own
 kind's card; the deliberately broken example (runners/examples/broken_runner.py) fails
-exactly the three clauses it breaks and passes the rest; the clauses the engine cannot
-check show as ``not checked``, never as a pass; ``--image`` runs the runner under the
+exactly the three clauses it breaks and passes the rest; every clause of the card is
+judged (units, n/a and the duration budget included), none shown as passed unjudged;
+``--image`` runs the runner under the
 container runtime (a stand-in here: no engine on this machine, so the argv it builds is
 what is tested, not a real container).
 """
@@ -94,11 +95,15 @@ def test_N15_the_suite_and_the_cli_share_one_engine() -> None:
     assert any("metrics printed on a crash" in p for p in problems), problems
 
 
-def test_N15_unchecked_clauses_are_rows_never_passes() -> None:
+def test_N15_units_n_a_and_duration_are_judged_rows_of_every_card() -> None:
+    """The clauses once shown as ``not checked`` are judged on real cases: the broken
+    example keeps them (it breaks three others), so they pass on runs, not by default."""
     _code, card = _card("--kind", BROKEN_KIND, "--command", f"python {BROKEN}")
-    statuses = _statuses(card)
-    for clause in UNCHECKED:
-        assert statuses[clause] == NOT_CHECKED
+    rows = {row["clause"]: row for row in card["clauses"]}
+    assert UNCHECKED == ()
+    assert NOT_CHECKED not in {row["status"] for row in rows.values()}
+    for clause in ("units", "n/a", "duration-deadline"):
+        assert rows[clause]["status"] == PASS and rows[clause]["cases"] >= 1, rows[clause]
 
 
 @pytest.mark.parametrize(

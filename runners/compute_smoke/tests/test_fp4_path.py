@@ -43,6 +43,12 @@ FP4_PART_ROW: dict[str, str] = {
     "low-bandwidth": PASSED,
     "nan-compute": FAILED,
     "sdc": PASSED,
+    "thermal-throttle": PASSED,
+    "power-brake": PASSED,
+    "pcie-downtrain": PASSED,
+    "nvlink-down": PASSED,
+    "ecc-correctable-storm": PASSED,
+    "nic-flap-under-load": PASSED,
     "no-driver": ERROR,
     "crash": ERROR,
 }
