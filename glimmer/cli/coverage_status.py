@@ -23,7 +23,8 @@ beside it, so a coverage of an older spec reads as stale. It is not the status's
 ``observedGeneration``, the upstream controller's (never written) field.
 
 Why this lives in the CLI layer: it reads the cluster (``glimmer.engine``) and the local
-coverage (``glimmer.local``), two layers that never import each other.
+coverage (``glimmer.local``), two layers that never import each other. The cluster
+client is imported on first use, so ``glimmer coverage FILE`` never loads it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import click
@@ -46,10 +47,11 @@ from glimmer.api.fields import spec_of
 from glimmer.cli import exits
 from glimmer.cli._common import fail
 from glimmer.cli.kubecontext import KubeContextError, context_namespace
-from glimmer.controllers.kit.names import PROFILES, TESTS
-from glimmer.engine import ApiError, KubeClient, Resource, is_not_found
 from glimmer.local.coverage import CaseOutcome, Coverage
 from glimmer.verdict import Phase
+
+if TYPE_CHECKING:  # the cluster client is imported only when a cluster profile is read
+    from glimmer.engine import ApiError, KubeClient, Resource
 
 JSON = dict[str, Any]
 STATUS_SUBRESOURCE: Final = "status"
@@ -213,13 +215,16 @@ def _test_refs(spec: Any) -> list[str]:
 
 
 async def read_profile(
-    client: KubeClient, *, namespace: str, name: str, resource: Resource = PROFILES
+    client: KubeClient, *, namespace: str, name: str, resource: Resource | None = None
 ) -> ClusterProfile:
     """The profile and the BurnInTests its entries reference (a reference to a test that
     does not exist is left for ``glimmer run`` to refuse, as for a file)."""
+    from glimmer.controllers.kit.names import PROFILES, TESTS
+    from glimmer.engine import ApiError, is_not_found
+
     ref = f"{namespace}/{name}"
     try:
-        profile = await client.get(resource, name, namespace=namespace)
+        profile = await client.get(resource or PROFILES, name, namespace=namespace)
     except ApiError as err:
         if is_not_found(err):
             raise CoverageStatusError(
@@ -262,16 +267,19 @@ async def write_coverage_status(
     namespace: str,
     name: str,
     status: ProfileCoverage,
-    resource: Resource = PROFILES,
+    resource: Resource | None = None,
 ) -> JSON:
     """Merge-patch ``status.coverage`` on the status subresource and read it back: a
     coverage the apiserver pruned (a CRD older than the field) is an error, never a
     silent success."""
+    from glimmer.controllers.kit.names import PROFILES
+    from glimmer.engine import ApiError, is_not_found
+
     ref = f"{namespace}/{name}"
     patch = status_patch(status)
     try:
         written = await client.patch(
-            resource, name, patch, namespace=namespace, subresource=STATUS_SUBRESOURCE
+            resource or PROFILES, name, patch, namespace=namespace, subresource=STATUS_SUBRESOURCE
         )
     except ApiError as err:
         if is_not_found(err):
