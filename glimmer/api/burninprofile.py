@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import ClassVar, Final
 
 import attrs
@@ -12,6 +13,7 @@ import attrs
 from glimmer.api.burnintest import API_VERSION, BurnInTestSpec, Threshold
 from glimmer.api.core import EnvVar, ObjectMeta
 from glimmer.api.fields import Rule, field
+from glimmer.api.vocabulary import CoverageState
 
 VARIANT_NAME_PATTERN: Final = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
@@ -95,6 +97,87 @@ class BurnInProfileSpec:
 
 
 @attrs.define(kw_only=True)
+class ProfileCoverage:
+    """The last `glimmer coverage --write-status` of this profile: which modelled
+    faults it catches on the simulated GPU (additive: the Go implementation has no such
+    field and never writes a profile's status)."""
+
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Rule(
+            rule="self.state == 'Measured' ? (has(self.caught) && has(self.missed)) : "
+            "(!has(self.caught) && !has(self.missed))",
+            message="only a Measured coverage carries caught and missed: a Void or "
+            "NotJudged one claims no catches (N16)",
+        ),
+        Rule(
+            rule="!has(self.caught) || !has(self.missed) || "
+            "self.caught + size(self.missed) == self.modelled",
+            message="caught plus the missed faults must be the modelled faults",
+        ),
+    )
+
+    state: str = field(
+        json="state",
+        required=True,
+        enum=CoverageState,
+        description="Measured, or Void (the healthy control did not Pass) or NotJudged "
+        "(a case wrote no result): only Measured carries caught and missed.",
+    )
+    summary: str = field(
+        json="summary",
+        required=True,
+        description="One line for `kubectl get`, ending with the profile generation it "
+        "was computed for, e.g. 'catches 9 of 10 modelled faults (generation 3)'.",
+    )
+    profile_generation: int = field(
+        json="profileGeneration",
+        required=True,
+        fmt="int64",
+        description="The profile's metadata.generation the coverage was computed for; "
+        "stale when the profile's generation has moved on.",
+    )
+    modelled: int = field(
+        json="modelled",
+        required=True,
+        fmt="int32",
+        minimum=0,
+        description="Modelled faults covered, over every simulated part.",
+    )
+    caught: int | None = field(
+        json="caught",
+        fmt="int32",
+        minimum=0,
+        description="Faults the profile catches (the run would not Pass); only when Measured.",
+    )
+    missed: list[str] | None = field(
+        json="missed",
+        description="Faults it misses (the run would Pass), as PART:FAULT when more than "
+        "one part was covered; only when Measured.",
+    )
+    unjudged: list[str] | None = field(
+        json="unjudged",
+        description="Cases not judged: a control that did not Pass, a case that wrote no result.",
+    )
+    sims: list[str] = field(
+        json="sims",
+        required=True,
+        min_items=1,
+        description="The simulated parts covered (e.g. h200x2).",
+    )
+    computed_at: datetime = field(
+        json="computedAt",
+        required=True,
+        fmt="date-time",
+        description="When the coverage finished.",
+    )
+    glimmer_version: str = field(
+        json="glimmerVersion",
+        required=True,
+        description="The glimmer that computed it.",
+    )
+
+
+@attrs.define(kw_only=True)
 class BurnInProfileStatus:
     """Observed state of a BurnInProfile (never written by the upstream controller)."""
 
@@ -102,6 +185,11 @@ class BurnInProfileStatus:
         json="observedGeneration",
         fmt="int64",
         description="Generation last observed by the controller.",
+    )
+    coverage: ProfileCoverage | None = field(
+        json="coverage",
+        description="The last coverage written by `glimmer coverage --profile-ref "
+        "--write-status` (additive).",
     )
 
 

@@ -75,7 +75,27 @@ KINDS: Final[tuple[KindInfo, ...]] = (
         model=BurnInProfile,
         # Upstream quirk kept on the wire: the path yields the list, not a count, and
         # the column is typed integer (semantics P10).
-        columns=(PrinterColumn(name="Tests", json_path=".spec.tests[*]", type="integer"),),
+        columns=(
+            PrinterColumn(name="Tests", json_path=".spec.tests[*]", type="integer"),
+            # Additive (N16): the last `glimmer coverage --write-status`; its summary ends
+            # with the generation it was computed for, and -o wide shows the profile's
+            # generation beside it, so a stale coverage reads as stale.
+            PrinterColumn(
+                name="Coverage",
+                json_path=".status.coverage.summary",
+                type="string",
+                description="The last coverage on the simulated GPU, with the profile "
+                "generation it was computed for.",
+            ),
+            PrinterColumn(
+                name="Generation",
+                json_path=".metadata.generation",
+                type="integer",
+                priority=1,
+                description="The profile's generation now: a coverage computed for an "
+                "older one is stale.",
+            ),
+        ),
     ),
     KindInfo(
         kind="BurnInRun",

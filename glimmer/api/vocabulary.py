@@ -25,6 +25,7 @@ __all__ = [
     "Comparison",
     "ConcurrencyPolicy",
     "ConditionStatus",
+    "CoverageState",
     "HostPathType",
     "Provenance",
     "RunPhase",
@@ -103,3 +104,16 @@ class PodPhase(StrEnum):
     SUCCEEDED = "Succeeded"
     FAILED = "Failed"
     UNKNOWN = "Unknown"
+
+
+class CoverageState(StrEnum):
+    """What a BurnInProfile's last coverage measured (``status.coverage.state``).
+
+    Only ``Measured`` carries a count of caught faults: a coverage whose healthy
+    control did not Pass (``Void``) or with a case no run judged (``NotJudged``)
+    claims nothing (N16).
+    """
+
+    MEASURED = "Measured"
+    VOID = "Void"
+    NOT_JUDGED = "NotJudged"

@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 
 from glimmer.api import (
     BurnInTestSpec,
+    CoverageState,
     ObjectMeta,
+    ProfileCoverage,
     ProfileTest,
     TargetSelector,
 )
@@ -132,8 +134,18 @@ def _fix_target(target: TargetSelector) -> TargetSelector:
     return attrs.evolve(target, node_names=["node-0"])
 
 
+def _fix_profile_coverage(coverage: ProfileCoverage) -> ProfileCoverage:
+    """Only a Measured coverage counts (N16), and its catches and misses add up."""
+    if coverage.state != CoverageState.MEASURED:
+        return attrs.evolve(coverage, caught=None, missed=None)
+    caught = min(coverage.caught or 0, 1000)
+    missed = coverage.missed or []
+    return attrs.evolve(coverage, caught=caught, missed=missed, modelled=caught + len(missed))
+
+
 _FIXES: dict[type[Any], Any] = {
     BurnInTestSpec: _fix_test_spec,
+    ProfileCoverage: _fix_profile_coverage,
     ProfileTest: _fix_profile_test,
     TargetSelector: _fix_target,
 }

@@ -348,8 +348,13 @@ NAMES_AND_COLUMNS = {
 }
 
 
-#: Glimmer's additive columns (I16), shown before Age; the reference's stay in place.
+#: Glimmer's additive columns (I16, N16), shown before Age (after the reference's
+#: columns when the kind has no Age); the reference's stay in place.
 ADDITIVE_COLUMNS = {
+    "BurnInProfile": [
+        ("Coverage", ".status.coverage.summary", "string", 0),
+        ("Generation", ".metadata.generation", "integer", 1),
+    ],
     "BurnInRun": [
         ("Measured", '.status.conditions[?(@.type=="Measured")].status', "string", 0),
         ("Certified", ".status.certifiesSilicon", "boolean", 0),
@@ -374,7 +379,8 @@ def test_names_and_printer_columns_match_the_reference_table(kind: str) -> None:
     assert spec["names"]["plural"] == plural
     assert spec["names"]["shortNames"] == short
     extra = ADDITIVE_COLUMNS.get(kind, [])
-    expected = columns[:-1] + extra + columns[-1:] if extra else columns
+    aged = bool(columns) and columns[-1][0] == "Age"
+    expected = columns[:-1] + extra + columns[-1:] if aged else columns + extra
     assert _columns(kind) == expected
 
 

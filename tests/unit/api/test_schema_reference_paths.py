@@ -29,7 +29,22 @@ REGENERATE = "run: hack/reference-schema-paths ../shared/perf/crd"
 #: Glimmer's own fields beyond the reference's schema: additive, since a reference
 #: manifest never sets them and their absence means the reference's behaviour.
 KNOWN_ADDITIVE: dict[str, frozenset[str]] = {
-    "BurnInProfile": frozenset(),
+    "BurnInProfile": frozenset(
+        {
+            # The last `glimmer coverage --write-status` (N16, docs/coverage.md).
+            "status.coverage",
+            "status.coverage.caught",
+            "status.coverage.computedAt",
+            "status.coverage.glimmerVersion",
+            "status.coverage.missed",
+            "status.coverage.modelled",
+            "status.coverage.profileGeneration",
+            "status.coverage.sims",
+            "status.coverage.state",
+            "status.coverage.summary",
+            "status.coverage.unjudged",
+        }
+    ),
     "BurnInRun": frozenset(
         {
             # Provenance and certification (docs/api.md).
