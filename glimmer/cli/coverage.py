@@ -318,7 +318,7 @@ def coverage(
             jobs=count,
         )
     for outcome in result.unjudged:
-        click.echo(f"glimmer: error: {outcome.case.spec}: {outcome.problem}", err=True)
+        click.echo(f"glimmer: error: {outcome.case.where}: {outcome.problem}", err=True)
     for outcome in result.control:
         if outcome.phase != str(Phase.PASSED):
             click.echo(f"glimmer: error: {_control_failure(outcome)}", err=True)
