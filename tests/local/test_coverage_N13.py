@@ -23,7 +23,7 @@ from glimmer.local.coverage import (
 )
 from glimmer.local.manifests import load_documents
 from glimmer.report.coverage import coverage_html, coverage_json
-from runners.fault_matrix import FABRIC_FAULTS, FAULT_STORIES, FAULTS
+from runners.fault_matrix import FABRIC_FAULTS, FAULT_STORIES, FAULTS, LINK_FAULTS
 
 ACCEPTANCE = Path(__file__).resolve().parents[2] / "glimmer" / "examples" / "acceptance.yaml"
 
@@ -230,7 +230,7 @@ def test_N13_the_faults_of_a_part_are_those_the_simulator_accepts_on_it() -> Non
 
 
 def test_N13_every_modelled_fault_tells_what_it_models_and_what_catches_it() -> None:
-    assert set(FAULT_STORIES) == set(FAULTS) | set(FABRIC_FAULTS)
+    assert set(FAULT_STORIES) == set(FAULTS) | set(FABRIC_FAULTS) | set(LINK_FAULTS)
     for story in FAULT_STORIES.values():
         assert story.models.endswith(".") and story.caught_by
 
