@@ -97,6 +97,10 @@ GROUP_RANKS: Final = 2
 #: Every rendezvous wait of a link case, in seconds: both sides are on this host, so a
 #: peer that has not come by then is not coming (the test's own wait may be minutes).
 LINK_CONNECT_S: Final = 10
+#: The exit status of a side that decides nothing (a Pair server, a Group rank) once it
+#: has written its record whole (N4's "nothing judged"); any other is a side that did
+#: not run as the case meant, so the case is not judged.
+SIDE_RECORDED: Final = 2
 #: The node names a link case's sides record.
 SERVER_NODE: Final = "coverage-server"
 CLIENT_NODE: Final = "coverage-client"
@@ -726,6 +730,25 @@ def _side_command(
     return [*command, "--report-dir", str(case_dir / f"rank-{side}")]
 
 
+def broken_sides(case: Case, outputs: Mapping[int, tuple[int, str]]) -> list[str]:
+    """Every side that records (not the Pair client) and did not exit
+    :data:`SIDE_RECORDED`: its record is not whole, so the case did not run the link the
+    fault models, and whatever the decider concluded measures the harness, not the fault."""
+    broken = []
+    for side, (code, stderr) in sorted(outputs.items()):
+        if (case.scope == PAIR and side == 1) or code == SIDE_RECORDED:
+            continue
+        name = (
+            ("the server" if side == 0 else "the client") if case.scope == PAIR else f"rank {side}"
+        )
+        tail = " ".join(stderr.strip().splitlines()[-3:])
+        broken.append(
+            f"{name}'s glimmer run exited {code}, not {SIDE_RECORDED} (its record written "
+            f"whole){': ' + tail if tail else ''}"
+        )
+    return broken
+
+
 def run_link_case(
     case: Case,
     *,
@@ -760,11 +783,9 @@ def run_link_case(
             case, side, profile_file=profile_file, case_dir=case_dir, profile_name=profile_name
         )
         # Files, not pipes: a side blocked on a full pipe nobody reads would stall its peer.
-        log = case_dir / f"side-{side}.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                command, cwd=case_dir, stdout=out, stderr=subprocess.STDOUT, env=env
-            )
+        log = case_dir / f"side-{side}.err"
+        with (case_dir / f"side-{side}.out").open("wb") as out, log.open("wb") as err:
+            process = subprocess.Popen(command, cwd=case_dir, stdout=out, stderr=err, env=env)
         running.append((side, process, log))
     outputs: dict[int, tuple[int, str]] = {}
     for side, process, log in running:
@@ -775,6 +796,16 @@ def run_link_case(
             process.kill()
             process.wait()
             outputs[side] = (-1, f"timed out after {timeout_s:.0f} s")
+    broken = broken_sides(case, outputs)
+    if broken:
+        return CaseOutcome(
+            case=case,
+            phase=None,
+            exit_code=-1,
+            cells=(),
+            problem="; ".join(broken),
+            seconds=time.monotonic() - started,
+        )
     if case.scope == PAIR:
         exit_code, stderr = outputs.get(1, (-1, "the client never ran"))
         return read_outcome(

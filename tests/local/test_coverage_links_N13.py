@@ -26,6 +26,7 @@ from glimmer.local.coverage import (
     PlannedTest,
     PortPool,
     TestCell,
+    broken_sides,
     cases_for,
     derived_documents,
     link_faults,
@@ -129,8 +130,8 @@ def test_N13_pair_and_group_tests_are_covered_per_link_fault_as_the_fabric_matri
     # The one brain: the row is the Pair client's own run.json, the fault on the server.
     client = json.loads((work / "pair/h200x2/degraded-link/client/run.json").read_text())
     assert client["phase"] == rows[(PAIR, "degraded-link")]["runPhase"] == "Failed"
-    server_log = (work / "pair/h200x2/degraded-link/side-0.log").read_text()
-    assert "h200x2:degraded-link" in server_log
+    server = work / "pair/h200x2/degraded-link"
+    assert "SIMULATED GPU h200x2:degraded-link" in (server / "side-0.out").read_text()
     summary = doc["summary"]
     assert summary["faults"] == len(rows)
     assert summary["caught"] == sum(1 for r in rows.values() if r["caught"])
@@ -247,3 +248,19 @@ def test_N14_require_names_the_link_faults_of_the_profiles_scopes(tmp_path: Path
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "--require degraded-link: not a modelled fault of h200x2" in proc.stderr
     assert "degraded-link" not in proc.stderr.split("known: ")[1]
+
+
+def test_N13_a_recording_side_that_did_not_write_its_record_whole_leaves_the_case_unjudged() -> (
+    None
+):
+    """A Pair server (or a Group rank) that exited other than 2 ("nothing judged", its
+    record whole) did not run the link the fault models: the client's Error would be the
+    harness's, not the fault's, so the case is not judged rather than "caught"."""
+    pair = Case("h200x2", "degraded-link", PAIR)
+    assert broken_sides(pair, {0: (2, ""), 1: (1, "")}) == []
+    (problem,) = broken_sides(pair, {0: (3, "glimmer: error: boom"), 1: (3, "")})
+    assert problem.startswith("the server's glimmer run exited 3, not 2")
+    assert problem.endswith("glimmer: error: boom")
+    group = Case("h200x2", HEALTHY, GROUP)
+    assert broken_sides(group, {0: (2, ""), 1: (2, "")}) == []
+    assert [p.split("'")[0] for p in broken_sides(group, {0: (2, ""), 1: (-1, "")})] == ["rank 1"]
