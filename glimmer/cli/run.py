@@ -114,7 +114,10 @@ def _same(one: Document, other: Document) -> bool:
     return (one.path.resolve(), one.index) == (other.path.resolve(), other.index)
 
 
-def _select(documents: list[Document], profile_name: str | None) -> tuple[Document, dict[str, Any]]:
+def select_profile(
+    documents: list[Document], profile_name: str | None
+) -> tuple[Document, dict[str, Any]]:
+    """The one BurnInProfile the files hold (of ``--profile``'s name) and its BurnInTests."""
     tests: dict[str, Any] = {}
     seen: dict[str, Document] = {}
     for document in documents:
@@ -426,7 +429,7 @@ def run(
     test_files = (*given[1:], *test_files)
     try:
         documents = [d for path in (source, *test_files) for d in load_documents(path)]
-        profile_doc, tests = _select(documents, profile_name)
+        profile_doc, tests = select_profile(documents, profile_name)
         profile_spec = dict(spec_of(profile_doc))
     except NoSuchProfileError as exc:
         fail(str(exc), code=BAD_INPUT)

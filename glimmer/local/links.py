@@ -360,6 +360,11 @@ def declared_scope_problem(
     return _scope_problem(_declared_tests(profile, tests), flags=flags)
 
 
+def declared_scopes(profile: Mapping[str, Any], tests: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The scopes of the profile's entries whose spec can be read, before planning."""
+    return {scope for _, scope in _declared_tests(profile, tests)}
+
+
 def _declared_tests(
     profile: Mapping[str, Any], tests: Mapping[str, Mapping[str, Any]]
 ) -> list[tuple[str, str]]:

@@ -13,8 +13,17 @@ from __future__ import annotations
 from typing import Any, Final
 
 import jinja2
+import markupsafe
 
-from glimmer.local.coverage import HEALTHY, HOST_REAL_NOTE, CaseOutcome, Coverage, TestCell
+from glimmer.local.coverage import (
+    HEALTHY,
+    HOST_REAL_NOTE,
+    NODE,
+    CaseOutcome,
+    Coverage,
+    Section,
+    TestCell,
+)
 from glimmer.report.template import TEMPLATE
 from glimmer.report.words import ABSENT_LOOK, Look, look
 from glimmer.verdict import Phase
@@ -62,6 +71,7 @@ def _cell_json(cell: TestCell) -> dict[str, Any]:
 def _case_json(coverage: Coverage, outcome: CaseOutcome) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "fault": outcome.case.fault,
+        "scope": outcome.case.scope,
         "sim": outcome.case.spec,
         "models": outcome.case.story.models,
         "runPhase": outcome.phase,
@@ -71,6 +81,8 @@ def _case_json(coverage: Coverage, outcome: CaseOutcome) -> dict[str, Any]:
         "seconds": round(outcome.seconds, 2),
         "tests": [_cell_json(c) for c in outcome.cells],
     }
+    if outcome.case.scope != NODE:
+        entry["runAs"] = outcome.case.where
     if not outcome.caught:
         entry["caughtByKind"] = outcome.case.story.caught_by
     if outcome.problem:
@@ -87,9 +99,18 @@ def coverage_json(coverage: Coverage) -> dict[str, Any]:
         "simulatedGpus": list(coverage.sims),
         "provenance": "sim",
         "controlPassed": coverage.control_passed,
+        "sections": [
+            {
+                "scope": s.scope,
+                "controlPassed": s.control_passed,
+                "tests": [t.name for t in s.tests],
+                "faults": [o.case.fault for o in s.faults],
+            }
+            for s in coverage.sections
+        ],
         "summary": {
-            "faults": len(coverage.faults),
-            "caught": len(coverage.faults) - len(coverage.missed),
+            "faults": len(coverage.counted),
+            "caught": len(coverage.counted) - len(coverage.missed),
             "missed": [coverage.label(o) for o in coverage.missed],
             "line": coverage.summary_line(),
         },
@@ -140,12 +161,13 @@ _PAGE: Final = (
 <p class="legend">Reading the cells (words and shapes, not only colour):
 {% for l in legend %}<span class="cell {{ l.css }}">{{ l.shape }} {{ l.word }}</span>{% endfor %}
 <span class="cell absent">{{ not_run }} not run: {{ host_real }}</span></p>
-<h2>Faults x tests</h2>
-<div class="wide"><table class="grid">
-<tr><th>fault</th><th>what it models</th>{% for t in tests %}<th>{{ t }}</th>{% endfor %}<th>coverage</th><th>caught by</th></tr>
-{% for row in rows %}<tr><th><code>{{ row.fault }}</code></th><td class="caption">{{ row.models }}</td>{% for c in row.cells %}<td class="cell {{ c.css }}" title="{{ c.title }}">{{ c.shape }} {{ c.word }}</td>{% endfor %}<td class="cell {{ row.run.css }}" data-caught="{{ row.caught }}">{{ row.run.shape }} {{ row.run_word }}</td><td class="deciding">{{ row.words }}</td></tr>
+{% for section in sections %}<h2>{{ section.title }}</h2>
+<div class="wide"><table class="grid" data-scope="{{ section.scope }}">
+<tr><th>fault</th><th>what it models</th>{% for t in section.tests %}<th>{{ t }}</th>{% endfor %}<th>coverage</th><th>caught by</th></tr>
+{% for row in section.rows %}<tr><th><code>{{ row.fault }}</code></th><td class="caption">{{ row.models }}</td>{% for c in row.cells %}<td class="cell {{ c.css }}" title="{{ c.title }}">{{ c.shape }} {{ c.word }}</td>{% endfor %}<td class="cell {{ row.run.css }}" data-caught="{{ row.caught }}">{{ row.run.shape }} {{ row.run_word }}</td><td class="deciding">{{ row.words }}</td></tr>
 {% endfor %}</table></div>
-<p class="caption">Each row is one <code>glimmer run --sim {{ sims }}:FAULT</code> of the profile; a cell is the phase that run recorded. A row that reads MISSED would Pass a node with that fault. The control row (healthy) must Pass, or the coverage means nothing. {{ seconds }} s with {{ jobs }} run(s) at a time.</p>
+<p class="caption">{{ section.how }} A row that reads MISSED would Pass {{ section.whom }} with that fault. The control row (healthy) must Pass, or this part of the coverage means nothing.</p>
+{% endfor %}<p class="caption">{{ seconds }} s with {{ jobs }} case(s) at a time.</p>
 </body>
 </html>
 """
@@ -154,10 +176,10 @@ _ENV: Final = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefin
 _TEMPLATE: Final = _ENV.from_string(_PAGE)
 
 
-def _row(coverage: Coverage, outcome: CaseOutcome) -> dict[str, Any]:
+def _row(coverage: Coverage, outcome: CaseOutcome, section: Section) -> dict[str, Any]:
     by_name = {c.name: c for c in outcome.cells}
     cells = []
-    for test in coverage.tests:
+    for test in section.tests:
         cell = by_name.get(test.name)
         shown = cell_look(cell)
         title = "" if cell is None else (cell.gate or cell.message)
@@ -178,6 +200,25 @@ def _row(coverage: Coverage, outcome: CaseOutcome) -> dict[str, Any]:
     }
 
 
+_HOW: Final = {
+    "Node": "Each row is one <code>glimmer run --sim PART:FAULT</code> of the profile's Node tests; a cell is the phase that run recorded.",
+    "Pair": "Each row is one simulated pair on this host: a <code>glimmer run --role server</code> and a <code>--role client</code>, the fault on the side the fabric matrix names; a cell is the phase the client (which decides) recorded.",
+    "Group": "Each row is one simulated group on this host: every <code>glimmer run --rank R</code>, then <code>glimmer merge</code>, the fault on the rank the fabric matrix names; a cell is the phase the merge recorded.",
+}
+
+
+def _section(coverage: Coverage, section: Section) -> dict[str, Any]:
+    title = "Faults x tests" if section.scope == NODE else f"{section.scope} faults x tests"
+    return {
+        "scope": section.scope,
+        "title": title,
+        "tests": [t.name for t in section.tests],
+        "rows": [_row(coverage, o, section) for o in (*section.control, *section.faults)],
+        "how": markupsafe.Markup(_HOW[section.scope]),
+        "whom": "a node" if section.scope == NODE else f"a {section.scope.lower()}",
+    }
+
+
 def coverage_html(coverage: Coverage) -> str:
     legend = [look(p) for p in (Phase.PASSED, Phase.FAILED, Phase.ERROR, Phase.SKIPPED)]
     return _TEMPLATE.render(
@@ -188,8 +229,7 @@ def coverage_html(coverage: Coverage) -> str:
         legend=legend,
         not_run=ABSENT_LOOK.word,
         host_real=HOST_REAL_NOTE,
-        tests=[t.name for t in coverage.tests],
-        rows=[_row(coverage, o) for o in (*coverage.control, *coverage.faults)],
+        sections=[_section(coverage, s) for s in coverage.sections if s.control_passed],
         seconds=f"{coverage.seconds:.1f}",
         jobs=coverage.jobs,
     )

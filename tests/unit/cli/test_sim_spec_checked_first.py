@@ -12,7 +12,15 @@ from runners.sdk.simgpu.spec import FAULTS
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_I3_every_known_profile_and_fault_is_accepted(profile: str) -> None:
     assert sim_spec_problem(profile) is None
-    assert sim_spec_problem(f"{profile}x2:{','.join(sorted(FAULTS))},xid:79") is None
+    # nvlink-down needs a part with NVLink (a PCIe T4 or a GB10 has none): refused there
+    faults = sorted(FAULTS - ({"nvlink-down"} if PROFILES[profile].nvlinks == 0 else set()))
+    assert sim_spec_problem(f"{profile}x2:{','.join(faults)},xid:79") is None
+
+
+@pytest.mark.parametrize("spec", ["t4x2:nvlink-down", "gb10x2:nvlink-down", "h200:nvlink-down"])
+def test_nvlink_down_is_refused_where_no_nvlink_can_be_down(spec: str) -> None:
+    problem = sim_spec_problem(spec)
+    assert problem is not None and "nvlink-down" in problem
 
 
 def test_I3_unknown_profile_is_named_with_the_known_profiles() -> None:
