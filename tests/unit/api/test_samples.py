@@ -41,6 +41,7 @@ NODE_ACCEPTANCE_KINDS = {
     "dcgm-diag",
     "host-health",
     "memory-bw",
+    "gpu-burn",
     "memory-stress",
 }
 
@@ -119,7 +120,7 @@ def test_every_sample_reads_as_a_model() -> None:
     assert kinds == ["BurnInProfile", "BurnInRun", "BurnInSchedule", "BurnInSink", "BurnInTest"]
 
 
-def test_node_acceptance_covers_the_six_seed_kinds_and_gemm_correctness() -> None:
+def test_node_acceptance_covers_the_six_seed_kinds_gemm_correctness_and_gpu_burn() -> None:
     (profile,) = [
         o for o in OBJECTS if isinstance(o, BurnInProfile) and o.metadata.name == "node-acceptance"
     ]
