@@ -39,8 +39,8 @@ def test_acceptance_profile_passes_on_a_healthy_simulated_h200(tmp_path: Path) -
     doc = document(tmp_path / "r")
     assert doc["phase"] == "Passed"
     # compute-smoke is the FP4 test and an H200 has none: its declared skip (not required
-    # in the bundled profile), then GEMM correctness in bf16 and the other five.
-    assert [r["phase"] for r in doc["results"]] == ["Skipped"] + ["Passed"] * 6
+    # in the bundled profile), then GEMM correctness in bf16 and the other six.
+    assert [r["phase"] for r in doc["results"]] == ["Skipped"] + ["Passed"] * 7
     assert "sm_90 (Hopper) has no FP4 tensor cores" in doc["results"][0]["message"]
     assert doc["provenance"] == "sim" and doc["certifiesSilicon"] is False
     assert "memory-bw" in doc["suspectResults"]
