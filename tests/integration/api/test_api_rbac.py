@@ -158,6 +158,7 @@ FINGERPRINTS = "nodefingerprints.burnin.glimmer.ai"
 #: People bound in the served namespace: to the shipped roles, and to the built-in ones.
 VIEWER = "viewer@example.com"
 EDITOR = "editor@example.com"
+COVERAGE_WRITER = "coverage-ci@example.com"
 BUILT_IN = {"view": "view@example.com", "edit": "edit@example.com", "admin": "admin@example.com"}
 
 
@@ -187,6 +188,7 @@ def people(control_plane: Any, installed_default: None) -> None:
     bindings = {
         "glimmer-burnin-viewer": VIEWER,
         "glimmer-burnin-editor": EDITOR,
+        "glimmer-coverage-writer": COVERAGE_WRITER,
         **BUILT_IN,
     }
     for role, user in bindings.items():
@@ -254,6 +256,24 @@ def test_I29_editor_creates_runs_but_never_writes_status_or_fingerprints(
     # The role is about BurnIn objects only: no pods of its own, and only where bound.
     assert not _can(control_plane, "create", "pods", RUNS, who=EDITOR)
     assert not _can(control_plane, "create", "burninruns.burnin.glimmer.ai", "team-a", who=EDITOR)
+
+
+@pytest.mark.usefixtures("people")
+def test_N16_coverage_writer_writes_a_profiles_coverage_and_nothing_else(
+    control_plane: Any,
+) -> None:
+    """What `glimmer coverage --profile-ref --write-status` needs, and no verdict."""
+    profiles = "burninprofiles.burnin.glimmer.ai"
+    assert _can(control_plane, "get", profiles, RUNS, who=COVERAGE_WRITER)
+    assert _can(control_plane, "get", "burnintests.burnin.glimmer.ai", RUNS, who=COVERAGE_WRITER)
+    assert _can(control_plane, "patch", f"{profiles}:status", RUNS, who=COVERAGE_WRITER)
+    for verb in ("create", "update", "patch", "delete"):
+        assert not _can(control_plane, verb, profiles, RUNS, who=COVERAGE_WRITER), verb
+    for plural in ("burninruns", "burninschedules", "burninsinks", "nodefingerprints"):
+        resource = f"{plural}.burnin.glimmer.ai"
+        assert not _can(control_plane, "patch", f"{resource}:status", RUNS, who=COVERAGE_WRITER)
+        assert not _can(control_plane, "create", resource, RUNS, who=COVERAGE_WRITER)
+    assert not _can(control_plane, "patch", f"{profiles}:status", "team-a", who=COVERAGE_WRITER)
 
 
 @pytest.mark.usefixtures("people")

@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import tempfile
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +25,6 @@ import yaml
 
 from glimmer.api import API_VERSION, ProfileCoverage
 from glimmer.api.crd import render_crds
-from glimmer.cli.coverage import _dry_run
 from glimmer.cli.coverage_status import (
     CoverageStatusError,
     coverage_status,
@@ -34,7 +34,7 @@ from glimmer.cli.coverage_status import (
 )
 from glimmer.controllers.kit.names import PROFILES, TESTS
 from glimmer.engine import ApiServerClient, ClientOptions, Resource
-from glimmer.local.coverage import HEALTHY, Case, CaseOutcome, Coverage, PlannedTest, cover
+from glimmer.local.coverage import HEALTHY, Case, CaseOutcome, Coverage, PlannedTest
 from glimmer.local.manifests import load_documents
 from glimmer.testing.control_plane import ControlPlane
 
@@ -118,9 +118,8 @@ async def test_N16_a_cluster_profile_is_covered_as_a_file_and_kubectl_get_shows_
         PROFILES, _profile("with-gpu-burn", ["gpu-burn", "clockprobe"]), namespace=namespace
     )
     kubeconfig = str(control_plane.kubeconfig_path)
-
     ref = await asyncio.to_thread(
-        open_profile_ref, f"{namespace}/with-gpu-burn", write_status=True, kubeconfig=kubeconfig
+        open_profile_ref, f"{namespace}/with-gpu-burn", write_status=False, kubeconfig=kubeconfig
     )
     assert ref is not None and ref.profile.generation == 1
     documents = load_documents(ref.path)  # the shape glimmer coverage takes for a file
@@ -129,29 +128,24 @@ async def test_N16_a_cluster_profile_is_covered_as_a_file_and_kubectl_get_shows_
         ("BurnInTest", "gpu-burn"),
         ("BurnInTest", "clockprobe"),
     ]
-    planned = await asyncio.to_thread(_dry_run, ref.path, (), ref.profile_name, "h200x2")
-    assert [t.name for t in planned] == ["gpu-burn", "clockprobe"]
-    with tempfile.TemporaryDirectory() as scratch:
-        result = await asyncio.to_thread(
-            lambda: cover(
-                documents=documents,
-                profile=ref.profile_name,
-                profile_name=ref.profile_name,
-                tests=planned,
-                sims=["h200x2"],
-                work_dir=Path(scratch),
-                jobs=2,
-            )
-        )
-    assert result.control_passed and not result.unjudged, result
-    written = await asyncio.to_thread(ref.record, result)
-    assert written is not None and written.state == "Measured"
 
-    caught = len(result.faults) - len(result.missed)
-    summary = f"catches {caught} of {len(result.faults)} modelled faults (generation 1)"
+    # End to end: the command itself, as a CI job runs it.
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [
+            sys.executable, "-c", "from glimmer.cli import main; main()", "coverage",
+            "--profile-ref", f"{namespace}/with-gpu-burn", "--write-status",
+            "--kubeconfig", kubeconfig, "-o", "json",
+        ],
+        capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "GLIMMER_RUNTIME": "process"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = json.loads(done.stdout)
+    summary = f"{doc['summary']['line'].split(';')[0]} (generation 1)"
     stored = (await kube.get(PROFILES, "with-gpu-burn", namespace=namespace))["status"]["coverage"]
-    assert stored["summary"] == summary
-    assert stored["missed"] == [o.case.fault for o in result.missed]
+    assert stored["state"] == "Measured" and stored["summary"] == summary
+    assert stored["missed"] == doc["summary"]["missed"]
     assert "sdc" not in stored["missed"]  # gpu-burn checks its results: it catches sdc
     assert (stored["profileGeneration"], stored["sims"]) == (1, ["h200x2"])
     assert _kubectl_get(control_plane, namespace)["COVERAGE"] == summary
