@@ -33,7 +33,13 @@ from glimmer.verdict.messages import SIM_PASS_WORDS
 COVERAGE_KIND: Final = "BurnInCoverage"
 API_VERSION: Final = "burnin.glimmer.ai/v1alpha1"
 
-_STYLE: Final = TEMPLATE[TEMPLATE.index("<style>") : TEMPLATE.index("</style>") + len("</style>")]
+_STYLE: Final = (
+    TEMPLATE[TEMPLATE.index("<style>") : TEMPLATE.index("</style>") + len("</style>")]
+    # The heatmap keeps each cell to one line; what each row models and why it was
+    # caught or missed is told below it, so the grid fits a laptop screen.
+    + "<style>table.grid td.cell{white-space:nowrap}table.grid th a{color:inherit}"
+    "dl.faults dt{font-weight:600;margin-top:.6rem}dl.faults dd{margin:.1rem 0 0 1.5rem}</style>"
+)
 
 
 #: A fault row's verdict in the heatmap: its own words and shapes, distinct from a phase's.
@@ -163,10 +169,14 @@ _PAGE: Final = (
 <span class="cell absent">{{ not_run }} not run: {{ host_real }}</span></p>
 {% for section in sections %}<h2>{{ section.title }}</h2>
 <div class="wide"><table class="grid" data-scope="{{ section.scope }}">
-<tr><th>fault</th><th>what it models</th>{% for t in section.tests %}<th>{{ t }}</th>{% endfor %}<th>coverage</th><th>caught by</th></tr>
-{% for row in section.rows %}<tr><th><code>{{ row.fault }}</code></th><td class="caption">{{ row.models }}</td>{% for c in row.cells %}<td class="cell {{ c.css }}" title="{{ c.title }}">{{ c.shape }} {{ c.word }}</td>{% endfor %}<td class="cell {{ row.run.css }}" data-caught="{{ row.caught }}">{{ row.run.shape }} {{ row.run_word }}</td><td class="deciding">{{ row.words }}</td></tr>
+<tr><th>fault</th>{% for t in section.tests %}<th>{{ t }}</th>{% endfor %}<th>coverage</th></tr>
+{% for row in section.rows %}<tr><th title="{{ row.models }}"><a href="#{{ row.anchor }}"><code>{{ row.fault }}</code></a></th>{% for c in row.cells %}<td class="cell {{ c.css }}" title="{{ c.title }}">{{ c.shape }} {{ c.word }}</td>{% endfor %}<td class="cell {{ row.run.css }}" data-caught="{{ row.caught }}">{{ row.run.shape }} {{ row.run_word }}</td></tr>
 {% endfor %}</table></div>
 <p class="caption">{{ section.how }} A row that reads MISSED would Pass {{ section.whom }} with that fault. The control row (healthy) must Pass, or this part of the coverage means nothing.</p>
+<dl class="faults">
+{% for row in section.rows %}<dt id="{{ row.anchor }}"><code>{{ row.fault }}</code>: {{ row.run.shape }} {{ row.run_word }}</dt>
+<dd>{{ row.models }}<br>{{ row.words }}</dd>
+{% endfor %}</dl>
 {% endfor %}<p class="caption">{{ seconds }} s with {{ jobs }} case(s) at a time.</p>
 </body>
 </html>
@@ -189,8 +199,10 @@ def _row(coverage: Coverage, outcome: CaseOutcome, section: Section) -> dict[str
     caught = "control" if control else "caught" if outcome.caught else "missed"
     # The heat of the row: caught reads as good, missed as bad, whatever the run's phase.
     heat = run if control else CAUGHT_LOOK if outcome.caught else MISSED_LOOK
+    label = coverage.label(outcome)
     return {
-        "fault": coverage.label(outcome),
+        "fault": label,
+        "anchor": f"{section.scope.lower()}-" + "".join(c if c.isalnum() else "-" for c in label),
         "models": outcome.case.story.models,
         "cells": cells,
         "run": heat,
