@@ -38,6 +38,7 @@ from runners.conformance import (
 from runners.conformance.clauses import FAIL, NOT_CHECKED, PASS, UNCHECKED
 from runners.conformance.fabric import case_findings as fabric_case_findings
 from runners.conformance.links import case_findings as link_case_findings
+from runners.fault_matrix import FABRIC_FAULT_MATRIX, LINK_FAULT_MATRIX
 from tests.local.fake_runtime import FakeRuntime, fake_runtime_on_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,13 +74,14 @@ def test_N15_every_runner_of_the_catalog_passes_its_card_from_the_cli(
     for clause in ("exit-codes", "provenance", "error-marker", "metric-grammar", "fault:crash"):
         assert statuses[clause] == PASS, (clause, statuses[clause])
     rows = {row["clause"]: row for row in card["clauses"]}
-    suites = suites_of(RUNNERS[kind])
-    # every case of every suite of the kind was judged: each counts in `finishes`
-    cases = len(cases_for(kind)) if "node" in suites else 0
-    cases += len(link_cases_for(kind)) if "link" in suites else 0
-    cases += len(fabric_cases_for(kind)) if "fabric" in suites else 0
+    # every case of every scope the kind runs in was judged, each counted in `finishes`
+    # (told from the matrices, not from the engine's own suites_of)
+    linked = kind in LINK_FAULT_MATRIX or kind in FABRIC_FAULT_MATRIX
+    cases = len(cases_for(kind)) if RUNNERS[kind].scope == "Node" else 0
+    cases += len(link_cases_for(kind)) if kind in LINK_FAULT_MATRIX else 0
+    cases += len(fabric_cases_for(kind)) if kind in FABRIC_FAULT_MATRIX else 0
     assert rows["finishes"]["cases"] == cases
-    if "link" in suites or "fabric" in suites:
+    if linked:
         # a peer that never came was judged on its own clause (no Node case has it)
         assert statuses["fault:no-rendezvous"] == PASS
         assert statuses["fault:dead-peer"] == PASS
@@ -359,3 +361,22 @@ def test_N15_no_two_link_or_fabric_cases_of_a_card_share_a_loopback_address(kind
                 address = side.env.get(name)
                 if address is not None:
                     assert owner.setdefault(address, case.label) == case.label, (address, case)
+
+
+def test_N15_a_link_side_is_judged_on_its_own_exit_and_its_metrics() -> None:
+    """A "runner" that passes whatever it is asked: the dead-peer client's exit 0 fails
+    the case's own clause, and a healthy side that prints too little fails
+    healthy-metrics, each side named."""
+    spec = RUNNERS["tcp-baseline"]
+    by_label = {c.label: c for c in link_cases_for("tcp-baseline")}
+    always_passes = ("python", "-c", "print('provenance=sim'); print('TCP_BASELINE_PASS')")
+    found, _, _ = link_case_findings(spec, by_label["dead-peer"], command=always_passes)
+    assert ("fault:dead-peer", "client: exit 0, expected 3") in {
+        (f.clause, f.detail) for f in found
+    }
+    found, judged, _ = link_case_findings(spec, by_label["healthy"], command=always_passes)
+    assert "healthy-metrics" in judged
+    assert sorted(f.detail.split(":")[0] for f in found if f.clause == "healthy-metrics") == [
+        "client",
+        "server",
+    ]
