@@ -40,12 +40,13 @@ def main() -> int:
     for line in done.stdout.splitlines():
         if line.startswith("provenance="):
             continue  # fault 1: no provenance
+        printed = line
         if line.startswith(ERROR_MARKER):
             if crashed:
                 print("tcpThroughputGbps=1")  # fault 2: a metric after the crash
             if peer:
-                line = line.replace(peer, "its peer")  # fault 3: the peer not named
-        print(line)
+                printed = line.replace(peer, "its peer")  # fault 3: the peer not named
+        print(printed)
     return done.returncode
 
 
