@@ -16,9 +16,12 @@ One suite a module, by how many processes a case runs and how it is judged:
 on its own), :mod:`.fabric` (the whole Pair or Group judged as the verdict layer combines
 it); :mod:`.execution` runs the commands for all three and holds the rules every run
 keeps; :mod:`.clauses` names each rule as a clause with its fix (``glimmer
-conformance`` prints one row per clause). Every name is importable from here.
+conformance`` prints one row per clause); :mod:`.cards` folds every suite a kind is
+checked by into the kind's one card (:func:`kind_card`). Every name is importable from
+here.
 """
 
+from runners.conformance.cards import kind_card, suites_of
 from runners.conformance.clauses import (
     CLAUSES,
     Card,
@@ -72,7 +75,9 @@ __all__ = [
     "execute",
     "execute_together",
     "fabric_cases_for",
+    "kind_card",
     "link_cases_for",
     "loopback_addresses",
     "pair_env",
+    "suites_of",
 ]

@@ -144,11 +144,21 @@ def clause_text(clause: str) -> tuple[str, str]:
             "measure the simulated GPU through runners.sdk and exit as the fault matrix "
             "(runners/fault_matrix.py) says for this profile",
         )
+    if clause.startswith("refuses:"):
+        refusal = clause.removeprefix("refuses:")
+        return (
+            f"{refusal}: a Pair or Group side given variables it cannot use exits 3, its "
+            "last line naming what it refused",
+            "check the rendezvous variables (BURNIN_ROLE, BURNIN_RANK, ...) before anything "
+            "else and exit 3 with <PREFIX>_ERROR: naming the one that is wrong",
+        )
     fault = clause.removeprefix("fault:")
     return (
-        f"{fault}: the fault matrix's exit code; a failure names the faulty device",
-        f"read the device state the fault {fault} changes and exit as "
-        "runners/fault_matrix.py says; name the faulty device in worstDeviceIndex",
+        f"{fault}: the fault matrix's exit code; a failure names the faulty device (on a "
+        "link, the peer it could not reach)",
+        f"read the device or link state the fault {fault} changes and exit as "
+        "runners/fault_matrix.py says; name the faulty device in worstDeviceIndex, or the "
+        "unreachable peer's address and node in the last line",
     )
 
 
@@ -240,10 +250,26 @@ def duration_findings(report: RunnerReport, *, wall_s: float) -> list[Finding]:
     return found
 
 
+#: Link and fabric cases where a side is handed rendezvous variables it must refuse
+#: (exit 3): each is a ``refuses:<label>`` row.
+REFUSAL_LABELS: Final = frozenset(
+    {
+        "group-scope-refused",
+        "pair-scope-refused",
+        "bad-role",
+        "rank-out-of-range",
+        "unknown-measurand",
+    }
+)
+
+
 def case_clause(label: str) -> str:
-    """The clause whose row a case's exit code is judged on."""
+    """The clause whose row a case's exit code is judged on (a Node, link or fabric
+    case: ``fault:<label>``, ``healthy:<profile>``, ``refuses:<label>`` or a named one)."""
     if label in ("missing-dependency", "declared-skip", "unknown-fault"):
         return label
+    if label in REFUSAL_LABELS:
+        return f"refuses:{label}"
     if label == "duration":
         return "duration-deadline"
     if label.startswith("healthy-"):
@@ -272,6 +298,8 @@ class Card:
     kind: str
     command: tuple[str, ...]
     rows: tuple[Row, ...]
+    #: What the header must say beside the command (a second command, the network).
+    notes: tuple[str, ...] = ()
 
     @property
     def failed(self) -> tuple[str, ...]:
@@ -283,7 +311,11 @@ CaseRun = Callable[[], tuple[list[Finding], set[str]]]
 
 
 def fold(
-    kind: str, command: Sequence[str], results: Sequence[tuple[list[Finding], set[str]]]
+    kind: str,
+    command: Sequence[str],
+    results: Sequence[tuple[list[Finding], set[str]]],
+    *,
+    notes: Sequence[str] = (),
 ) -> Card:
     """One row per clause: fail with every problem, pass where judged and clean, else
     ``not reached`` (no case exercised it) or ``not checked`` (no check exists)."""
@@ -314,7 +346,7 @@ def fold(
     for clause in UNCHECKED:
         asks, fix = CLAUSES[clause]
         rows.append(Row(clause, NOT_CHECKED, asks, fix, 0, ()))
-    return Card(kind=kind, command=tuple(command), rows=tuple(rows))
+    return Card(kind=kind, command=tuple(command), rows=tuple(rows), notes=tuple(notes))
 
 
 def run_all(

@@ -4,18 +4,31 @@ The perftest runners (``ib-write-bw``, ``gpudirect-rdma``, ``fabric-soak``) and 
 run every side together on loopback over the simulated fabric; ``FABRIC_FAULT_MATRIX``
 gives the phase of the whole (F3/F6: Error > Fail > Skip > Pass over the sides), and each
 side's output must show what its role may and may not print.
+
+:func:`case_findings` judges a case through the clause engine (each side as
+:func:`runners.conformance.links.side_findings` does, and the whole's phase as the case's
+own clause); :func:`check_fabric` is its problem strings and :func:`card_for` its card.
+Every case draws its own loopback block, so the cases of one card may run at once.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from glimmer.contract import SIM_GPU_ENV
 from runners.catalog import RUNNERS, RunnerSpec
-from runners.conformance.execution import DEFAULT_TIMEOUT_S, contract_problems, execute_together
-from runners.conformance.links import loopback_addresses, pair_env
+from runners.conformance.clauses import Card, Finding, case_clause, fold, run_all
+from runners.conformance.execution import DEFAULT_TIMEOUT_S
+from runners.conformance.links import (
+    AddressBlocks,
+    pair_env,
+    problem_lines,
+    run_sides,
+    side_findings,
+)
 from runners.fault_matrix import (
     ERROR,
     FABRIC_FAULT_MATRIX,
@@ -53,6 +66,13 @@ class FabricCase:
     sides: tuple[FabricSide, ...]
     #: The phase of the whole Pair/Group (F3/F6 precedence over the sides' exits).
     phase: str
+    #: The clause the case is judged on, when its label does not name it
+    #: (:func:`~runners.conformance.clauses.case_clause` of the label otherwise).
+    clause: str = ""
+
+    @property
+    def own_clause(self) -> str:
+        return self.clause or case_clause(self.label)
 
     def __str__(self) -> str:
         return f"{self.kind}[{self.label}]"
@@ -69,40 +89,85 @@ def combined_phase(exit_codes: Sequence[int]) -> str:
     return PASSED
 
 
-def check_fabric(spec: RunnerSpec, case: FabricCase) -> list[str]:
-    """Run every side together; every problem found, per side and for the whole."""
-    runs = execute_together(
-        spec.command,
-        kind=spec.kind,
-        envs=[{**spec.test_env, **side.env} for side in case.sides],
-        timeout_s=DEFAULT_TIMEOUT_S,
-    )
-    problems = []
+def check_fabric(
+    spec: RunnerSpec, case: FabricCase, *, command: Sequence[str] | None = None
+) -> list[str]:
+    """Run every side together; every problem found (empty when it conforms):
+    :func:`case_findings`' details, and each side's stdout tail."""
+    found, _judged, stdouts = case_findings(spec, case, command=command)
+    return problem_lines(found, stdouts)
+
+
+def case_findings(
+    spec: RunnerSpec,
+    case: FabricCase,
+    *,
+    command: Sequence[str] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> tuple[list[Finding], set[str], dict[str, str]]:
+    """Run every side of a fabric case together on ``command`` (default the spec's):
+    every finding (one clause each), the clauses judged, and each side's stdout. The
+    whole's phase (F3/F6 over the sides' exits) is judged on the case's own clause."""
+    label, own = case.label, case.own_clause
+    runs = run_sides(spec, command, [side.env for side in case.sides], timeout_s=timeout_s)
+    if runs is None:
+        hung = f"a side still running after {timeout_s:g} s: all killed, nothing judged"
+        return [Finding("finishes", hung, label)], {"finishes", own}, {}
+    found: list[Finding] = []
+    judged = {own, "finishes"}
     for side, run in zip(case.sides, runs, strict=True):
-        found = contract_problems(spec, run)
-        printed = set(run.report.metrics) | set(run.report.unmeasurable)
-        if missing := sorted(side.metrics - printed):
-            found.append(f"did not print {missing}")
-        if extra := sorted(side.absent & printed):
-            found.append(f"printed {extra}, which it must never print")
-        for name, value in side.values.items():
-            if run.report.metrics.get(name) != value:
-                found.append(f"{name}={run.report.metrics.get(name)}, expected {value}")
-        for word in side.names:
-            if word not in run.report.message:
-                found.append(f"last line {run.report.message!r} does not name {word!r}")
-        for text in side.never_says:
-            if text in run.stdout:
-                found.append(f"stdout says {text!r}")
-        if side.exit_code is not None and run.exit_code != side.exit_code:
-            found.append(f"exit {run.exit_code}, expected {side.exit_code}")
-        if found:
-            found.append(f"stdout tail: {run.stdout[-600:]!r}")
-            problems += [f"{side.name}: {problem}" for problem in found]
+        side_found, side_judged = side_findings(
+            spec,
+            run,
+            case=label,
+            side=side.name,
+            own=own,
+            expected_exit=side.exit_code,
+            metrics=side.metrics,
+            names=side.names,
+            absent=side.absent,
+            values=side.values,
+            never_says=side.never_says,
+        )
+        found += side_found
+        judged |= side_judged
     phase = combined_phase([run.exit_code for run in runs])
     if phase != case.phase:
-        problems.append(f"the {spec.scope.lower()} ends {phase}, the matrix says {case.phase}")
-    return problems
+        whole = "group" if case.sides[0].name.startswith("rank") else "pair"
+        found.append(Finding(own, f"the {whole} ends {phase}, the matrix says {case.phase}", label))
+    return (
+        found,
+        judged,
+        {side.name: run.stdout for side, run in zip(case.sides, runs, strict=True)},
+    )
+
+
+def card_for(spec: RunnerSpec, *, command: Sequence[str], jobs: int | None = None) -> Card:
+    """Every fabric case of ``spec``'s kind run on ``command``, folded into one row per
+    clause; cases run at once up to ``jobs`` (each has its own loopback block)."""
+    results = run_all(case_runs(spec, command=command), jobs=jobs)
+    return fold(spec.kind, command, results)
+
+
+def case_runs(
+    spec: RunnerSpec, *, command: Sequence[str], case_prefix: str = ""
+) -> list[functools.partial[tuple[list[Finding], set[str]]]]:
+    """One call per fabric case, for :func:`~runners.conformance.clauses.run_all`; each
+    finding's case named ``<case_prefix><label>`` (nccl's card tells its Node cases
+    from its fabric ones so)."""
+    return [
+        functools.partial(_judged, spec, case, tuple(command), case_prefix)
+        for case in fabric_cases_for(spec.kind)
+    ]
+
+
+def _judged(
+    spec: RunnerSpec, case: FabricCase, command: tuple[str, ...], case_prefix: str
+) -> tuple[list[Finding], set[str]]:
+    found, judged, _stdouts = case_findings(spec, case, command=command)
+    if case_prefix:
+        found = [Finding(f.clause, f.detail, f"{case_prefix}{f.case}") for f in found]
+    return found, judged
 
 
 _NEVER_PEAK = frozenset({"peakBandwidthGbps"})
@@ -110,27 +175,29 @@ _NEVER_PEAK = frozenset({"peakBandwidthGbps"})
 
 def _perftest_cases(spec: RunnerSpec) -> list[FabricCase]:
     kind, matrix = spec.kind, FABRIC_FAULT_MATRIX[spec.kind]
-    server_ip, client_ip = loopback_addresses(2)
+    blocks = AddressBlocks()
     bandwidth = "minBandwidthGbps" if kind == "fabric-soak" else "bandwidthGbps"
 
-    def side(role: str, sim: str, **extra: Any) -> FabricSide:
+    def side(ips: list[str], role: str, sim: str, **extra: Any) -> FabricSide:
+        server_ip, client_ip = ips
         own, peer, node = (
             (server_ip, client_ip, "node-c")
             if role == "server"
-            else (
-                client_ip,
-                server_ip,
-                "node-s",
-            )
+            else (client_ip, server_ip, "node-s")
         )
         env = {**pair_env(role, own=own, peer=peer, peer_node=node), SIM_GPU_ENV: sim}
         return FabricSide(role, env, **extra)
 
-    def healthy(role: str, **extra: Any) -> FabricSide:
+    def healthy(ips: list[str], role: str, **extra: Any) -> FabricSide:
         metrics = spec.server_metrics if role == "server" else spec.healthy_metrics
-        return side(role, "h200", metrics=metrics, absent=_NEVER_PEAK, **extra)
+        return side(ips, role, "h200", metrics=metrics, absent=_NEVER_PEAK, **extra)
 
-    cases = [FabricCase(kind, "healthy", (healthy("server"), healthy("client")), matrix["healthy"])]
+    ips = blocks.take(2)
+    cases = [
+        FabricCase(
+            kind, "healthy", (healthy(ips, "server"), healthy(ips, "client")), matrix["healthy"]
+        )
+    ]
     for fault in (
         "degraded-link",
         "flapping-link",
@@ -140,15 +207,17 @@ def _perftest_cases(spec: RunnerSpec) -> list[FabricCase]:
     ):
         phase = matrix[fault]
         faulty = FABRIC_FAULT_SIDE[fault]
+        ips = blocks.take(2)
         sides = []
         for role in ("server", "client"):
             if role != faulty:
-                names = (server_ip, "node-s") if fault == "no-rendezvous" else ()
-                sides.append(side(role, "h200", absent=_NEVER_PEAK, names=names))
+                names = (ips[0], "node-s") if fault == "no-rendezvous" else ()
+                sides.append(side(ips, role, "h200", absent=_NEVER_PEAK, names=names))
             elif fault == "memlock-8mib":
                 # The shrunk, still-measured Pass: the limit is read and the size used said.
                 sides.append(
                     side(
+                        ips,
                         role,
                         f"h200:{fault}",
                         metrics=frozenset({bandwidth, "rdmaMessageBytes"}),
@@ -157,35 +226,48 @@ def _perftest_cases(spec: RunnerSpec) -> list[FabricCase]:
                     )
                 )
             else:
-                sides.append(side(role, f"h200:{fault}", absent=_NEVER_PEAK))
+                sides.append(side(ips, role, f"h200:{fault}", absent=_NEVER_PEAK))
         cases.append(FabricCase(kind, fault, tuple(sides), phase))
+    ips = blocks.take(2)
     cases.append(
         FabricCase(
             kind,
             "dead-peer",
-            (side("client", "h200", names=(server_ip, "node-s"), exit_code=3),),
+            (side(ips, "client", "h200", names=(ips[0], "node-s"), exit_code=3),),
             matrix["dead-peer"],
         )
     )
     if kind == "gpudirect-rdma":
+        gb10 = side(
+            blocks.take(2),
+            "server",
+            "gb10",
+            names=("GB10",),
+            exit_code=2,
+            never_says=("listening",),
+        )
         cases.append(
             FabricCase(
                 kind,
                 "gb10-server-skips-before-rendezvous",
-                (side("server", "gb10", names=("GB10",), exit_code=2, never_says=("listening",)),),
+                (gb10,),
                 SKIPPED,
+                clause="declared-skip",
             )
         )
-    base = side("client", "h200").env
+
+    def base() -> dict[str, str]:
+        return dict(side(blocks.take(2), "client", "h200").env)
+
     refusals = [
-        ("group-scope-refused", {**base, "BURNIN_RANK": "0"}, "Group scope"),
-        ("crash", {**base, SIM_GPU_ENV: "h200:crash"}, "injected crash"),
-        ("bad-role", {**base, "BURNIN_ROLE": "peer"}, "'peer'"),
-        ("unknown-fault", {**base, SIM_GPU_ENV: "h200:no-such-fault"}, "no-such-fault"),
+        ("group-scope-refused", {**base(), "BURNIN_RANK": "0"}, "Group scope"),
+        ("crash", {**base(), SIM_GPU_ENV: "h200:crash"}, "injected crash"),
+        ("bad-role", {**base(), "BURNIN_ROLE": "peer"}, "'peer'"),
+        ("unknown-fault", {**base(), SIM_GPU_ENV: "h200:no-such-fault"}, "no-such-fault"),
     ]
     if kind != "fabric-soak":
         refusals.append(
-            ("unknown-measurand", {**base, "BURNIN_VARIANT_MEASURAND": "jitter"}, "jitter")
+            ("unknown-measurand", {**base(), "BURNIN_VARIANT_MEASURAND": "jitter"}, "jitter")
         )
     for label, env, says in refusals:
         cases.append(
@@ -210,10 +292,12 @@ _COLLECTIVE = frozenset(
 
 def _nccl_cases(nranks: int = 4) -> list[FabricCase]:
     matrix = FABRIC_FAULT_MATRIX["nccl"]
-    addresses = loopback_addresses(nranks)
+    blocks = AddressBlocks()
     last = nranks - 1
 
-    def rank(index: int, *, fault: str | None = None, **extra: Any) -> FabricSide:
+    def rank(
+        addresses: list[str], index: int, *, fault: str | None = None, **extra: Any
+    ) -> FabricSide:
         env = {
             "BURNIN_RANK": str(index),
             "BURNIN_NRANKS": str(nranks),
@@ -225,20 +309,21 @@ def _nccl_cases(nranks: int = 4) -> list[FabricCase]:
         }
         return FabricSide(f"rank {index}", env, **extra)
 
-    def worker(index: int, **extra: Any) -> FabricSide:
-        return rank(index, absent=_COLLECTIVE - {"provenance"}, **extra)
+    def worker(addresses: list[str], index: int, **extra: Any) -> FabricSide:
+        return rank(addresses, index, absent=_COLLECTIVE - {"provenance"}, **extra)
 
     says = {
         "memlock-8mib": ("RLIMIT_MEMLOCK", "8388608", "LimitMEMLOCK=infinity"),
         "nccl-socket-fallback": ("TCP sockets",),
     }
+    group = blocks.take(nranks)
     cases = [
         FabricCase(
             "nccl",
             "healthy",
             (
-                rank(0, metrics=_COLLECTIVE, values={"ncclTransport": "IB", "ranks": "32"}),
-                *(worker(i) for i in range(1, nranks)),
+                rank(group, 0, metrics=_COLLECTIVE, values={"ncclTransport": "IB", "ranks": "32"}),
+                *(worker(group, i) for i in range(1, nranks)),
             ),
             matrix["healthy"],
         )
@@ -250,34 +335,36 @@ def _nccl_cases(nranks: int = 4) -> list[FabricCase]:
         "memlock-8mib",
         "nccl-socket-fallback",
     ):
-        root = rank(0, fault=fault, names=says.get(fault, ()))
-        cases.append(
-            FabricCase("nccl", fault, (root, *(worker(i) for i in range(1, nranks))), matrix[fault])
-        )
+        group = blocks.take(nranks)
+        root = rank(group, 0, fault=fault, names=says.get(fault, ()))
+        workers = (worker(group, i) for i in range(1, nranks))
+        cases.append(FabricCase("nccl", fault, (root, *workers), matrix[fault]))
+    group = blocks.take(nranks)
     cases.append(
         FabricCase(
             "nccl",
             "no-rendezvous",
             (
-                rank(0, names=(f"rank(s) {last}",), exit_code=3),
-                *(worker(i) for i in range(1, last)),
-                rank(last, fault="no-rendezvous"),
+                rank(group, 0, names=(f"rank(s) {last}",), exit_code=3),
+                *(worker(group, i) for i in range(1, last)),
+                rank(group, last, fault="no-rendezvous"),
             ),
             matrix["no-rendezvous"],
         )
     )
+    group = blocks.take(nranks)
     cases.append(
         FabricCase(
             "nccl",
             "dead-peer",
             (
-                rank(0, names=(f"rank(s) {last}",), exit_code=3),
-                *(worker(i) for i in range(1, last)),
+                rank(group, 0, names=(f"rank(s) {last}",), exit_code=3),
+                *(worker(group, i) for i in range(1, last)),
             ),
             matrix["dead-peer"],
         )
     )
-    server_ip, client_ip = loopback_addresses(2)
+    server_ip, client_ip = blocks.take(2)
     pair = (
         FabricSide(
             "server",
@@ -298,7 +385,7 @@ def _nccl_cases(nranks: int = 4) -> list[FabricCase]:
             absent=_COLLECTIVE - {"provenance"},
         ),
     )
-    cases.append(FabricCase("nccl", "pair-roce", pair, PASSED))
+    cases.append(FabricCase("nccl", "pair-roce", pair, PASSED, clause="healthy:h200x8@roce200"))
     return cases
 
 
