@@ -24,9 +24,9 @@ from runners.conformance.clauses import Card, Finding, case_clause, fold, run_al
 from runners.conformance.execution import DEFAULT_TIMEOUT_S
 from runners.conformance.links import (
     AddressBlocks,
+    judge_sides,
     pair_env,
     problem_lines,
-    run_sides,
     side_findings,
 )
 from runners.fault_matrix import (
@@ -109,37 +109,40 @@ def case_findings(
     every finding (one clause each), the clauses judged, and each side's stdout. The
     whole's phase (F3/F6 over the sides' exits) is judged on the case's own clause."""
     label, own = case.label, case.own_clause
-    runs = run_sides(spec, command, [side.env for side in case.sides], timeout_s=timeout_s)
-    if runs is None:
-        hung = f"a side still running after {timeout_s:g} s: all killed, nothing judged"
-        return [Finding("finishes", hung, label)], {"finishes", own}, {}
-    found: list[Finding] = []
-    judged = {own, "finishes"}
-    for side, run in zip(case.sides, runs, strict=True):
-        side_found, side_judged = side_findings(
-            spec,
-            run,
-            case=label,
-            side=side.name,
-            own=own,
-            expected_exit=side.exit_code,
-            metrics=side.metrics,
-            names=side.names,
-            absent=side.absent,
-            values=side.values,
-            never_says=side.never_says,
-        )
-        found += side_found
-        judged |= side_judged
+    found, judged, stdouts, runs = judge_sides(
+        spec,
+        command,
+        label=label,
+        own=own,
+        timeout_s=timeout_s,
+        sides=[
+            (
+                side.name,
+                side.env,
+                functools.partial(
+                    side_findings,
+                    spec,
+                    case=label,
+                    side=side.name,
+                    own=own,
+                    expected_exit=side.exit_code,
+                    metrics=side.metrics,
+                    names=side.names,
+                    absent=side.absent,
+                    values=side.values,
+                    never_says=side.never_says,
+                ),
+            )
+            for side in case.sides
+        ],
+    )
+    if not runs:
+        return found, judged, stdouts
     phase = combined_phase([run.exit_code for run in runs])
     if phase != case.phase:
         whole = "group" if case.sides[0].name.startswith("rank") else "pair"
         found.append(Finding(own, f"the {whole} ends {phase}, the matrix says {case.phase}", label))
-    return (
-        found,
-        judged,
-        {side.name: run.stdout for side, run in zip(case.sides, runs, strict=True)},
-    )
+    return found, judged, stdouts
 
 
 def card_for(spec: RunnerSpec, *, command: Sequence[str], jobs: int | None = None) -> Card:

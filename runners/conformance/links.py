@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import random
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,31 +88,61 @@ def case_findings(
     """Run every side of a link case together on ``command`` (default the spec's):
     every finding (one clause each), the clauses judged, and each side's stdout."""
     label, own = case.label, case_clause(case.label)
-    runs = run_sides(spec, command, [side.env for side in case.sides], timeout_s=timeout_s)
+    found, judged, stdouts, _runs = judge_sides(
+        spec,
+        command,
+        label=label,
+        own=own,
+        timeout_s=timeout_s,
+        sides=[
+            (
+                side.name,
+                side.env,
+                functools.partial(
+                    side_findings,
+                    spec,
+                    case=label,
+                    side=side.name,
+                    own=own,
+                    expected_exit=side.expected_exit,
+                    metrics=side.metrics,
+                    below=side.below,
+                    names=side.names,
+                ),
+            )
+            for side in case.sides
+        ],
+    )
+    return found, judged, stdouts
+
+
+#: One side of a case: its name, its environment, and what judges its run.
+SideJudge = Callable[[Execution], tuple[list[Finding], set[str]]]
+
+
+def judge_sides(
+    spec: RunnerSpec,
+    command: Sequence[str] | None,
+    *,
+    label: str,
+    own: str,
+    sides: Sequence[tuple[str, Mapping[str, str], SideJudge]],
+    timeout_s: float,
+) -> tuple[list[Finding], set[str], dict[str, str], list[Execution]]:
+    """Every side started at once and each judged: the findings, the clauses judged,
+    each side's stdout and the runs (none when a side hung: ``finishes`` fails)."""
+    runs = run_sides(spec, command, [env for _name, env, _judge in sides], timeout_s=timeout_s)
     if runs is None:
         hung = f"a side still running after {timeout_s:g} s: all killed, nothing judged"
-        return [Finding("finishes", hung, label)], {"finishes", own}, {}
+        return [Finding("finishes", hung, label)], {"finishes", own}, {}, []
     found: list[Finding] = []
     judged = {own, "finishes"}
-    for side, run in zip(case.sides, runs, strict=True):
-        side_found, side_judged = side_findings(
-            spec,
-            run,
-            case=label,
-            side=side.name,
-            own=own,
-            expected_exit=side.expected_exit,
-            metrics=side.metrics,
-            below=side.below,
-            names=side.names,
-        )
+    for (_name, _env, judge), run in zip(sides, runs, strict=True):
+        side_found, side_judged = judge(run)
         found += side_found
         judged |= side_judged
-    return (
-        found,
-        judged,
-        {side.name: run.stdout for side, run in zip(case.sides, runs, strict=True)},
-    )
+    stdouts = {name: run.stdout for (name, _env, _judge), run in zip(sides, runs, strict=True)}
+    return found, judged, stdouts, runs
 
 
 def run_sides(
