@@ -283,6 +283,8 @@ class Repairs:
             if step is not Step.AGAIN:
                 return step is Step.SETTLED
             ex = work.execution(index, diag, unit)
+            if not ex.open:
+                return True
         work.wait(1.0)
         return False
 

@@ -673,9 +673,11 @@ class Sweeper(Part):
         work.put(updated, new_state)
         where = ex.label.replace("/", " on ", 1)
         _log_attempt(ex, verdict, settled=new_state.phase if not new_state.open else None)
-        if not new_state.open and ex.test.name not in work.diagnostic:
-            # (a re-pair is diagnostic: no TestCompleted for a result status does not hold)
-            work.deliveries.append(Delivery(Reason.TEST_COMPLETED, ex.label, work.run))
+        if not new_state.open:
+            if ex.test.name not in work.diagnostic:
+                # F10: a re-pair is diagnostic: no TestCompleted for a result that
+                # status.results never holds (its entry's blame is the news).
+                work.deliveries.append(Delivery(Reason.TEST_COMPLETED, ex.label, work.run))
             if new_state.phase in (Phase.FAILED, Phase.ERROR):
                 # An Event says what needs a look; a passed result is in status, in the
                 # sinks' TestCompleted and in the run's own transition Events, so it
