@@ -27,7 +27,7 @@ def node_of(pod: dict[str, Any]) -> str:
 
 def peer_of(pod: dict[str, Any]) -> str:
     env = {e["name"]: e.get("value", "") for e in pod["spec"]["containers"][0]["env"]}
-    return env[PEER_NODE]
+    return str(env[PEER_NODE])
 
 
 async def start(cluster: Cluster, *, required: bool = True, **spec: Any) -> None:
