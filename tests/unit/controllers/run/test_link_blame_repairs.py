@@ -116,6 +116,9 @@ async def test_F11_a_bad_node_is_named_and_its_re_pairs_are_never_results() -> N
     assert all(r["result"]["name"] == "link" + REPAIR_SUFFIX for r in entry["repairs"])
     assert servers_created(cluster) == 4  # the two planned links and the two re-pairs
     assert released(cluster)
+    # TestCompleted only for the planned units: a re-pair is no result of the run.
+    completed = [d.event_key for d in cluster.delivered.sent if d.reason == "TestCompleted"]
+    assert sorted(completed) == ["link/n0+n1", "link/n2+n3"], completed
 
 
 async def test_F11_a_bad_link_is_named_when_both_ends_pass_elsewhere() -> None:
