@@ -183,7 +183,7 @@ def test_F11_property_a_node_is_named_only_on_a_settled_fail_beside_a_settled_pa
 
 
 @given(repairs(A), repairs(B), PHASES)
-def test_F11_property_swapping_the_ends_mirrors_the_blame(
+def test_F11_property_swapping_the_ends_names_the_same_node(
     ra: Repair | None, rb: Repair | None, phase: Phase | None
 ) -> None:
     settled = phase or Phase.FAILED
