@@ -47,8 +47,8 @@ async def start(cluster: Cluster, *, required: bool = True, **spec: Any) -> None
 
 async def drive(cluster: Cluster, ok: Ok, *, exit_code: int | None = None) -> dict[str, Any]:
     """Reconcile and play the kubelet until the run is terminal: a server runs Ready;
-    once its client exists both end (one link a round), ``bw=100`` exit 0 when ``ok``, else ``bw=1`` exit 1
-    (``exit_code`` overrides both: e.g. 3, a crash)."""
+    once its client exists both end (one link a round), ``bw=100`` exit 0 when ``ok``,
+    else ``bw=1`` exit 1 (``exit_code`` overrides both: e.g. 3, a crash)."""
     for _ in range(80):
         await cluster.reconcile()
         run = await cluster.run()
