@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from glimmer.api import parse_time
+from glimmer.api import format_time, parse_time
 from glimmer.controllers.kit.view import ObjectView
 from glimmer.controllers.run.links import Links, link_attempt
 from glimmer.controllers.run.passes import REPAIR_SUFFIX, Pass, Step, repair_test
@@ -287,6 +287,36 @@ class Repairs:
                 return True
         work.wait(1.0)
         return False
+
+    def close(self, work: Pass, *, phase: Phase) -> None:
+        """The run ends (``phase``) with blames still owed: each open re-pair is settled
+        with the run's end (Cancelled, else Error: it was never judged), and each entry
+        attributed from what settled, which names nobody (F12: unjudged evidence)."""
+        by_name = {test.name: (index, test) for index, test in enumerate(work.plan.tests)}
+        ended = Phase.CANCELLED if phase is Phase.CANCELLED else Phase.ERROR
+        stamp = format_time(work.now)
+        for entry in work.status.get(STATUS_KEY) or []:
+            found = by_name.get(str(entry.get("test", "")))
+            if found is None or entry.get("blame"):
+                continue
+            index, test = found
+            nodes = tuple(str(n) for n in entry.get("nodes") or [])
+            entry.setdefault("repairs", [])
+            for rep in entry["repairs"]:
+                partner = rep.get("partner")
+                if not partner or rep.get("skipped"):
+                    continue
+                name = repair_test(test).name
+                result = work.result(name, (str(rep["node"]), str(partner)))
+                if result is not None and result.get("phase") == str(Phase.RUNNING):
+                    settled = dict(result)
+                    settled.update(phase=str(ended), finishedAt=stamp,
+                                   message=f"the run ended {phase} before this re-pair "
+                                   "settled; no verdict")  # fmt: skip
+                    work.put(settled)
+            if len(nodes) == 2:
+                unit = Unit(test_index=index, test_name=test.name, scope="Pair", nodes=nodes)
+                self._attribute(work, test, unit, entry)
 
     def _attribute(self, work: Pass, test: PlannedTest, unit: Unit, entry: JSON) -> None:
         """F11 through the one rule; the evidence is what the entry records."""

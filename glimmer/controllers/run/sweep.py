@@ -264,6 +264,7 @@ class Sweeper(Part):
         for launch in work.planned:
             work.abandon(launch.execution.node)  # D7: a run that ends starts nothing
         work.planned = []
+        self.repairs.close(work, phase=phase)  # F12: a blame still owed is undetermined
         repairs.store(work)
         work.status["results"] = work.judged_results()
         self.finisher.settle_verdict(work.run, phase=phase, extra=(), plan=work.plan)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from glimmer.controllers.kit.names import PROFILES, TESTS
+from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.controllers.run.passes import REPAIR_SUFFIX
 from glimmer.engine import NODES, PODS
 from glimmer.plan.env import PEER_NODE
@@ -45,10 +45,34 @@ async def start(cluster: Cluster, *, required: bool = True, **spec: Any) -> None
     await cluster.create_run(profileRef="blame", maxConcurrentNodes=4, **spec)
 
 
+async def kubelet_round(cluster: Cluster, ok: Ok, *, exit_code: int | None = None) -> None:
+    """Servers run Ready; then one link whose client exists ends (both pods), ``bw=100``
+    exit 0 when ``ok``, else ``bw=1`` exit 1 (``exit_code`` overrides: e.g. 3, a crash).
+    One link a round, so some write holds one settled re-pair beside an open one."""
+    live = cluster.live_pods()
+    for pod in live:
+        name, host = pod["metadata"]["name"], pod["spec"].get("hostname")
+        if host == "server" and (pod.get("status") or {}).get("phase") != "Running":
+            await cluster.kubelet(name, exit_code=None)
+            ready = {"type": "Ready", "status": "True"}
+            current = await cluster.client.get(PODS, name, namespace=NS)
+            status = dict(current["status"], conditions=[ready])
+            await cluster.client.patch(PODS, name, {"status": status}, namespace=NS,
+                                       subresource="status")  # fmt: skip
+    for client in [p for p in live if p["spec"].get("hostname") == "client"][:1]:
+        server_node, client_node = peer_of(client), node_of(client)
+        good = ok(server_node, client_node)
+        code = exit_code if exit_code is not None else (0 if good else 1)
+        log = "bw=100\n" if good else "bw=1\n"
+        servers = [p for p in live if p["spec"].get("hostname") == "server"
+                   and node_of(p) == server_node and peer_of(p) == client_node]  # fmt: skip
+        for pod in (client, *servers):
+            await cluster.kubelet(pod["metadata"]["name"], exit_code=code, log=log)
+    cluster.advance(1)
+
+
 async def drive(cluster: Cluster, ok: Ok, *, exit_code: int | None = None) -> dict[str, Any]:
-    """Reconcile and play the kubelet until the run is terminal: a server runs Ready;
-    once its client exists both end (one link a round), ``bw=100`` exit 0 when ``ok``,
-    else ``bw=1`` exit 1 (``exit_code`` overrides both: e.g. 3, a crash)."""
+    """Reconcile and play the kubelet (:func:`kubelet_round`) until the run is terminal."""
     for _ in range(80):
         await cluster.reconcile()
         run = await cluster.run()
@@ -58,27 +82,7 @@ async def drive(cluster: Cluster, ok: Ok, *, exit_code: int | None = None) -> di
         assert counted <= len(status.get("results") or []), status
         if status.get("phase") in TERMINAL:
             return run
-        live = cluster.live_pods()
-        for pod in live:
-            name, host = pod["metadata"]["name"], pod["spec"].get("hostname")
-            if host == "server" and (pod.get("status") or {}).get("phase") != "Running":
-                await cluster.kubelet(name, exit_code=None)
-                ready = {"type": "Ready", "status": "True"}
-                current = await cluster.client.get(PODS, name, namespace=NS)
-                status = dict(current["status"], conditions=[ready])
-                await cluster.client.patch(PODS, name, {"status": status}, namespace=NS,
-                                           subresource="status")  # fmt: skip
-        # One link ends per round, so some write holds one settled re-pair beside an open one.
-        for client in [p for p in live if p["spec"].get("hostname") == "client"][:1]:
-            server_node, client_node = peer_of(client), node_of(client)
-            good = ok(server_node, client_node)
-            code = exit_code if exit_code is not None else (0 if good else 1)
-            log = "bw=100\n" if good else "bw=1\n"
-            servers = [p for p in live if p["spec"].get("hostname") == "server"
-                       and node_of(p) == server_node and peer_of(p) == client_node]  # fmt: skip
-            for pod in (client, *servers):
-                await cluster.kubelet(pod["metadata"]["name"], exit_code=code, log=log)
-        cluster.advance(1)
+        await kubelet_round(cluster, ok, exit_code=exit_code)
     raise AssertionError("the run never ended")
 
 
@@ -187,3 +191,25 @@ async def test_F10_a_pair_that_errored_is_not_re_paired() -> None:
     run = await drive(cluster, bad_node("n0"), exit_code=3)
     assert "linkBlame" not in run["status"] or not run["status"]["linkBlame"]
     assert servers_created(cluster) == 2
+
+
+async def test_F12_a_run_cancelled_while_re_pairs_run_ends_with_the_blame_undetermined() -> None:
+    cluster = Cluster(nodes=4)
+    await start(cluster, linkBlame={}, cancelPolicy="Immediate")
+    ok = bad_node("n0")
+    for _ in range(40):  # until the re-pairs' servers are running
+        await cluster.reconcile()
+        entries = (await cluster.run()).get("status", {}).get("linkBlame") or []
+        phases = [(r.get("result") or {}).get("phase") for e in entries for r in e["repairs"]]
+        if phases == ["Running", "Running"]:
+            break
+        await kubelet_round(cluster, ok)
+    else:
+        raise AssertionError("the re-pairs never started")
+    await cluster.client.patch(RUNS, "r1", {"spec": {"cancel": True}}, namespace=NS)
+    run = await drive(cluster, ok)
+    assert run["status"]["phase"] == "Cancelled"
+    entry = only_entry(run)
+    assert entry["blame"] == "undetermined" and "unjudged evidence" in entry["reason"], entry
+    assert [r["result"]["phase"] for r in entry["repairs"]] == ["Cancelled", "Cancelled"]
+    assert all(not r["name"].endswith(REPAIR_SUFFIX) for r in run["status"]["results"])
