@@ -213,3 +213,25 @@ async def test_F12_a_run_cancelled_while_re_pairs_run_ends_with_the_blame_undete
     assert entry["blame"] == "undetermined" and "unjudged evidence" in entry["reason"], entry
     assert [r["result"]["phase"] for r in entry["repairs"]] == ["Cancelled", "Cancelled"]
     assert all(not r["name"].endswith(REPAIR_SUFFIX) for r in run["status"]["results"])
+
+
+async def test_F10_a_restarted_manager_adopts_the_re_pairs_it_finds_and_makes_no_twin() -> None:
+    cluster = Cluster(nodes=4)
+    await start(cluster, linkBlame={})
+    ok = bad_node("n0")
+    for _ in range(40):  # until the re-pairs' servers exist, then a fresh manager
+        await cluster.reconcile()
+        entries = (await cluster.run()).get("status", {}).get("linkBlame") or []
+        if entries and servers_created(cluster) == 4:
+            break
+        await kubelet_round(cluster, ok)
+    else:
+        raise AssertionError("the re-pairs never launched")
+    cluster.reconciler = cluster.new_reconciler()
+    await kubelet_round(cluster, ok)
+    run = await drive(cluster, ok)
+    assert only_entry(run)["blame"] == "node/n0"
+    creates = [r.name for r in cluster.client.requests if r.verb == "create"
+               and r.resource == str(PODS)]  # fmt: skip
+    assert len(creates) == len(set(creates)) == 8, creates  # 4 servers, 4 clients, once each
+    assert released(cluster)
