@@ -190,3 +190,85 @@ def _same_place(side: str, node: str, topology: Mapping[str, str] | None) -> boo
         return True
     mine = topology.get(side)
     return bool(mine) and topology.get(node) == mine
+
+
+# --- Group bisection (I44) ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One diagnostic sub-group of a failed Group: its ranks (rank 0 first) and its
+    settled phase (None: not settled, or never run)."""
+
+    nodes: tuple[str, ...]
+    phase: Phase | None
+    provenance: Provenance = Provenance.UNKNOWN
+
+
+#: Why a Group bisection is undetermined (beside the Pair reasons above).
+TOO_FEW: Final = "fewer than four ranks: no half is a group, and no rank is known good"
+HALVES_PASS: Final = (
+    "each half passes alone: the collective fails only across the halves (a link or "
+    "switch between them)"
+)
+NO_SINGLE: Final = "not exactly one suspect fails beside a known-good rank"
+
+
+def bisect(
+    ranks: Sequence[str], probes: Sequence[Probe], *, provenance: Provenance
+) -> tuple[str, ...] | Attribution:
+    """The next sub-group to run for the failed Group over ``ranks``, or the answer.
+
+    Halve the suspects (every rank, at first) while each half is a group of two or
+    more: the half that Fails while the other Passes holds the culprit (and the other
+    gives a known-good rank); then pair each remaining suspect with a known-good rank:
+    exactly one Failed pairing, every other Passed, names that rank (I44). Both halves
+    Passing is ``link`` (the collective fails only across them); anything else, an
+    unjudged or missing probe included, is ``undetermined``. Pure and deterministic: the
+    probes run so far decide the next one, so a restarted manager asks for the same.
+    ``provenance`` is the failed Group's own; the answer's is the weakest with the probes'.
+    """
+    known = {probe.nodes: probe for probe in probes}
+    strength = weakest([provenance, *(p.provenance for p in probes if p.phase is not None)])
+    suspects = tuple(ranks)
+    good: str | None = None
+
+    def account(groups: Sequence[tuple[str, ...]]) -> str:
+        return "; ".join(f"{'+'.join(g)} {known[g].phase or 'unsettled'}" for g in groups)
+
+    while len(suspects) >= 4:
+        half = len(suspects) // 2
+        left, right = suspects[:half], suspects[half:]
+        for group in (left, right):
+            if group not in known:
+                return group
+        phases = (known[left].phase, known[right].phase)
+        if any(p not in (Phase.PASSED, Phase.FAILED) for p in phases):
+            return Attribution(
+                UNDETERMINED, f"unjudged evidence: {account((left, right))}", strength
+            )
+        if phases == (Phase.FAILED, Phase.PASSED):
+            suspects, good = left, right[0]
+        elif phases == (Phase.PASSED, Phase.FAILED):
+            suspects, good = right, left[0]
+        elif phases == (Phase.PASSED, Phase.PASSED):
+            return Attribution(LINK, f"{HALVES_PASS}: {account((left, right))}", strength)
+        else:
+            return Attribution(UNDETERMINED, f"{BOTH_FAILED}: {account((left, right))}", strength)
+    if good is None:
+        return Attribution(UNDETERMINED, TOO_FEW, strength)
+    pairings = [(suspect, good) for suspect in suspects]
+    for group in pairings:
+        if group not in known:
+            return group
+    paired = [known[g].phase for g in pairings]
+    if any(p not in (Phase.PASSED, Phase.FAILED) for p in paired):
+        return Attribution(UNDETERMINED, f"unjudged evidence: {account(pairings)}", strength)
+    failed = [s for s, p in zip(suspects, paired, strict=True) if p is Phase.FAILED]
+    if len(failed) == 1:
+        return Attribution(
+            node_blame(failed[0]),
+            f"{failed[0]} drags the collective: {account(pairings)} (good rank {good})",
+            strength,
+        )
+    return Attribution(UNDETERMINED, f"{NO_SINGLE}: {account(pairings)}", strength)

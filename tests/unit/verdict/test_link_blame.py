@@ -10,6 +10,9 @@ value when one is configured.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,9 +20,12 @@ from glimmer.verdict.blame import (
     BOTH_FAILED,
     LINK,
     NOT_FAILED,
+    TOO_FEW,
     UNDETERMINED,
+    Probe,
     Repair,
     attribute,
+    bisect,
     choose_partner,
     healthy_partners,
     node_blame,
@@ -209,3 +215,58 @@ def test_F13_property_a_partner_is_healthy_never_an_end_and_on_the_same_leaf(
     assert partner in healthy and partner not in (A, B)
     if topology is not None:
         assert topology.get(side) and topology.get(partner) == topology[side]
+
+
+# --- Group bisection (I44) ---------------------------------------------------------------
+
+
+def run_bisection(ranks: list[str], fails: Callable[[tuple[str, ...]], Phase | None]) -> Any:
+    """Drive :func:`bisect` to its answer, each probe settled by ``fails``."""
+    probes: list[Probe] = []
+    for _ in range(4 * len(ranks) + 4):
+        step = bisect(ranks, probes, provenance=Provenance.SILICON)
+        if not isinstance(step, tuple):
+            return step, probes
+        assert step not in [p.nodes for p in probes]  # never asks twice
+        probes.append(Probe(step, fails(step), Provenance.SILICON))
+    raise AssertionError("the bisection never ended")
+
+
+def with_bad(node: str) -> Callable[[tuple[str, ...]], Phase]:
+    return lambda group: Phase.FAILED if node in group else Phase.PASSED
+
+
+def test_group_bisection_names_the_rank_that_drags_the_collective() -> None:
+    ranks = ["r0", "r1", "r2", "r3"]
+    got, probes = run_bisection(ranks, with_bad("r2"))
+    assert got.blame == node_blame("r2"), got
+    assert [p.nodes for p in probes] == [("r0", "r1"), ("r2", "r3"), ("r2", "r0"), ("r3", "r0")]
+
+
+def test_group_bisection_halves_passing_is_the_link_and_unjudged_is_undetermined() -> None:
+    ranks = ["r0", "r1", "r2", "r3"]
+    got, _ = run_bisection(ranks, lambda group: Phase.PASSED)
+    assert got.blame == LINK
+    got, _ = run_bisection(ranks, lambda group: Phase.ERROR if "r3" in group else Phase.PASSED)
+    assert got.blame == UNDETERMINED and got.reason.startswith("unjudged evidence")
+    got, _ = run_bisection(ranks, lambda group: Phase.FAILED)
+    assert got.blame == UNDETERMINED and got.reason.startswith(BOTH_FAILED)
+    got, probes = run_bisection(["r0", "r1", "r2"], with_bad("r1"))
+    assert got.blame == UNDETERMINED and got.reason == TOO_FEW and probes == []
+
+
+@given(st.integers(min_value=4, max_value=16), st.data())
+def test_group_bisection_property_one_bad_rank_is_found_and_only_on_settled_evidence(
+    size: int, data: st.DataObject
+) -> None:
+    ranks = [f"r{i}" for i in range(size)]
+    bad = data.draw(st.sampled_from(ranks))
+    got, probes = run_bisection(ranks, with_bad(bad))
+    assert got.blame == node_blame(bad)
+    assert len(probes) <= 2 * size.bit_length() + 3  # about 2 log2(N) executions
+    # Any probe left unsettled or Errored, anywhere, and nobody is named.
+    spoil = data.draw(st.integers(min_value=0, max_value=len(probes) - 1))
+    target = probes[spoil].nodes
+    phase = data.draw(st.sampled_from([None, Phase.ERROR, Phase.SKIPPED, Phase.CANCELLED]))
+    got, _ = run_bisection(ranks, lambda g: phase if g == target else with_bad(bad)(g))
+    assert got.node is None
