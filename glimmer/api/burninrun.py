@@ -384,7 +384,15 @@ class PackedResults:
 class LinkRepair:
     """One re-pair of one side of a Failed Pair (diagnostic: never a result)."""
 
-    node: str = field(json="node", required=True, description="The side being re-paired.")
+    node: str = field(
+        json="node",
+        required=True,
+        description="The side being re-paired (a Group probe: its rank 0).",
+    )
+    nodes: list[str] | None = field(
+        json="nodes",
+        description="A Group probe's ranks, rank 0 first (a sub-group the bisection ran).",
+    )
     partner: str | None = field(
         json="partner", description="The node it was re-paired with (absent: none was run)."
     )
@@ -401,7 +409,7 @@ class LinkRepair:
 
 @attrs.define(kw_only=True)
 class LinkBlame:
-    """What the re-pairs say of one Failed Pair (F11)."""
+    """What the re-pairs say of one Failed Pair (F11), or the probes of a Group (I44)."""
 
     test: str = field(json="test", required=True, description="The Pair's planned test.")
     nodes: list[str] = field(json="nodes", required=True, description="[server, client].")
@@ -498,7 +506,8 @@ class BurnInRunStatus:
     # --- link blame (F10-F13, docs/link-blame.md) ---
     link_blame: list[LinkBlame] | None = field(
         json="linkBlame",
-        description="Per Failed Pair under spec.linkBlame: its re-pairs and the blame.",
+        description="Per Failed Pair (or Group) under spec.linkBlame: its re-pairs (probes) "
+        "and the blame.",
     )
 
 

@@ -156,7 +156,7 @@ class Pass:
         self.diagnostic = frozenset(
             repair_test(test).name
             for test in self.plan.tests
-            if test.scope == "Pair" and repair_test(test).name not in planned
+            if test.scope in ("Pair", "Group") and repair_test(test).name not in planned
         )
         # Indexes keep one pass linear in the run's size (thousands of node results).
         self._required = {test.name: test.required for test in self.plan.tests}
@@ -367,8 +367,8 @@ REPAIR_SUFFIX = "_repair"
 
 
 def repair_test(test: PlannedTest) -> PlannedTest:
-    """The diagnostic copy of a Pair test a re-pair runs (F10): the same spec, its own
-    name, never required."""
+    """The diagnostic copy of a Pair (Group) test a re-pair (probe) runs (F10, I44): the
+    same spec, its own name, never required."""
     return PlannedTest(name=test.name + REPAIR_SUFFIX, required=False, spec=test.spec,
                        axes=test.axes, parent=test.parent)  # fmt: skip
 

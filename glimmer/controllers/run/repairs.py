@@ -42,8 +42,11 @@ from glimmer.verdict.blame import (
     BUDGET,
     DEADLINE,
     NO_PARTNER,
+    UNDETERMINED,
+    Probe,
     Repair,
     attribute,
+    bisect,
     choose_partner,
     healthy_partners,
 )
@@ -80,6 +83,18 @@ def _provenance(result: Mapping[str, Any] | None) -> Provenance:
     return Provenance(text) if text in tuple(Provenance) else Provenance.UNKNOWN
 
 
+def rep_nodes(rep: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The nodes a recorded re-pair (Pair: side, partner) or probe (Group: its ranks)
+    ran over; None when it did not run."""
+    if rep.get("skipped"):
+        return None
+    nodes = rep.get("nodes")
+    if isinstance(nodes, list) and nodes:
+        return tuple(str(n) for n in nodes)
+    partner = rep.get("partner")
+    return (str(rep.get("node")), str(partner)) if partner else None
+
+
 def load(run_status: Mapping[str, Any], plan: PinnedPlan) -> tuple[list[JSON], list[Any]]:
     """The re-pair results stored in ``status.linkBlame`` (to sit among the pass's
     results) and their (diagnostic test, unit)s, in stored order."""
@@ -94,11 +109,11 @@ def load(run_status: Mapping[str, Any], plan: PinnedPlan) -> tuple[list[JSON], l
         diag = repair_test(test)
         for rep in entry.get("repairs") or []:
             result = rep.get("result")
-            if isinstance(result, Mapping) and rep.get("partner"):
-                nodes = (str(rep.get("node")), str(rep.get("partner")))
+            nodes = rep_nodes(rep)
+            if isinstance(result, Mapping) and nodes is not None:
                 results.append(dict(result))
                 units.append((diag, Unit(test_index=index, test_name=diag.name,
-                                         scope="Pair", nodes=nodes)))  # fmt: skip
+                                         scope=test.scope, nodes=nodes)))  # fmt: skip
     return results, units
 
 
@@ -110,12 +125,19 @@ def store(work: Pass) -> None:
         return
     for entry in entries:
         for rep in entry.get("repairs") or []:
-            partner = rep.get("partner")
-            if not partner or rep.get("skipped"):
+            nodes = rep_nodes(rep)
+            if nodes is None:
                 continue
-            result = work.result(str(entry["test"]) + REPAIR_SUFFIX, (str(rep["node"]), partner))
+            result = work.result(str(entry["test"]) + REPAIR_SUFFIX, nodes)
             if result is not None:
                 rep["result"] = result
+
+
+def _used(entries: Sequence[Mapping[str, Any]]) -> int:
+    """Re-pairs and probes this run has run or is running (the budget's count)."""
+    return sum(
+        1 for entry in entries for rep in entry.get("repairs") or [] if rep_nodes(rep) is not None
+    )
 
 
 class Repairs:
@@ -131,7 +153,7 @@ class Repairs:
     def _failed_units(work: Pass) -> list[tuple[int, PlannedTest, Unit]]:
         out: list[tuple[int, PlannedTest, Unit]] = []
         for index, test in enumerate(work.plan.tests):
-            if test.scope != "Pair":
+            if test.scope not in ("Pair", "Group"):
                 continue
             for unit in units_of_test(work.plan, index):
                 if _phase(work.result(test.name, unit.nodes)) is Phase.FAILED:
@@ -179,6 +201,11 @@ class Repairs:
                 work.changed = True
             if entry.get("blame"):
                 continue
+            if test.scope == "Group":
+                if not await self._step_group(work, index, test, unit, entry, block, entries,
+                                              launch=launch):  # fmt: skip
+                    done = False
+                continue
             diag = repair_test(test)
             if "repairs" not in entry:
                 entry["repairs"] = await self._plan(work, index, test, unit, block, entries)
@@ -213,13 +240,7 @@ class Repairs:
         if repair_test(test).name not in work.diagnostic:
             why = f"a planned test is named {repair_test(test).name!r}; no re-pair can be named"
             return [dict(s, skipped=why) for s in sides]
-        used = sum(
-            1
-            for entry in entries
-            for rep in entry.get("repairs") or []
-            if rep.get("partner") and not rep.get("skipped")
-        )
-        if max_extra_pairs(block) - used < 2:
+        if max_extra_pairs(block) - _used(entries) < 2:
             return [dict(s, skipped=BUDGET) for s in sides]
         outcomes = [
             (u.nodes, _phase(work.result(test.name, u.nodes)))
@@ -288,6 +309,83 @@ class Repairs:
         work.wait(1.0)
         return False
 
+    async def _step_group(
+        self,
+        work: Pass,
+        index: int,
+        test: PlannedTest,
+        unit: Unit,
+        entry: JSON,
+        block: Mapping[str, Any],
+        entries: Sequence[Mapping[str, Any]],
+        *,
+        launch: bool,
+    ) -> bool:
+        """I44: one probe at a time, each asked of :func:`~glimmer.verdict.blame.bisect`
+        once the ones before it settled; True once the entry has its blame."""
+        diag = repair_test(test)
+        reps: list[JSON] = entry.setdefault("repairs", [])
+        for rep in reps:
+            nodes = rep_nodes(rep)
+            if nodes is None:
+                continue
+            probe = Unit(test_index=index, test_name=diag.name, scope="Group", nodes=nodes)
+            work.add_repair_unit(diag, probe)
+            if not await self._advance(work, index, diag, probe, rep, launch=launch):
+                return False
+        skipped = next((str(r["skipped"]) for r in reps if r.get("skipped")), "")
+        if skipped:
+            why = f"a probe was not run: {skipped}"
+            original = _provenance(work.result(test.name, unit.nodes))
+            self._conclude(work, test, unit, entry, UNDETERMINED, why, original)
+            return True
+        step = self._bisected(work, test, unit, entry)
+        if step is None:
+            return True
+        if diag.name not in work.diagnostic:
+            why = f"a planned test is named {diag.name!r}; no probe can be named"
+            reps.append({"node": step[0], "nodes": list(step), "skipped": why})
+        elif _used(entries) >= max_extra_pairs(block):
+            reps.append({"node": step[0], "nodes": list(step), "skipped": BUDGET})
+        else:
+            reps.append({"node": step[0], "nodes": list(step)})
+        work.changed = True
+        return False  # launched (or skipped) next pass, after the write that records it
+
+    def _bisected(
+        self, work: Pass, test: PlannedTest, unit: Unit, entry: JSON
+    ) -> tuple[str, ...] | None:
+        """The next probe :func:`bisect` asks for, or None once it answered (recorded)."""
+        probes = []
+        for rep in entry.get("repairs") or []:
+            nodes = rep_nodes(rep)
+            if nodes is None:
+                continue
+            result = work.result(repair_test(test).name, nodes)
+            probes.append(Probe(nodes, _phase(result), _provenance(result)))
+        original = work.result(test.name, unit.nodes)
+        got = bisect(unit.nodes, probes, provenance=_provenance(original))
+        if isinstance(got, tuple):
+            # (bisect asks each probe once: tests/unit/verdict/test_link_blame.py)
+            return got
+        self._conclude(work, test, unit, entry, got.blame, got.reason, got.provenance)
+        return None
+
+    @staticmethod
+    def _conclude(
+        work: Pass,
+        test: PlannedTest,
+        unit: Unit,
+        entry: JSON,
+        blame: str,
+        reason: str,
+        provenance: Provenance,
+    ) -> None:
+        entry.update(blame=blame, reason=reason, provenance=str(provenance))
+        work.changed = True
+        where = f"{test.name} on {'+'.join(unit.nodes)}"
+        work.events.append(("Warning", "LinkBlamed", f"{where}: blame {blame}: {reason}"))
+
     def close(self, work: Pass, *, phase: Phase) -> None:
         """The run ends (``phase``) with blames still owed: each open re-pair is settled
         with the run's end (Cancelled, else Error: it was never judged), and each entry
@@ -303,19 +401,24 @@ class Repairs:
             nodes = tuple(str(n) for n in entry.get("nodes") or [])
             entry.setdefault("repairs", [])
             for rep in entry["repairs"]:
-                partner = rep.get("partner")
-                if not partner or rep.get("skipped"):
+                rnodes = rep_nodes(rep)
+                if rnodes is None:
                     continue
                 name = repair_test(test).name
-                result = work.result(name, (str(rep["node"]), str(partner)))
+                result = work.result(name, rnodes)
                 if result is not None and result.get("phase") == str(Phase.RUNNING):
                     settled = dict(result)
                     settled.update(phase=str(ended), finishedAt=stamp,
                                    message=f"the run ended {phase} before this re-pair "
                                    "settled; no verdict")  # fmt: skip
                     work.put(settled)
-            if len(nodes) == 2:
-                unit = Unit(test_index=index, test_name=test.name, scope="Pair", nodes=nodes)
+            unit = Unit(test_index=index, test_name=test.name, scope=test.scope, nodes=nodes)
+            if test.scope == "Group":
+                if self._bisected(work, test, unit, entry) is not None:
+                    why = f"the run ended {phase} before the bisection finished"
+                    original = _provenance(work.result(test.name, unit.nodes))
+                    self._conclude(work, test, unit, entry, UNDETERMINED, why, original)
+            elif len(nodes) == 2:
                 self._attribute(work, test, unit, entry)
 
     def _attribute(self, work: Pass, test: PlannedTest, unit: Unit, entry: JSON) -> None:

@@ -130,6 +130,7 @@ KNOWN_ADDITIVE["BurnInRun"] = KNOWN_ADDITIVE["BurnInRun"] | {
     "status.linkBlame[].reason",
     "status.linkBlame[].repairs",
     "status.linkBlame[].repairs[].node",
+    "status.linkBlame[].repairs[].nodes",
     "status.linkBlame[].repairs[].partner",
     "status.linkBlame[].repairs[].skipped",
     "status.linkBlame[].test",

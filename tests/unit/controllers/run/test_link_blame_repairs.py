@@ -235,3 +235,77 @@ async def test_F10_a_restarted_manager_adopts_the_re_pairs_it_finds_and_makes_no
                and r.resource == str(PODS)]  # fmt: skip
     assert len(creates) == len(set(creates)) == 8, creates  # 4 servers, 4 clients, once each
     assert released(cluster)
+
+
+# --- Group bisection (I44) ---------------------------------------------------------------
+
+
+async def start_group(cluster: Cluster, **spec: Any) -> None:
+    await cluster.setup(tests={})
+    test = custom_test("x", scope="Group")
+    test["runner"]["image"] = "example.com/ring:1"
+    await cluster.client.create(TESTS, {"metadata": {"name": "ring"}, "spec": test}, namespace=NS)
+    await cluster.client.create(
+        PROFILES, {"metadata": {"name": "blame"}, "spec": {"tests": [{"testRef": "ring"}]}},
+        namespace=NS,
+    )  # fmt: skip
+    await cluster.create_run(profileRef="blame", maxConcurrentNodes=4, **spec)
+
+
+async def group_round(cluster: Cluster, bad: str) -> None:
+    """Rank 0 of each group runs Ready; a group whose every rank exists ends together,
+    Failed when ``bad`` is among its nodes."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for pod in cluster.live_pods():
+        groups.setdefault(str(pod["spec"].get("subdomain")), []).append(pod)
+    for pods in groups.values():
+        env = {e["name"]: e.get("value", "") for e in pods[0]["spec"]["containers"][0]["env"]}
+        for pod in pods:
+            running = (pod.get("status") or {}).get("phase") == "Running"
+            if pod["spec"].get("hostname") == "rank-0" and not running:
+                name = pod["metadata"]["name"]
+                await cluster.kubelet(name, exit_code=None)
+                current = await cluster.client.get(PODS, name, namespace=NS)
+                status = dict(current["status"], conditions=[{"type": "Ready", "status": "True"}])
+                await cluster.client.patch(PODS, name, {"status": status}, namespace=NS,
+                                           subresource="status")  # fmt: skip
+        if len(pods) == int(env["BURNIN_NRANKS"]):
+            good = bad not in {node_of(p) for p in pods}
+            for pod in pods:
+                await cluster.kubelet(pod["metadata"]["name"], exit_code=0 if good else 1,
+                                      log="bw=100\n" if good else "bw=1\n")  # fmt: skip
+    cluster.advance(1)
+
+
+async def drive_group(cluster: Cluster, bad: str) -> dict[str, Any]:
+    for _ in range(120):
+        await cluster.reconcile()
+        run = await cluster.run()
+        if (run.get("status") or {}).get("phase") in TERMINAL:
+            return run
+        await group_round(cluster, bad)
+    raise AssertionError("the run never ended")
+
+
+async def test_group_bisection_names_the_rank_and_its_probes_are_never_results() -> None:
+    cluster = Cluster(nodes=4)
+    await start_group(cluster, linkBlame={"maxExtraPairs": 4})
+    run = await drive_group(cluster, "n2")
+    status = run["status"]
+    assert status["phase"] == "Failed" and status["failed"] == 1
+    assert [r["nodes"] for r in status["results"]] == [["n0", "n1", "n2", "n3"]]
+    entry = only_entry(run)
+    assert entry["blame"] == "node/n2", entry
+    probes = [(r["nodes"], r["result"]["phase"]) for r in entry["repairs"]]
+    assert probes == [(["n0", "n1"], "Passed"), (["n2", "n3"], "Failed"),
+                      (["n2", "n0"], "Failed"), (["n3", "n0"], "Passed")]  # fmt: skip
+    assert released(cluster)
+
+
+async def test_group_bisection_stops_undetermined_when_the_budget_is_spent() -> None:
+    cluster = Cluster(nodes=4)
+    await start_group(cluster, linkBlame={"maxExtraPairs": 3})
+    run = await drive_group(cluster, "n2")
+    entry = only_entry(run)
+    assert entry["blame"] == "undetermined" and BUDGET in entry["reason"], entry
+    assert [r.get("skipped") for r in entry["repairs"]] == [None, None, None, BUDGET]
