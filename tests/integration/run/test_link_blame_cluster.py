@@ -36,7 +36,7 @@ from tests.integration.run.test_fabric_cluster_runs import (
     OWN_RUNNER_IMAGES,
     pair_test,
 )
-from tests.integration.run.test_links_cluster import assert_nothing_left
+from tests.integration.run.test_links_cluster import RING_IMAGE, RUNNER_IMAGES, assert_nothing_left
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(600)]
 
@@ -118,4 +118,57 @@ async def test_link_blame_names_the_link_when_only_the_cable_is_bad(
     [entry] = run["status"]["linkBlame"]
     assert repairs_of(entry) == [(nodes[0], nodes[2], "Passed"), (nodes[1], nodes[3], "Passed")]
     assert entry["blame"] == "link", entry
+    await assert_nothing_left(kube, namespace, nodes)
+
+
+RING_GATE = [{"metric": "busBandwidthGBs", "comparison": "GreaterThanOrEqual", "value": "0.05"}]
+
+
+def ring_group() -> dict[str, Any]:
+    """ring-allreduce over real TCP: a rank whose sends are paced (``slow-link``, 0.1
+    Gbit/s) drags every rank of its ring, so the collective's bus bandwidth falls under
+    the gate wherever that rank sits."""
+    return {
+        "kind": "custom",
+        "scope": "Group",
+        "durationSeconds": 60,
+        "runner": {
+            "image": RING_IMAGE,
+            "env": [
+                {"name": "BURNIN_RING_ALLREDUCE_ELEMENTS", "value": "262144"},
+                {"name": "BURNIN_RING_ALLREDUCE_ITERATIONS", "value": "2"},
+            ],
+            "readinessProbe": {"tcpSocket": {"port": 18530}, "periodSeconds": 1},
+        },
+        "thresholds": RING_GATE,
+    }
+
+
+async def test_group_bisection_names_the_rank_that_drags_the_collective(
+    operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
+) -> None:
+    prefix = "blame-ring-"
+    args = [f"--image-map={RUNNER_IMAGES}", f"--sim-gpu={HEALTHY}",
+            f"--node-sim-gpu={prefix}2={HEALTHY}:slow-link"]  # fmt: skip
+    nodes = sim_nodes(count=4, name_prefix=prefix, extra_args=args).names
+    await apply_profile(kube, namespace, {"blame-ring": ring_group()})
+    await create_run(kube, namespace, "blame-ring", nodes, maxConcurrentNodes=4,
+                     linkBlame={"maxExtraPairs": 4})  # fmt: skip
+    run = await terminal_run(kube, namespace, "blame-ring", timeout=420)
+    keep = os.environ.get("GLIMMER_LINK_BLAME_DUMP")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        (Path(keep) / "blame-ring.json").write_text(json.dumps(run["status"], indent=2))
+    status = run["status"]
+    [result] = status["results"]
+    assert result["phase"] == "Failed" and result["nodes"] == nodes, result
+    [entry] = status["linkBlame"]
+    probes = [(r["nodes"], r["result"]["phase"]) for r in entry["repairs"]]
+    assert probes == [
+        (nodes[:2], "Passed"),
+        (nodes[2:], "Failed"),
+        ([nodes[2], nodes[0]], "Failed"),
+        ([nodes[3], nodes[0]], "Passed"),
+    ], entry
+    assert entry["blame"] == f"node/{nodes[2]}", entry
     await assert_nothing_left(kube, namespace, nodes)
