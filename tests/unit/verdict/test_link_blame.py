@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from glimmer.verdict.blame import (
     BOTH_FAILED,
     LINK,
+    NO_SINGLE,
     NOT_FAILED,
     TOO_FEW,
     UNDETERMINED,
@@ -270,3 +271,12 @@ def test_group_bisection_property_one_bad_rank_is_found_and_only_on_settled_evid
     phase = data.draw(st.sampled_from([None, Phase.ERROR, Phase.SKIPPED, Phase.CANCELLED]))
     got, _ = run_bisection(ranks, lambda g: phase if g == target else with_bad(bad)(g))
     assert got.node is None
+
+
+def test_group_bisection_two_bad_suspects_name_nobody() -> None:
+    def fails(group: tuple[str, ...]) -> Phase:
+        return Phase.FAILED if {"r2", "r3"} & set(group) else Phase.PASSED
+
+    got, probes = run_bisection(["r0", "r1", "r2", "r3"], fails)
+    assert got.blame == UNDETERMINED and got.reason.startswith(NO_SINGLE), got
+    assert [p.nodes for p in probes][-2:] == [("r2", "r0"), ("r3", "r0")]
