@@ -32,8 +32,9 @@ class LinkBlameSpec:
         fmt="int32",
         minimum=0,
         maximum=64,
-        description="Most re-pair executions this run may add (two per attributed Pair); a "
-        "Pair the budget cannot cover is undetermined, never half-attributed.",
+        description="Most re-pair (and Group probe) executions this run may add (two per "
+        "attributed Pair); a Pair the budget cannot cover is undetermined, never "
+        "half-attributed.",
     )
     topology_label: str | None = field(
         json="topologyLabel",
@@ -117,8 +118,8 @@ class BurnInRunSpec:
     link_blame: LinkBlameSpec | None = field(
         json="linkBlame",
         description="Attribute a Failed Pair to one node or to the link by re-pairing each "
-        "side with a node whose link Passed in this run (docs/link-blame.md); unset: no "
-        "re-pairs.",
+        "side with a node whose link Passed in this run, and bisect a Failed Group to the "
+        "rank that drags it (docs/link-blame.md); unset: no re-pairs.",
     )
 
 
