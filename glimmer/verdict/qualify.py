@@ -204,12 +204,18 @@ def plan_batch(
     )
 
 
-def drift_reason(fingerprint: Mapping[str, Any] | None, *, now: datetime) -> str | None:
+def drift_reason(
+    fingerprint: Mapping[str, Any] | None, *, now: datetime, qualified_by: str | None = None
+) -> str | None:
     """J8: why the node's verdict expired with its hardware (the message), or None when it
     did not (no fingerprint, a current verdict, one that only aged, Missing, Simulated).
 
     The state is :func:`state_of_fingerprint`'s; the cause is the stored verdict's own
     (:func:`evaluate`) or the controller's ``VerdictCurrent`` reason when it knows more.
+    ``qualified_by`` ("namespace/run") is the trigger run that last judged the node: while
+    the stored verdict is still another run's, the fingerprint has not caught up with that
+    judgement yet, and the old verdict's expiry is no drift (re-tainting on it would take
+    a node just qualified out of service again).
     """
     if (
         fingerprint is None
@@ -217,6 +223,11 @@ def drift_reason(fingerprint: Mapping[str, Any] | None, *, now: datetime) -> str
     ):
         return None
     status = fingerprint.get("status") or {}
+    verdict = status.get("verdict") or {}
+    if qualified_by and isinstance(verdict, Mapping):
+        stored = f"{verdict.get('runNamespace')}/{verdict.get('runName')}"
+        if stored != qualified_by:
+            return None
     own = evaluate(
         verdict=status.get("verdict"),
         digest=str(status.get("digest") or ""),

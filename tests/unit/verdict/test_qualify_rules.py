@@ -205,3 +205,10 @@ def test_J8_the_controllers_drift_condition_counts() -> None:
     assert drift_reason(fp, now=T0) == "a part was replaced"
     fp["status"]["conditions"][0]["reason"] = "VerdictTooOld"
     assert drift_reason(fp, now=T0) is None
+
+
+def test_J8_a_fingerprint_not_caught_up_with_the_last_qualification_is_not_drift() -> None:
+    drifted = fingerprint("glimmer-v1:before")  # verdict of lab/q-1, hardware since changed
+    now = T0 + timedelta(days=1)
+    assert drift_reason(drifted, now=now, qualified_by="lab/q-1") is not None
+    assert drift_reason(drifted, now=now, qualified_by="lab/q-2") is None  # q-2 not in yet

@@ -1,0 +1,280 @@
+"""Qualify on join (J6-J9): a BurnInSchedule with trigger.nodeJoined against the in-memory
+apiserver, time injected."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from glimmer.api import format_time
+from glimmer.controllers.kit.names import FINGERPRINTS, PLAN_ANNOTATION, RUNS
+from glimmer.controllers.schedule import SCHEDULES, ScheduleReconciler
+from glimmer.controllers.schedule.qualify import (
+    BATCH_LABEL,
+    QUALIFIED,
+    QUALIFY_REASON,
+    QUALIFY_RUN,
+    TAINTED_BY,
+    batch_run_name,
+)
+from glimmer.engine import EVENTS, NODES, FakeClient, InformerFactory, Readers
+from glimmer.plan import PinnedPlan, PlannedTest
+
+NS = "lab"
+T0 = datetime(2026, 3, 4, 12, 0, tzinfo=UTC)
+KEY = "burnin.glimmer.ai/unqualified"
+TAINT = {"key": KEY, "effect": "NoSchedule"}
+OTHER = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.at = T0
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+async def setup(
+    fake: FakeClient, clock: Clock, *nodes: str, taints: list[Any] | None = None, **joined: Any
+) -> tuple[ScheduleReconciler, str]:
+    for node in nodes:
+        body = {
+            "metadata": {"name": node, "labels": {"pool": "gpu"}},
+            "spec": {
+                "taints": [dict(t) for t in (taints if taints is not None else [OTHER, TAINT])]
+            },
+        }
+        await fake.create(NODES, body)
+    trigger = {"taint": TAINT, "batchWindowSeconds": 30, **joined}
+    await fake.create(
+        SCHEDULES,
+        {
+            "metadata": {"name": "join", "namespace": NS},
+            "spec": {
+                "profileRef": "acceptance",
+                "target": {"nodeSelector": {"pool": "gpu"}},
+                "trigger": {"nodeJoined": trigger},
+                "runTemplate": {"maxConcurrentNodes": 2},
+            },
+        },
+        namespace=NS,
+    )
+    reconciler = ScheduleReconciler(
+        client=fake,
+        readers=Readers.over(fake, InformerFactory(fake)),
+        schedules=SCHEDULES,
+        operator_namespace="glimmer-system",
+        now=clock,
+    )
+    return reconciler, f"{NS}/join"
+
+
+async def status(fake: FakeClient) -> dict[str, Any]:
+    return dict((await fake.get(SCHEDULES, "join", namespace=NS)).get("status") or {})
+
+
+def condition(st: dict[str, Any], type_: str) -> dict[str, Any]:
+    (found,) = [c for c in st["conditions"] if c["type"] == type_]
+    return dict(found)
+
+
+async def finish(
+    fake: FakeClient, name: str, outcomes: dict[str, tuple[str, str]], phase: str = "Failed"
+) -> None:
+    """The run terminal: per node (phase, provenance) of its one required gpu-burn test."""
+    run = await fake.get(RUNS, name, namespace=NS)
+    nodes = tuple(run["spec"]["target"]["nodeNames"])
+    plan = PinnedPlan(
+        targets=nodes,
+        tests=(
+            PlannedTest(name="burn", required=True, spec={"kind": "gpu-burn", "scope": "Node"}),
+        ),
+    )
+    run["metadata"].setdefault("annotations", {})[PLAN_ANNOTATION] = plan.to_annotation()
+    run = await fake.replace(RUNS, run, namespace=NS)
+    run["status"] = {
+        "phase": phase,
+        "finishedAt": format_time(T0 + timedelta(minutes=10)),
+        "results": [
+            {"name": "burn", "kind": "gpu-burn", "phase": p, "nodes": [n], "provenance": prov}
+            for n, (p, prov) in outcomes.items()
+        ],
+    }
+    await fake.replace(RUNS, run, namespace=NS, subresource="status")
+
+
+def taints(fake: FakeClient, node: str) -> list[dict[str, Any]]:
+    (found,) = [n for n in fake.objects(NODES) if n["metadata"]["name"] == node]
+    return list(found["spec"].get("taints") or [])
+
+
+def annotations(fake: FakeClient, node: str) -> dict[str, str]:
+    (found,) = [n for n in fake.objects(NODES) if n["metadata"]["name"] == node]
+    return dict(found["metadata"].get("annotations") or {})
+
+
+async def test_J6_nodes_in_one_window_share_one_run_tolerating_exactly_the_taint() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", "n2", "n3")
+    await rec.reconcile(key)
+    assert fake.objects(RUNS) == []  # the window opened
+    assert (await status(fake))["qualification"]["windowOpenedAt"] == format_time(T0)
+    clock.at = T0 + timedelta(seconds=30)
+    await rec.reconcile(key)
+    (run,) = fake.objects(RUNS)
+    assert run["spec"]["target"]["nodeNames"] == ["n1", "n2"]  # maxConcurrentNodes = 2
+    assert run["spec"]["target"]["tolerations"] == [
+        {"key": KEY, "operator": "Equal", "value": "", "effect": "NoSchedule"}
+    ]
+    assert run["metadata"]["labels"][BATCH_LABEL] == "1"
+    qual = (await status(fake))["qualification"]
+    assert (qual["batch"], qual["phase"], qual["nodes"]) == (1, "Running", ["n1", "n2"])
+    assert qual["runName"] == run["metadata"]["name"]
+    # While batch 1 runs, nothing else starts; n3 waits for the next batch.
+    clock.at += timedelta(minutes=5)
+    await rec.reconcile(key)
+    assert len(fake.objects(RUNS)) == 1
+
+
+async def test_J7_a_certified_pass_untaints_a_fail_keeps_the_taint_condition_and_event() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", "n2", batchWindowSeconds=0)
+    await rec.reconcile(key)
+    (run,) = fake.objects(RUNS)
+    name = run["metadata"]["name"]
+    await finish(fake, name, {"n1": ("Passed", "silicon"), "n2": ("Failed", "silicon")})
+    clock.at += timedelta(minutes=10)
+    await rec.reconcile(key)
+    assert taints(fake, "n1") == [OTHER]  # only the configured taint went
+    assert taints(fake, "n2") == [OTHER, TAINT]
+    assert annotations(fake, "n1")[QUALIFY_RUN] == f"{NS}/{name}"
+    assert annotations(fake, "n2")[QUALIFY_REASON] == "Failed"
+    st = await status(fake)
+    cond = condition(st, QUALIFIED)
+    assert (cond["status"], cond["reason"]) == ("False", "TaintKept")
+    assert "n2 (Failed)" in cond["message"] and "failed: burn" in cond["message"]
+    outcomes = {o["node"]: (o["outcome"], o["reason"]) for o in st["qualification"]["outcomes"]}
+    assert outcomes == {"n1": ("Untainted", "Qualified"), "n2": ("Kept", "Failed")}
+    events = {(e["involvedObject"]["name"], e["reason"]) for e in fake.objects(EVENTS)}
+    assert events == {("n1", "QualifyTaintRemoved"), ("n2", "QualifyTaintKept")}
+    (kept,) = [e for e in fake.objects(EVENTS) if e["involvedObject"]["name"] == "n2"]
+    assert kept["message"].startswith("Failed: ") and kept["type"] == "Warning"
+    # A judged node is not batched again, and a second pass writes nothing new.
+    clock.at += timedelta(minutes=10)
+    await rec.reconcile(key)
+    assert len(fake.objects(RUNS)) == 1 and taints(fake, "n2") == [OTHER, TAINT]
+
+
+@pytest.mark.parametrize(
+    ("result", "reason"),
+    [
+        (("Passed", "sim"), "Simulated"),
+        (("Error", "silicon"), "NotJudged"),
+        (("Passed", "unknown"), "NotJudged"),
+    ],
+)
+async def test_J7_simulated_or_unjudged_keeps_the_taint(
+    result: tuple[str, str], reason: str
+) -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", batchWindowSeconds=0)
+    await rec.reconcile(key)
+    (run,) = fake.objects(RUNS)
+    await finish(fake, run["metadata"]["name"], {"n1": result}, phase="Passed")
+    await rec.reconcile(key)
+    assert taints(fake, "n1") == [OTHER, TAINT]
+    (outcome,) = (await status(fake))["qualification"]["outcomes"]
+    assert (outcome["outcome"], outcome["reason"]) == ("Kept", reason)
+    if reason == "Simulated":
+        assert "simulated GPU only" in outcome["message"]
+
+
+async def test_J7_a_taint_changed_during_the_run_is_not_removed() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", batchWindowSeconds=0)
+    await rec.reconcile(key)
+    (run,) = fake.objects(RUNS)
+    changed = {**TAINT, "value": "by-hand"}
+    await fake.patch(NODES, "n1", {"spec": {"taints": [OTHER, changed]}})
+    await finish(fake, run["metadata"]["name"], {"n1": ("Passed", "silicon")}, phase="Passed")
+    await rec.reconcile(key)
+    assert taints(fake, "n1") == [OTHER, changed]
+    (outcome,) = (await status(fake))["qualification"]["outcomes"]
+    assert outcome["reason"] == "TaintChanged"
+
+
+async def test_J9_a_crash_between_cursor_and_create_loses_the_batch_never_doubles_it() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", batchWindowSeconds=0)
+    # The manager dies between the cursor write and the run's create.
+    fake.inject_error("create", RuntimeError("killed after the cursor write"))
+    with pytest.raises(RuntimeError):
+        await rec.reconcile(key)
+    qual = (await status(fake))["qualification"]
+    assert (qual["batch"], qual["phase"]) == (1, "Running") and fake.objects(RUNS) == []
+    await rec.reconcile(key)  # restarted: batch 1 is Lost, its node joins batch 2
+    st = await status(fake)
+    assert st["qualification"]["batch"] == 2
+    (run,) = fake.objects(RUNS)
+    schedule = await fake.get(SCHEDULES, "join", namespace=NS)
+    assert run["metadata"]["name"] == batch_run_name(schedule, 2)
+    for _ in range(3):  # passes after that create nothing more for batch 2
+        await rec.reconcile(key)
+    assert len(fake.objects(RUNS)) == 1
+
+
+async def test_J8_drift_retaints_a_qualified_node_with_ownership_and_requalifies_it() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", batchWindowSeconds=0, retaintOnDrift=True)
+    await rec.reconcile(key)
+    (run,) = fake.objects(RUNS)
+    first = run["metadata"]["name"]
+    await finish(fake, first, {"n1": ("Passed", "silicon")}, phase="Passed")
+    await rec.reconcile(key)
+    assert taints(fake, "n1") == [OTHER]
+    # The fingerprint still shows the verdict of an older run: not caught up, no drift.
+    verdict = {"runNamespace": NS, "runName": "older", "phase": "Passed",
+               "finishedAt": format_time(T0), "digest": "glimmer-v1:before"}  # fmt: skip
+    fingerprint = {
+        "metadata": {"name": "n1"},
+        "spec": {"nodeName": "n1"},
+        "status": {"digest": "glimmer-v1:after", "verdict": verdict},
+    }
+    await fake.create(FINGERPRINTS, fingerprint, namespace="glimmer-system")
+    clock.at += timedelta(hours=1)
+    await rec.reconcile(key)
+    assert taints(fake, "n1") == [OTHER]
+    # Now the fingerprint holds this trigger's verdict, measured before a part was swapped.
+    current = await fake.get(FINGERPRINTS, "n1", namespace="glimmer-system")
+    current["status"]["verdict"]["runName"] = first
+    await fake.replace(FINGERPRINTS, current, namespace="glimmer-system", subresource="status")
+    await rec.reconcile(key)
+    assert taints(fake, "n1") == [OTHER, TAINT]
+    marks = annotations(fake, "n1")
+    assert marks[TAINTED_BY] == f"{NS}/join" and QUALIFY_RUN not in marks
+    retainted = [e for e in fake.objects(EVENTS) if e["reason"] == "QualifyRetainted"]
+    assert retainted and "glimmer-v1:before" in retainted[0]["message"]
+    runs = fake.objects(RUNS)
+    assert len(runs) == 2  # the same pass batched it again (window 0)
+    second = max(runs, key=lambda r: r["metadata"]["labels"][BATCH_LABEL])
+    await finish(fake, second["metadata"]["name"], {"n1": ("Passed", "silicon")}, phase="Passed")
+    await rec.reconcile(key)
+    assert taints(fake, "n1") == [OTHER] and TAINTED_BY not in annotations(fake, "n1")
+
+
+async def test_J8_without_retaintOnDrift_nothing_is_retainted() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", taints=[OTHER], batchWindowSeconds=0)
+    verdict = {"runNamespace": NS, "runName": "older", "phase": "Passed",
+               "finishedAt": format_time(T0), "digest": "glimmer-v1:before"}  # fmt: skip
+    await fake.create(
+        FINGERPRINTS,
+        {"metadata": {"name": "n1"}, "spec": {"nodeName": "n1"},
+         "status": {"digest": "glimmer-v1:after", "verdict": verdict}},
+        namespace="glimmer-system",
+    )  # fmt: skip
+    await rec.reconcile(key)
+    assert taints(fake, "n1") == [OTHER] and fake.objects(RUNS) == []
