@@ -192,9 +192,7 @@ def retaint_patch(node: Mapping[str, Any], *, taint: QualifyTaint, owner: str) -
     entry: JSON = {"key": taint.key, "effect": taint.effect}
     if taint.value:
         entry["value"] = taint.value
-    has_taints = isinstance(view.obj.get("spec"), Mapping) and isinstance(
-        view.obj["spec"].get("taints"), list
-    )
+    has_taints = isinstance(view.spec.get("taints"), list)
     ops: list[JSON] = [
         {"op": "test", "path": "/metadata/resourceVersion", "value": view.resource_version},
         {"op": "add", "path": "/spec/taints/-", "value": entry}
@@ -205,8 +203,7 @@ def retaint_patch(node: Mapping[str, Any], *, taint: QualifyTaint, owner: str) -
 
 
 def _taints(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    spec = node.get("spec")
-    taints = spec.get("taints") if isinstance(spec, Mapping) else None
+    taints = ObjectView(node).spec.get("taints")
     return [t for t in taints if isinstance(t, Mapping)] if isinstance(taints, list) else []
 
 
@@ -383,11 +380,11 @@ class QualifyPass:
         ]
         target["tolerations"] = [*tolerations, trigger.taint.toleration()]
         body = self.make_run(schedule, tick=now, target=target)
-        meta = body["metadata"]
-        meta.pop("generateName", None)
+        made = ObjectView(body)
+        meta: JSON = {k: v for k, v in made.meta.items() if k != "generateName"}
         meta["name"] = name
-        meta["labels"][BATCH_LABEL] = label_value(str(batch))
-        return body
+        meta["labels"] = {**made.labels, BATCH_LABEL: label_value(str(batch))}
+        return {**body, "metadata": meta}
 
     async def _target_nodes(self, view: ScheduleView, trigger: Trigger) -> list[JSON]:
         target = view.target

@@ -64,9 +64,12 @@ def schedule_controller(
     def tainted_node_keys(event: InformerEvent) -> list[str]:
         """J6/J7: a Node carrying (or, as the old object of an update, having carried) a
         trigger's taint key concerns that trigger's schedule."""
-        spec = event.obj.get("spec")
-        taints = spec.get("taints") if isinstance(spec, dict) else None
-        keys = {t.get("key") for t in taints or () if isinstance(t, dict)}
+        taints = ObjectView(event.obj).spec.get("taints")
+        keys = (
+            {t.get("key") for t in taints if isinstance(t, dict)}
+            if isinstance(taints, list)
+            else set()
+        )
         return sorted(k for k, taint in reconciler.trigger_keys.items() if taint in keys)
 
     def trigger_keys(event: InformerEvent) -> list[str]:
