@@ -244,8 +244,10 @@ class QualifyPass:
         runs: Sequence[Mapping[str, Any]],
         trigger: Trigger,
         now: datetime,
+        suspended: bool = False,
     ) -> float:
-        """The pass; returns the requeue-after in seconds."""
+        """The pass; returns the requeue-after in seconds. ``suspended``: only an open
+        batch is judged (no drift re-taint, no new batch)."""
         self.now = now
         view = ScheduleView(schedule)
         generation = view.generation
@@ -306,6 +308,11 @@ class QualifyPass:
                         + ", ".join(o["node"] for o in outcomes),
                     )
 
+        if suspended:
+            qual.pop("windowOpenedAt", None)
+            _store(status, qual)
+            await self.write(schedule, stored, status)
+            return RECHECK_SECONDS
         nodes = await self._target_nodes(view, trigger)
         pending = set(str(n) for n in qual.get("nodes") or ()) if busy else set()
         if trigger.retaint_on_drift:

@@ -227,11 +227,15 @@ class ScheduleReconciler:
             now=now,
             generation=view.generation,
         )
-        if view.suspend:
-            await self._write(schedule, stored, status)
-            return Result(requeue_after=IDLE_RECHECK_SECONDS)
+        # Suspended: an open batch is still judged; no drift re-taint, no new batch.
         requeue = await self.qualify.run(
-            schedule, stored=stored, status=status, runs=runs, trigger=trigger, now=now
+            schedule,
+            stored=stored,
+            status=status,
+            runs=runs,
+            trigger=trigger,
+            now=now,
+            suspended=view.suspend,
         )
         return Result(requeue_after=requeue)
 

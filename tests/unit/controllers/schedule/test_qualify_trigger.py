@@ -278,3 +278,21 @@ async def test_J8_without_retaintOnDrift_nothing_is_retainted() -> None:
     )  # fmt: skip
     await rec.reconcile(key)
     assert taints(fake, "n1") == [OTHER] and fake.objects(RUNS) == []
+
+
+async def test_J6_a_suspended_trigger_judges_its_open_batch_but_starts_none() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", batchWindowSeconds=0)
+    await rec.reconcile(key)
+    (run,) = fake.objects(RUNS)
+    schedule = await fake.get(SCHEDULES, "join", namespace=NS)
+    schedule["spec"]["suspend"] = True
+    await fake.replace(SCHEDULES, schedule, namespace=NS)
+    await fake.create(NODES, {"metadata": {"name": "n2", "labels": {"pool": "gpu"}},
+                              "spec": {"taints": [TAINT]}})  # fmt: skip
+    await finish(fake, run["metadata"]["name"], {"n1": ("Passed", "silicon")}, phase="Passed")
+    clock.at += timedelta(minutes=5)
+    await rec.reconcile(key)
+    assert taints(fake, "n1") == [OTHER]  # judged
+    assert len(fake.objects(RUNS)) == 1  # n2 waits for the schedule to resume
+    assert "windowOpenedAt" not in (await status(fake))["qualification"]
