@@ -10,7 +10,7 @@ import pytest
 
 from glimmer.api import format_time
 from glimmer.controllers.kit.names import FINGERPRINTS, PLAN_ANNOTATION, RUNS
-from glimmer.controllers.schedule import SCHEDULES, ScheduleReconciler
+from glimmer.controllers.schedule import SCHEDULES, ScheduleReconciler, schedule_controller
 from glimmer.controllers.schedule.qualify import (
     BATCH_LABEL,
     QUALIFIED,
@@ -18,9 +18,11 @@ from glimmer.controllers.schedule.qualify import (
     QUALIFY_RUN,
     TAINTED_BY,
     batch_run_name,
+    judgement_patch,
 )
-from glimmer.engine import EVENTS, NODES, FakeClient, InformerFactory, Readers
+from glimmer.engine import EVENTS, NODES, FakeClient, InformerEvent, InformerFactory, Readers
 from glimmer.plan import PinnedPlan, PlannedTest
+from glimmer.verdict.qualify import Decision, KeepReason, Outcome, QualifyTaint
 
 NS = "lab"
 T0 = datetime(2026, 3, 4, 12, 0, tzinfo=UTC)
@@ -296,3 +298,68 @@ async def test_J6_a_suspended_trigger_judges_its_open_batch_but_starts_none() ->
     assert taints(fake, "n1") == [OTHER]  # judged
     assert len(fake.objects(RUNS)) == 1  # n2 waits for the schedule to resume
     assert "windowOpenedAt" not in (await status(fake))["qualification"]
+
+
+def test_J7_the_judgement_patch_fails_on_a_changed_node_and_removes_only_our_entry() -> None:
+    import jsonpatch
+
+    node = {
+        "metadata": {"name": "n1", "resourceVersion": "7"},
+        "spec": {"taints": [OTHER, TAINT, {"key": "late", "effect": "NoExecute"}]},
+    }
+    untaint = Decision("n1", Outcome.UNTAINT, KeepReason.QUALIFIED, "certified")
+    patch = judgement_patch(node, untaint, taint=QualifyTaint.of(TAINT), run="lab/q")
+    done = jsonpatch.apply_patch(node, patch)
+    assert done["spec"]["taints"] == [OTHER, {"key": "late", "effect": "NoExecute"}]
+    assert done["metadata"]["annotations"] == {QUALIFY_RUN: "lab/q", QUALIFY_REASON: "Qualified"}
+    moved = {**node, "metadata": {**node["metadata"], "resourceVersion": "8"}}
+    with pytest.raises(jsonpatch.JsonPatchTestFailed):
+        jsonpatch.apply_patch(moved, patch)  # someone wrote the node since it was read
+    reordered = {**node, "spec": {"taints": [TAINT, OTHER]}}
+    with pytest.raises(jsonpatch.JsonPatchTestFailed):
+        jsonpatch.apply_patch(reordered, patch)  # the entry at that index is not ours now
+
+
+async def test_J9_an_open_batchs_run_is_not_collected_before_it_is_judged() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", batchWindowSeconds=0)
+    schedule = await fake.get(SCHEDULES, "join", namespace=NS)
+    schedule["spec"].update(successfulRunsHistoryLimit=0, failedRunsHistoryLimit=0)
+    await fake.replace(SCHEDULES, schedule, namespace=NS)
+    await rec.reconcile(key)
+    (run,) = fake.objects(RUNS)
+    await finish(fake, run["metadata"]["name"], {"n1": ("Passed", "silicon")}, phase="Passed")
+    await rec.reconcile(key)
+    assert taints(fake, "n1") == [OTHER]  # judged, not Lost to the history limit
+    assert (await status(fake))["qualification"]["phase"] == "Judged"
+
+
+async def test_J9_a_judgement_interrupted_before_its_status_write_is_not_repeated() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", batchWindowSeconds=0)
+    await rec.reconcile(key)
+    (run,) = fake.objects(RUNS)
+    await finish(fake, run["metadata"]["name"], {"n1": ("Failed", "silicon")})
+    fake.inject_error("replace", RuntimeError("killed before the status write"))
+    with pytest.raises(RuntimeError):
+        await rec.reconcile(key)  # the node was judged and evented, the status was not
+    assert len(fake.objects(EVENTS)) == 1
+    await rec.reconcile(key)
+    assert len(fake.objects(EVENTS)) == 1  # judged once
+    (outcome,) = (await status(fake))["qualification"]["outcomes"]
+    assert (outcome["outcome"], outcome["reason"]) == ("Kept", "Failed")
+
+
+async def test_J6_only_nodes_carrying_a_triggers_taint_key_enqueue_its_schedule() -> None:
+    fake = FakeClient()
+    registration = schedule_controller(
+        client=fake, readers=Readers.over(fake, InformerFactory(fake)),
+        operator_namespace="glimmer-system",
+    )  # fmt: skip
+    node_watch = registration.watches[-1]
+    assert node_watch.resource == NODES
+    registration.reconciler.trigger_keys["lab/join"] = KEY
+    tainted = {"metadata": {"name": "n1"}, "spec": {"taints": [OTHER, TAINT]}}
+    plain = {"metadata": {"name": "n2"}, "spec": {"taints": [OTHER]}}
+    assert list(node_watch.to_keys(InformerEvent("add", tainted))) == ["lab/join"]
+    assert list(node_watch.to_keys(InformerEvent("add", plain))) == []
