@@ -272,6 +272,8 @@ class QualifyPass:
             if run is None:
                 run = await self.reads.live_get(RUNS, name, namespace=view.namespace)
             if run is None or not owned_by(run, view.uid):
+                log.warning("qualification batch lost: its run is missing or not ours",
+                            schedule=key, run=name, batch=qual.get("batch"))  # fmt: skip
                 qual["phase"] = "Lost"
                 condition(
                     ConditionStatus.FALSE,

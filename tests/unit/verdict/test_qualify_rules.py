@@ -193,6 +193,9 @@ def test_J8_a_current_aged_missing_or_absent_verdict_is_not_drift() -> None:
     aged = fingerprint("glimmer-v1:now")
     aged["spec"]["maxVerdictAgeSeconds"] = 60
     assert drift_reason(aged, now=now) is None  # Expired, but only old
+    unreadable = fingerprint("glimmer-v1:now")
+    del unreadable["status"]["verdict"]["finishedAt"]
+    assert drift_reason(unreadable, now=now) is None  # Expired (no finish time), not drift
     assert drift_reason({"status": {"digest": "glimmer-v1:now"}}, now=now) is None
 
 

@@ -329,6 +329,10 @@ async def test_J9_an_open_batchs_run_is_not_collected_before_it_is_judged() -> N
     await rec.reconcile(key)
     (run,) = fake.objects(RUNS)
     await finish(fake, run["metadata"]["name"], {"n1": ("Passed", "silicon")}, phase="Passed")
+    fake.inject_error("patch", RuntimeError("the node write failed; the pass is retried"))
+    with pytest.raises(RuntimeError):
+        await rec.reconcile(key)
+    assert len(fake.objects(RUNS)) == 1  # history left the unjudged batch's run alone
     await rec.reconcile(key)
     assert taints(fake, "n1") == [OTHER]  # judged, not Lost to the history limit
     assert (await status(fake))["qualification"]["phase"] == "Judged"
@@ -363,3 +367,29 @@ async def test_J6_only_nodes_carrying_a_triggers_taint_key_enqueue_its_schedule(
     plain = {"metadata": {"name": "n2"}, "spec": {"taints": [OTHER]}}
     assert list(node_watch.to_keys(InformerEvent("add", tainted))) == ["lab/join"]
     assert list(node_watch.to_keys(InformerEvent("add", plain))) == []
+
+
+async def test_J7_a_foreign_run_under_the_batch_name_judges_nothing_and_loses_the_batch() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", batchWindowSeconds=0)
+    schedule = await fake.get(SCHEDULES, "join", namespace=NS)
+    forged = batch_run_name(schedule, 1)
+    await fake.create(
+        RUNS,
+        {"metadata": {"name": forged, "namespace": NS, "labels": {BATCH_LABEL: "1"}},
+         "spec": {"target": {"nodeNames": ["n1"]}},
+         "status": {"phase": "Passed", "results": [
+             {"name": "burn", "kind": "gpu-burn", "phase": "Passed", "nodes": ["n1"],
+              "provenance": "silicon"}]}},
+        namespace=NS,
+    )  # fmt: skip
+    await rec.reconcile(key)  # batch 1's create meets the forged run (AlreadyExists)
+    await rec.reconcile(key)  # not this schedule's: batch 1 is Lost, batch 2 starts
+    assert taints(fake, "n1") == [OTHER, TAINT]
+    qual = (await status(fake))["qualification"]
+    assert (qual["batch"], qual["phase"]) == (2, "Running")
+    assert condition(await status(fake), QUALIFIED)["reason"] == "Qualifying"
+    assert {r["metadata"]["name"] for r in fake.objects(RUNS)} == {
+        forged,
+        batch_run_name(schedule, 2),
+    }
