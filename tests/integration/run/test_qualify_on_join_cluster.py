@@ -74,7 +74,7 @@ async def test_nodes_joining_with_the_taint_are_qualified_and_a_faulty_one_keeps
                 "trigger": {
                     "nodeJoined": {
                         "taint": {"key": TAINT_KEY, "effect": "NoSchedule"},
-                        "batchWindowSeconds": 8,
+                        "batchWindowSeconds": 12,
                     }
                 },
                 "runTemplate": {"maxConcurrentNodes": 4},
