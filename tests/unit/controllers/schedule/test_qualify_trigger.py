@@ -3,6 +3,7 @@ apiserver, time injected."""
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,7 +21,16 @@ from glimmer.controllers.schedule.qualify import (
     batch_run_name,
     judgement_patch,
 )
-from glimmer.engine import EVENTS, NODES, FakeClient, InformerEvent, InformerFactory, Readers
+from glimmer.engine import (
+    EVENTS,
+    NODES,
+    ApiError,
+    FakeClient,
+    InformerEvent,
+    InformerFactory,
+    Readers,
+)
+from glimmer.engine.reader import CachedReader, NotCachedError
 from glimmer.plan import PinnedPlan, PlannedTest
 from glimmer.verdict.qualify import Decision, KeepReason, Outcome, QualifyTaint
 
@@ -393,3 +403,41 @@ async def test_J7_a_foreign_run_under_the_batch_name_judges_nothing_and_loses_th
         forged,
         batch_run_name(schedule, 2),
     }
+
+
+class FrozenNodes(CachedReader):
+    """A node cache frozen at one moment (a watch lagging the writes); other kinds are not
+    cached, so they are read live."""
+
+    def __init__(self, nodes: list[dict[str, Any]]) -> None:
+        super().__init__(InformerFactory(FakeClient()))
+        self.nodes = {n["metadata"]["name"]: copy.deepcopy(n) for n in nodes}
+
+    async def get(self, resource: Any, name: str, **kw: Any) -> Any:
+        if resource != NODES:
+            raise NotCachedError(str(resource))
+        if name not in self.nodes:
+            raise ApiError(status=404, reason="NotFound")
+        return copy.deepcopy(self.nodes[name])
+
+    async def list(self, resource: Any, **kw: Any) -> Any:
+        if resource != NODES:
+            raise NotCachedError(str(resource))
+        return [copy.deepcopy(n) for n in self.nodes.values()]
+
+
+async def test_J6_a_lagging_node_cache_never_rebatches_a_node_just_judged() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", batchWindowSeconds=0)
+    await rec.reconcile(key)
+    (run,) = fake.objects(RUNS)
+    await finish(fake, run["metadata"]["name"], {"n1": ("Failed", "silicon")})
+    # From now on the cache shows n1 as it was before its judgement (no annotation).
+    frozen = FrozenNodes(fake.objects(NODES))
+    rec.reads.readers = Readers(cached=frozen, live=rec.reads.readers.live)
+    rec.qualify.reads = rec.reads
+    for _ in range(3):
+        clock.at += timedelta(minutes=1)
+        await rec.reconcile(key)
+    assert len(fake.objects(RUNS)) == 1  # kept, and not burned in again
+    assert annotations(fake, "n1")[QUALIFY_REASON] == "Failed"
