@@ -441,3 +441,16 @@ async def test_J6_a_lagging_node_cache_never_rebatches_a_node_just_judged() -> N
         await rec.reconcile(key)
     assert len(fake.objects(RUNS)) == 1  # kept, and not burned in again
     assert annotations(fake, "n1")[QUALIFY_REASON] == "Failed"
+
+
+async def test_J7_a_node_written_concurrently_is_decided_again_on_a_fresh_read() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", batchWindowSeconds=0)
+    await rec.reconcile(key)
+    (run,) = fake.objects(RUNS)
+    await finish(fake, run["metadata"]["name"], {"n1": ("Passed", "silicon")}, phase="Passed")
+    # The run's cordon release lands between our read and our patch: the test op fails.
+    fake.inject_error("patch", ApiError(status=422, reason="test operation failed"))
+    await rec.reconcile(key)
+    assert taints(fake, "n1") == [OTHER]
+    assert [e["reason"] for e in fake.objects(EVENTS)] == ["QualifyTaintRemoved"]
