@@ -86,6 +86,8 @@ TAINTED_BY: Final = f"{GROUP}/qualify-tainted-by"
 #: How often a trigger schedule looks again with nothing pending (drift, missed events).
 RECHECK_SECONDS: Final = 60.0
 _NAME_STEM: Final = 40
+#: Fresh reads a node's judgement may take when its patch meets a concurrent write.
+_JUDGE_ATTEMPTS: Final = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +268,7 @@ class QualifyPass:
             )
 
         busy = False
+        judged_now: set[str] = set()
         if qual.get("phase") == "Running" and qual.get("runName"):
             name = str(qual["runName"])
             run = next((r for r in runs if ObjectView(r).name == name), None)
@@ -291,6 +294,7 @@ class QualifyPass:
                 )
             else:
                 outcomes = await self._judge(run, qual, trigger=trigger, schedule=schedule)
+                judged_now = {str(o["node"]) for o in outcomes}
                 qual["phase"] = "Judged"
                 qual["outcomes"] = outcomes
                 kept = [o for o in outcomes if o["outcome"] == "Kept"]
@@ -316,7 +320,10 @@ class QualifyPass:
             await self.write(schedule, stored, status)
             return RECHECK_SECONDS
         nodes = await self._target_nodes(view, trigger)
+        # The open batch's nodes, and those judged in this very pass (the cache may not
+        # show the judgement's annotation yet), are no candidates.
         pending = set(str(n) for n in qual.get("nodes") or ()) if busy else set()
+        pending |= judged_now
         if trigger.retaint_on_drift:
             await self._retaint(nodes, trigger=trigger, schedule=schedule, skip=pending, now=now)
             nodes = await self._target_nodes(view, trigger)
@@ -344,7 +351,9 @@ class QualifyPass:
         requeue = RECHECK_SECONDS
         if plan.due_at is not None and not busy:
             requeue = max(1.0, min(requeue, (plan.due_at - now).total_seconds()))
-        if not plan.batch:
+        # The batch is confirmed on live reads: a cached node may lag a write.
+        chosen = [n for n in plan.batch if await self._still_candidate(n, trigger)]
+        if not chosen:
             _store(status, qual)
             await self.write(schedule, stored, status)
             return requeue
@@ -352,25 +361,33 @@ class QualifyPass:
         # J9: the cursor is durable before the run exists (see the module docstring).
         batch = int(qual.get("batch") or 0) + 1
         name = batch_run_name(schedule, batch)
-        qual.update(batch=batch, runName=name, nodes=list(plan.batch), phase="Running")
+        qual.update(batch=batch, runName=name, nodes=chosen, phase="Running")
         qual.pop("windowOpenedAt", None)
         condition(
             ConditionStatus.UNKNOWN,
             "Qualifying",
-            f"batch {batch} (run {name}) is qualifying {', '.join(plan.batch)}",
+            f"batch {batch} (run {name}) is qualifying {', '.join(chosen)}",
         )
         _store(status, qual)
         await self.write(schedule, stored, status, force=True)
         body = self._run_body(
-            schedule, name=name, batch=batch, nodes=plan.batch, trigger=trigger, now=now
+            schedule, name=name, batch=batch, nodes=chosen, trigger=trigger, now=now
         )
         try:
             await self.client.create(RUNS, body, namespace=view.namespace)
         except ApiError as err:
             if err.status != 409:
                 raise  # the next pass reads the cursor with no run: Lost, then rebatched
-        log.info("qualification run created", schedule=key, run=name, nodes=list(plan.batch))
+        log.info("qualification run created", schedule=key, run=name, nodes=chosen)
         return RECHECK_SECONDS
+
+    async def _still_candidate(self, name: str, trigger: Trigger) -> bool:
+        node = await self.reads.live_get(NODES, name)
+        return (
+            node is not None
+            and taint_index(_taints(node), trigger.taint) is not None
+            and QUALIFY_RUN not in ObjectView(node).annotations
+        )
 
     def _run_body(
         self,
@@ -424,21 +441,29 @@ class QualifyPass:
         )
         outcomes: list[JSON] = []
         for name in (str(n) for n in qual.get("nodes") or ()):
+            outcome = await self._judge_node(name, run, trigger=trigger, ours=ours, run_key=run_key)
+            if outcome is not None:
+                outcomes.append(outcome)
+        return outcomes
+
+    async def _judge_node(
+        self, name: str, run: Mapping[str, Any], *, trigger: Trigger, ours: bool, run_key: str
+    ) -> JSON | None:
+        """J7 for one node, on a live read; a write that meets a node changed since (the
+        patch's test fails) is decided again on a fresh read, a few times at most."""
+        for attempt in range(_JUDGE_ATTEMPTS):
             node = await self.reads.live_get(NODES, name)
             if node is None:
-                continue  # gone: nothing to untaint or keep
+                return None  # gone: nothing to untaint or keep
             annotations = ObjectView(node).annotations
             if annotations.get(QUALIFY_RUN) == run_key:  # judged by an interrupted pass
                 reason = annotations.get(QUALIFY_REASON) or ""
-                outcomes.append(
-                    {
-                        "node": name,
-                        "reason": reason,
-                        "outcome": "Untainted" if reason == KeepReason.QUALIFIED else "Kept",
-                        "message": f"judged earlier by run {run_key}",
-                    }
-                )
-                continue
+                return {
+                    "node": name,
+                    "reason": reason,
+                    "outcome": "Untainted" if reason == KeepReason.QUALIFIED else "Kept",
+                    "message": f"judged earlier by run {run_key}",
+                }
             decision = qualify_decision(
                 name,
                 taint=trigger.taint,
@@ -448,17 +473,21 @@ class QualifyPass:
                 run=run_key,
             )
             patch = judgement_patch(node, decision, taint=trigger.taint, run=run_key)
-            await self.client.patch(NODES, name, patch, patch_type=PatchType.JSON)
+            try:
+                await self.client.patch(NODES, name, patch, patch_type=PatchType.JSON)
+            except ApiError as err:
+                if err.status not in (409, 422) or attempt + 1 == _JUDGE_ATTEMPTS:
+                    raise
+                log.info("node changed under the judgement; deciding again", node=name)
+                continue
             await self._event(node, decision)
-            outcomes.append(
-                {
-                    "node": name,
-                    "outcome": "Untainted" if decision.untaint else "Kept",
-                    "reason": str(decision.reason),
-                    "message": decision.message[:900],
-                }
-            )
-        return outcomes
+            return {
+                "node": name,
+                "outcome": "Untainted" if decision.untaint else "Kept",
+                "reason": str(decision.reason),
+                "message": decision.message[:900],
+            }
+        return None  # unreachable: the last attempt returns or raises
 
     async def _retaint(
         self, nodes: Sequence[JSON], *, trigger: Trigger, schedule: Mapping[str, Any],
@@ -481,6 +510,10 @@ class QualifyPass:
             live = await self.reads.live_get(NODES, name)
             if live is None or taint_index(_taints(live), trigger.taint) is not None:
                 continue
+            qualified_by = ObjectView(live).annotations.get(QUALIFY_RUN)
+            why = drift_reason(fingerprint, now=now, qualified_by=qualified_by)
+            if why is None:
+                continue  # the cached node lagged its judgement's annotation
             await self.client.patch(
                 NODES, name, retaint_patch(live, taint=trigger.taint, owner=owner),
                 patch_type=PatchType.JSON,
