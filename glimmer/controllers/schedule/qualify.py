@@ -86,6 +86,8 @@ TAINTED_BY: Final = f"{GROUP}/qualify-tainted-by"
 #: How often a trigger schedule looks again with nothing pending (drift, missed events).
 RECHECK_SECONDS: Final = 60.0
 _NAME_STEM: Final = 40
+#: Requeue after a status write met a newer schedule (the cache catches up in moments).
+RETRY: Final = 1.0
 #: Fresh reads a node's judgement may take when its patch meets a concurrent write.
 _JUDGE_ATTEMPTS: Final = 3
 
@@ -317,8 +319,7 @@ class QualifyPass:
         if suspended:
             qual.pop("windowOpenedAt", None)
             _store(status, qual)
-            await self.write(schedule, stored, status)
-            return RECHECK_SECONDS
+            return RECHECK_SECONDS if await self._saved(schedule, stored, status) else RETRY
         nodes = await self._target_nodes(view, trigger)
         # The open batch's nodes, and those judged in this very pass (the cache may not
         # show the judgement's annotation yet), are no candidates.
@@ -355,8 +356,7 @@ class QualifyPass:
         chosen = [n for n in plan.batch if await self._still_candidate(n, trigger)]
         if not chosen:
             _store(status, qual)
-            await self.write(schedule, stored, status)
-            return requeue
+            return requeue if await self._saved(schedule, stored, status) else RETRY
 
         # J9: the cursor is durable before the run exists (see the module docstring).
         batch = int(qual.get("batch") or 0) + 1
@@ -369,7 +369,8 @@ class QualifyPass:
             f"batch {batch} (run {name}) is qualifying {', '.join(chosen)}",
         )
         _store(status, qual)
-        await self.write(schedule, stored, status, force=True)
+        if not await self._saved(schedule, stored, status, force=True):
+            return RETRY  # a stale copy of the schedule: no cursor, so no run
         body = self._run_body(
             schedule, name=name, batch=batch, nodes=chosen, trigger=trigger, now=now
         )
@@ -380,6 +381,22 @@ class QualifyPass:
                 raise  # the next pass reads the cursor with no run: Lost, then rebatched
         log.info("qualification run created", schedule=key, run=name, nodes=chosen)
         return RECHECK_SECONDS
+
+    async def _saved(
+        self, schedule: JSON, stored: JSON, status: JSON, *, force: bool = False
+    ) -> bool:
+        """The status written with the read resourceVersion; False when the schedule moved
+        on since (a cached copy lagging our own last write): the pass is redone on a fresh
+        read shortly, and nothing that depends on this write happens."""
+        try:
+            await self.write(schedule, stored, status, force=force)
+        except ApiError as err:
+            if err.status != 409:
+                raise
+            log.debug("schedule changed since it was read; retrying the pass",
+                      schedule=ObjectView(schedule).key)  # fmt: skip
+            return False
+        return True
 
     async def _still_candidate(self, name: str, trigger: Trigger) -> bool:
         node = await self.reads.live_get(NODES, name)

@@ -454,3 +454,14 @@ async def test_J7_a_node_written_concurrently_is_decided_again_on_a_fresh_read()
     await rec.reconcile(key)
     assert taints(fake, "n1") == [OTHER]
     assert [e["reason"] for e in fake.objects(EVENTS)] == ["QualifyTaintRemoved"]
+
+
+async def test_J9_a_stale_schedule_whose_cursor_write_conflicts_creates_no_run() -> None:
+    fake, clock = FakeClient(), Clock()
+    rec, key = await setup(fake, clock, "n1", batchWindowSeconds=0)
+    fake.inject_error("replace", ApiError(status=409, reason="Conflict"))
+    result = await rec.reconcile(key)
+    assert fake.objects(RUNS) == [] and result.requeue_after == 1.0
+    await rec.reconcile(key)  # on a fresh read the batch starts, once
+    (run,) = fake.objects(RUNS)
+    assert (await status(fake))["qualification"]["runName"] == run["metadata"]["name"]
