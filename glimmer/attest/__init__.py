@@ -9,11 +9,14 @@ and writes the ConfigMap, the sinks carry the envelope, ``glimmer verify`` check
 
 from glimmer.attest.dsse import (
     CHECKS,
+    CONFIGMAP_KEY,
+    ENVELOPE_FIELD,
     PAYLOAD_TYPE,
     AttestationError,
     Verified,
     decode_payload,
     envelope_bytes,
+    extract_envelope,
     sign_statement,
     verify_envelope,
 )
@@ -38,6 +41,8 @@ from glimmer.attest.statement import (
 
 __all__ = [
     "CHECKS",
+    "CONFIGMAP_KEY",
+    "ENVELOPE_FIELD",
     "KEY_FIX",
     "NODE_PREDICATE",
     "PAYLOAD_TYPE",
@@ -50,6 +55,7 @@ __all__ = [
     "Verified",
     "decode_payload",
     "envelope_bytes",
+    "extract_envelope",
     "load_public_key",
     "load_signer",
     "node_statement",

@@ -197,3 +197,29 @@ def decode_payload(document: Mapping[str, Any]) -> JSON:
     """The statement of an envelope, unverified (for showing it; never for trusting it)."""
     value = json.loads(base64.b64decode(str(document.get("payload") or "")))
     return value if isinstance(value, dict) else {}
+
+
+#: The ConfigMap data key holding a node's DSSE envelope (K8).
+CONFIGMAP_KEY: Final = "envelope.json"
+#: The delivery envelope field carrying the run's DSSE envelope (L11).
+ENVELOPE_FIELD: Final = "attestation"
+
+
+def extract_envelope(document: Any) -> Any:
+    """The DSSE envelope a document holds: the document itself, a ConfigMap's
+    :data:`CONFIGMAP_KEY` (``kubectl get configmap -o json``), or a delivery envelope's
+    :data:`ENVELOPE_FIELD`; anything else is returned as is (and fails ``envelope``)."""
+    if not isinstance(document, Mapping):
+        return document
+    if document.get("kind") == "ConfigMap":
+        data = document.get("data")
+        text = data.get(CONFIGMAP_KEY) if isinstance(data, Mapping) else None
+        if not isinstance(text, str):
+            raise AttestationError("envelope", f"the ConfigMap has no data key {CONFIGMAP_KEY}")
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise AttestationError("envelope", f"{CONFIGMAP_KEY} is not JSON ({err})") from err
+    if "payload" not in document and isinstance(document.get(ENVELOPE_FIELD), Mapping):
+        return document[ENVELOPE_FIELD]
+    return document
