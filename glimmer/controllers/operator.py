@@ -74,6 +74,7 @@ def operator_registrations(
     cluster_name: str = "",
     fanout_options: FanoutOptions | None = None,
     max_verdict_age_seconds: int | None = None,
+    attestation_key_secret: tuple[str, str] | None = None,
 ) -> list[ControllerRegistration]:
     """The BurnInRun, NodeFingerprint (with the orphan-stamp reaper inside, E21) and
     BurnInSchedule controllers, for ``manager``.
@@ -98,6 +99,8 @@ def operator_registrations(
     Fingerprints live in ``options.operator_namespace``; ``max_verdict_age_seconds`` is
     the default verdict age limit for fingerprints without their own (None: no limit).
     The verdict metric (``glimmer_node_verdict``) goes to the manager's registry.
+    ``attestation_key_secret`` (namespace, name): the Secret whose ed25519 key signs each
+    node's verdict (docs/attestations.md); None signs nothing.
     """
     client = manager.client
     exporter: RunExporter | None = None
@@ -129,6 +132,7 @@ def operator_registrations(
                 operator_namespace=options.operator_namespace,
                 max_verdict_age_seconds=max_verdict_age_seconds,
                 runs_namespace=manager.options.namespace,
+                attestation_key_secret=attestation_key_secret,
             ),
             runs_namespace=manager.options.namespace,
             metrics=VerdictMetrics().register(manager.metrics.registry),
