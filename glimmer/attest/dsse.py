@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from glimmer.attest.statement import (
     canonical,
     parse_time,
 )
+from glimmer.contract.envelope import EnvelopeDecodeError, encode, from_json
 
 JSON = dict[str, Any]
 
@@ -110,6 +112,7 @@ def verify_envelope(
     keys: Iterable[Key],
     now: datetime,
     subject: str | None = None,
+    subject_digest: str | None = None,
     predicate_type: str | None = None,
     max_age: timedelta | None = None,
     require_certified: bool = False,
@@ -152,6 +155,17 @@ def verify_envelope(
             "subject", f"wrong subject: the statement is about {', '.join(verified.subjects)}, "
             f"not {subject}"
         )  # fmt: skip
+    if subject_digest is not None and not any(
+        isinstance(s, Mapping)
+        and isinstance(s.get("digest"), Mapping)
+        and s["digest"].get("sha256") == subject_digest
+        for s in statement.get("subject") or ()
+    ):
+        raise AttestationError(
+            "subject",
+            f"wrong subject: the statement's digest is not the document's ({subject_digest}): "
+            "the document it travels in was altered",
+        )
     _fresh(verified.predicate, now=now, max_age=max_age)
     if require_certified and verified.predicate.get("certified") is not True:
         raise AttestationError("certified", _uncertified(verified.predicate))
@@ -223,3 +237,14 @@ def extract_envelope(document: Any) -> Any:
     if "payload" not in document and isinstance(document.get(ENVELOPE_FIELD), Mapping):
         return document[ENVELOPE_FIELD]
     return document
+
+
+def delivery_digest(document: Mapping[str, Any]) -> str:
+    """The hex sha256 a delivery envelope's attestation subject carries: of the envelope
+    encoded (``glimmer.contract.envelope.encode``) without its ``attestation`` field."""
+    rest = {k: v for k, v in document.items() if k != ENVELOPE_FIELD}
+    try:
+        envelope = from_json(rest, strict=False)
+    except EnvelopeDecodeError as err:
+        raise AttestationError("envelope", f"not a delivery envelope ({err})") from err
+    return hashlib.sha256(encode(envelope)).hexdigest()

@@ -171,18 +171,21 @@ def node_statement(
 def run_statement(
     *,
     run: RunFacts,
+    subject_digest: str,
     results: Sequence[Mapping[str, Any]],
     node_verdicts: Sequence[Mapping[str, str]],
     fingerprint: Mapping[str, str],
     issued_at: datetime,
 ) -> JSON:
-    """The run-verdict statement: the run certifies exactly what its ``certifiesSilicon``
-    says (decided by :func:`glimmer.verdict.rollup.run_provenance`), and each node's verdict
-    travels as the terminal envelope's ``nodeVerdicts`` carry it."""
+    """The run-verdict statement of a terminal delivery envelope (L11). Its subject digest
+    is the sha256 of the envelope it travels in, encoded without it
+    (:func:`glimmer.attest.dsse.delivery_digest`); the run certifies exactly what its
+    ``certifiesSilicon`` says (decided by :func:`glimmer.verdict.rollup.run_provenance`),
+    and each node's verdict travels as the envelope's ``nodeVerdicts`` carry it."""
     return {
         "_type": STATEMENT_TYPE,
         "subject": [
-            {"name": f"burninrun/{run.namespace}/{run.name}", "digest": {"sha256": run.plan_digest}}
+            {"name": f"burninrun/{run.namespace}/{run.name}", "digest": {"sha256": subject_digest}}
         ],
         "predicateType": RUN_PREDICATE,
         "predicate": {

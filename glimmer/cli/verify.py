@@ -2,7 +2,8 @@
 
 FILE (``-`` for stdin) is a DSSE envelope as Glimmer writes it, the ConfigMap holding a
 node's attestation (``kubectl get configmap NAME -o json``, key ``envelope.json``) or a
-terminal delivery envelope carrying one (field ``attestation``). The checks are
+terminal delivery envelope carrying one (field ``attestation``, whose subject digest
+must then be the sha256 of that envelope without it). The checks are
 :func:`glimmer.attest.verify_envelope`'s, in order: envelope, payloadType, signature,
 statement, predicateType, subject, expired, certified; the first that fails is named.
 
@@ -23,10 +24,12 @@ from typing import Any, Final
 import click
 
 from glimmer.attest import (
+    ENVELOPE_FIELD,
     NODE_PREDICATE,
     RUN_PREDICATE,
     AttestationError,
     UnusableKeyError,
+    delivery_digest,
     extract_envelope,
     load_public_key,
     verify_envelope,
@@ -112,11 +115,14 @@ def verify(
             fail(str(err), code=USAGE)
     document = _read(file)
     try:
+        # A delivery envelope's attestation is bound to the envelope it travels in (L11).
+        delivery = isinstance(document, dict) and ENVELOPE_FIELD in document
         verified = verify_envelope(
             extract_envelope(document),
             keys=public,
             now=datetime.now(UTC),
             subject=subject,
+            subject_digest=delivery_digest(document) if delivery else None,
             predicate_type=_KINDS[kind] if kind else None,
             max_age=age,
             require_certified=require_certified,

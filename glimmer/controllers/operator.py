@@ -61,6 +61,7 @@ from glimmer.controllers.run.setup import run_controller
 from glimmer.controllers.schedule import schedule_controller
 from glimmer.engine import ControllerRegistration, Manager, Readers
 from glimmer.sinks import FanoutOptions, RunExporter, SinkFanout
+from glimmer.sinks.attestation import EnvelopeSigner, KeySource
 
 
 def operator_registrations(
@@ -108,7 +109,14 @@ def operator_registrations(
         exporter = RunExporter().register(manager.metrics.registry)
         deliverer = SinkDeliverer(
             fanout=SinkFanout(
-                client=client, exporter=exporter, options=fanout_options or FanoutOptions()
+                client=client,
+                exporter=exporter,
+                options=fanout_options or FanoutOptions(),
+                signer=EnvelopeSigner(
+                    keys=KeySource(client=client, secret=attestation_key_secret), now=now_utc
+                )
+                if attestation_key_secret is not None
+                else None,
             ),
             now=now_utc,
             cluster_name=cluster_name,

@@ -26,8 +26,6 @@ new ConfigMap and the previous one is deleted.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,15 +38,11 @@ from securesystemslib.signer import CryptoSigner
 from glimmer.api import API_VERSION, GROUP
 from glimmer.attest import (
     CONFIGMAP_KEY,
-    SECRET_KEY,
-    UnusableKeyError,
     envelope_bytes,
-    load_signer,
     node_statement,
     run_facts,
     sign_statement,
 )
-from glimmer.attest.keys import KEY_FIX
 from glimmer.controllers.fingerprint.verdict import run_node_results, run_node_verdict
 from glimmer.controllers.kit.names import fingerprint_name
 from glimmer.controllers.kit.view import ObjectView, RunView
@@ -56,10 +50,10 @@ from glimmer.engine import (
     CONFIGMAPS,
     ApiError,
     KubeClient,
-    Resource,
     is_already_exists,
     is_not_found,
 )
+from glimmer.sinks.attestation import KeySource
 from glimmer.verdict.attestation import label_agrees, signable
 from glimmer.verdict.expiry import VerdictStatus
 
@@ -67,7 +61,6 @@ log = structlog.get_logger("glimmer.controllers.fingerprint.attestation")
 
 JSON = dict[str, Any]
 
-SECRETS: Final = Resource("", "v1", "secrets", namespaced=True, kind="Secret")
 ATTESTATION_ANNOTATION: Final = f"{GROUP}/attestation"
 ATTESTATION_SHA_ANNOTATION: Final = f"{GROUP}/attestation-sha256"
 ATTESTED: Final = "Attested"
@@ -140,50 +133,13 @@ class NodeAttestor:
     ) -> None:
         self.client = client
         self.get_run = get_run
-        self.secret = secret
+        self.keys = KeySource(client=client, secret=secret)
         self.namespace = operator_namespace
         self.now = now
-        self._signer: tuple[str, CryptoSigner] | None = None
-
-    @property
-    def secret_ref(self) -> str:
-        return f"{self.secret[0]}/{self.secret[1]}"
 
     async def signer(self) -> CryptoSigner | str:
-        """The signer from the key Secret (cached per resourceVersion), or why not."""
-        namespace, name = self.secret
-        try:
-            secret = await self.client.get(SECRETS, name, namespace=namespace)
-        except ApiError as err:
-            if is_not_found(err):
-                return f"the attestation key Secret {self.secret_ref} does not exist; {KEY_FIX}"
-            return (
-                f"the attestation key Secret {self.secret_ref} cannot be read ({err}); grant "
-                f"the manager get on it (the chart's attestation.keySecret does)"
-            )
-        version = str(ObjectView(secret).resource_version)
-        if self._signer is not None and version and self._signer[0] == version:
-            return self._signer[1]
-        data = secret.get("data") if isinstance(secret.get("data"), Mapping) else {}
-        encoded = data.get(SECRET_KEY) if isinstance(data, Mapping) else None
-        if not isinstance(encoded, str) or not encoded:
-            return (
-                f"the attestation key Secret {self.secret_ref} has no data key {SECRET_KEY}; "
-                f"{KEY_FIX}"
-            )
-        try:
-            pem = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError):
-            return (
-                f"the attestation key Secret {self.secret_ref}: {SECRET_KEY} is not base64; "
-                f"{KEY_FIX}"
-            )
-        try:
-            signer = load_signer(pem, source=f"Secret {self.secret_ref} key {SECRET_KEY}")
-        except UnusableKeyError as err:
-            return f"the attestation key {err}"
-        self._signer = (version, signer)
-        return signer
+        """The signer from the key Secret, or why not (:class:`KeySource`)."""
+        return await self.keys.signer()
 
     async def attest(
         self,

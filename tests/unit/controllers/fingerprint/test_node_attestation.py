@@ -16,11 +16,11 @@ from glimmer.attest import AttestationError, load_public_key, verify_envelope
 from glimmer.controllers.fingerprint.attestation import (
     ATTESTATION_ANNOTATION,
     ATTESTATION_SHA_ANNOTATION,
-    SECRETS,
     parse_secret_ref,
 )
 from glimmer.controllers.kit.names import VERDICT_LABEL
 from glimmer.engine import CONFIGMAPS, NODES, FakeClient
+from glimmer.sinks.attestation import SECRETS
 from tests.unit.controllers.fingerprint.test_fingerprint_rules import (
     OPS,
     T0,
