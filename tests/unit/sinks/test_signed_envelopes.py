@@ -28,7 +28,7 @@ NS = "team"
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 PLAN_TEXT = '{"tests": []}'
 #: The fake apiserver's uid of run team/r (set by setup).
-UID = "u"
+UIDS = ["u"]
 
 
 def envelope(reason: str = "RunPhaseChanged", phase: str = "Passed", **kw: Any) -> Envelope:
@@ -36,7 +36,7 @@ def envelope(reason: str = "RunPhaseChanged", phase: str = "Passed", **kw: Any) 
         delivery_id="a" * 32,
         reason=reason,
         sent_at="2026-12-01T12:00:00Z",
-        run=RunRef(namespace=NS, name="r", uid=UID),
+        run=RunRef(namespace=NS, name="r", uid=UIDS[0]),
         phase=phase,
         provenance="silicon",
         results=(
@@ -61,8 +61,7 @@ async def setup(client: FakeClient, *, pem: bytes | None) -> None:
         },
         namespace=NS,
     )
-    global UID
-    UID = run["metadata"]["uid"]
+    UIDS[0] = run["metadata"]["uid"]
     if pem is not None:
         await client.create(
             SECRETS,
