@@ -209,7 +209,7 @@ async def test_K8_a_certified_node_verdict_is_signed_beside_its_label_and_glimme
         await eventually(withdrawn)
 
 
-async def test_I47_a_simulated_run_is_signed_simulated_and_certifies_nothing(
+async def test_certification_a_simulated_run_is_signed_simulated_and_certifies_nothing(
     control_plane: Any,
     kube: ApiServerClient,
     namespace: str,

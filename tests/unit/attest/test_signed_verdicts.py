@@ -130,18 +130,18 @@ def test_K8_a_node_statement_names_the_node_its_digest_the_run_and_each_result()
     ],
     ids=["simulated", "suspect", "unknown", "error", "failed", "never-run"],
 )
-def test_I47_a_simulated_suspect_unjudged_or_failed_verdict_is_never_certified(
+def test_certification_never_of_a_simulated_suspect_unjudged_or_failed_verdict(
     rs: list[dict[str, Any]],
 ) -> None:
     # Even with a label claiming Passed, the run's own node verdict decides.
     assert statement(rs, label=VerdictState.PASSED)["predicate"]["certified"] is False
 
 
-def test_I47_a_passed_run_verdict_under_an_expired_label_certifies_nothing() -> None:
+def test_certification_a_passed_run_verdict_under_an_expired_label_certifies_nothing() -> None:
     assert statement(label=VerdictState.EXPIRED)["predicate"]["certified"] is False
 
 
-def test_I48_only_states_a_run_decided_are_signable() -> None:
+def test_signing_only_states_a_run_decided_are_signable() -> None:
     assert {s for s in VerdictState if signable(s)} == {
         VerdictState.PASSED,
         VerdictState.FAILED,
@@ -165,7 +165,7 @@ _RESULT = st.fixed_dictionaries(
 
 
 @given(results=st.lists(_RESULT, max_size=4), label=st.sampled_from(list(VerdictState)))
-def test_I47_property_certified_means_every_planned_result_passed_on_silicon(
+def test_certification_property_certified_means_every_planned_result_passed_on_silicon(
     results: list[dict[str, Any]], label: VerdictState
 ) -> None:
     planned = [

@@ -108,7 +108,7 @@ async def test_K8_a_stable_pass_signs_nothing_again() -> None:
     assert before == after and len(before) == 1
 
 
-async def test_I48_a_simulated_verdict_is_signed_as_simulated_and_never_certified() -> None:
+async def test_signing_a_simulated_verdict_is_signed_as_simulated_and_never_certified() -> None:
     fake, clock = FakeClient(), Clock()
     pem, public = keypair()
     await key_secret(fake, pem)
@@ -160,7 +160,7 @@ async def test_K9_an_unusable_key_is_a_condition_naming_the_secret_and_the_fix(
     assert ATTESTATION_ANNOTATION not in (got["metadata"].get("annotations") or {})
 
 
-async def test_I48_an_expired_verdict_withdraws_the_attestation() -> None:
+async def test_signing_an_expired_verdict_withdraws_the_attestation() -> None:
     fake, clock = FakeClient(), Clock()
     pem, _ = keypair()
     await key_secret(fake, pem)
