@@ -196,13 +196,15 @@ def test_K8_a_run_statement_certifies_exactly_what_certifies_silicon_says() -> N
         )
         doc = run_statement(
             run=run,
+            subject_digest="ef" * 32,
             results=[result()],
             node_verdicts=[{"node": "n1", "verdict": "Passed"}],
             fingerprint={"n1": DIGEST},
             issued_at=T0,
         )
         assert doc["predicateType"] == RUN_PREDICATE
-        assert doc["subject"][0]["name"] == "burninrun/lab/r"
+        assert doc["subject"] == [{"name": "burninrun/lab/r", "digest": {"sha256": "ef" * 32}}]
+        assert doc["predicate"]["plan"] == {"digest": {"sha256": "cd" * 32}}
         assert doc["predicate"]["certified"] is certifies
 
 

@@ -183,3 +183,15 @@ def test_K8_the_key_secret_is_name_or_namespace_slash_name() -> None:
     for bad in ("", "a/", "/k", "a/b/c"):
         with pytest.raises(ValueError, match="NAMESPACE/NAME"):
             parse_secret_ref(bad, default_namespace="ops")
+
+
+async def test_K8_an_annotation_left_by_an_earlier_configuration_is_removed_without_a_key() -> None:
+    fake, clock = FakeClient(), Clock()
+    annotations = {ATTESTATION_ANNOTATION: f"{OPS}/old", ATTESTATION_SHA_ANNOTATION: "ab"}
+    body = node("n1")
+    body["metadata"]["annotations"] = annotations
+    await fake.create(NODES, body)
+    await reconciler(fake, clock).reconcile("n1")
+    got = await fake.get(NODES, "n1")
+    assert ATTESTATION_ANNOTATION not in (got["metadata"].get("annotations") or {})
+    assert ATTESTATION_SHA_ANNOTATION not in (got["metadata"].get("annotations") or {})
