@@ -24,6 +24,7 @@ import base64
 import binascii
 import dataclasses
 import hashlib
+import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
@@ -61,20 +62,44 @@ _PLAN_ANNOTATION: Final = f"{GROUP}/plan"
 _READ_ERRORS: Final = (ApiError, OSError, TimeoutError, aiohttp.ClientError)
 
 
+#: How long a key found unusable is not read again (a fleet's passes would otherwise each
+#: GET the Secret while it is broken).
+RETRY_UNUSABLE_SECONDS: Final = 30.0
+
+
 class KeySource:
     """The attestation signer from a Secret (``namespace``, ``name``), or why not."""
 
-    def __init__(self, *, client: KubeClient, secret: tuple[str, str]) -> None:
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        secret: tuple[str, str],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.client = client
         self.secret = secret
+        self.clock = clock
         self._cached: tuple[str, CryptoSigner] | None = None
+        #: (when, why) the key was last found unusable.
+        self._unusable: tuple[float, str] | None = None
 
     @property
     def ref(self) -> str:
         return f"{self.secret[0]}/{self.secret[1]}"
 
     async def signer(self) -> CryptoSigner | str:
-        """The signer, or a message naming the Secret, what is wrong and the fix."""
+        """The signer, or a message naming the Secret, what is wrong and the fix. A key
+        found unusable is read again only after :data:`RETRY_UNUSABLE_SECONDS`."""
+        if self._unusable is not None:
+            when, why = self._unusable
+            if self.clock() - when < RETRY_UNUSABLE_SECONDS:
+                return why
+        found = await self._read()
+        self._unusable = (self.clock(), found) if isinstance(found, str) else None
+        return found
+
+    async def _read(self) -> CryptoSigner | str:
         namespace, name = self.secret
         try:
             secret = await self.client.get(SECRETS, name, namespace=namespace)

@@ -205,3 +205,25 @@ def test_L11_the_subject_digest_is_of_the_envelope_without_its_attestation() -> 
         delivery_digest({**doc, "attestation": {"x": 1}})
         == hashlib.sha256(encode(sent)).hexdigest()
     )
+
+
+async def test_K9_an_unusable_key_is_read_again_only_after_a_pause() -> None:
+    client = FakeClient()
+    now = [0.0]
+    keys = KeySource(client=client, secret=("ops", "key"), clock=lambda: now[0])
+    assert "does not exist" in str(await keys.signer())
+    pem, _ = keypair()
+    await client.create(
+        SECRETS,
+        {
+            "metadata": {"name": "key", "namespace": "ops"},
+            "data": {"ed25519.pem": base64.b64encode(pem).decode()},
+        },
+        namespace="ops",
+    )
+    gets = len([c for c in client.calls if c[0] == "get" and "secrets" in c[1]])
+    now[0] = 10.0
+    assert "does not exist" in str(await keys.signer())  # not read again yet
+    assert len([c for c in client.calls if c[0] == "get" and "secrets" in c[1]]) == gets
+    now[0] = 31.0
+    assert not isinstance(await keys.signer(), str)
