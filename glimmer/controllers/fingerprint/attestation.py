@@ -19,7 +19,7 @@ unreadable key names the Secret and the command that makes one, and the pass car
 no crash loop). Without the flag nothing is signed and no annotation is written (one
 left by an earlier configuration is removed).
 
-The ConfigMap's name carries a hash of what it attests (run uid, digest, state), so a
+The ConfigMap's name carries a hash of what it attests (node, run uid, digest, state), so a
 pass whose verdict did not change reads nothing and writes nothing; a new verdict gets a
 new ConfigMap and the previous one is deleted.
 """
@@ -44,7 +44,7 @@ from glimmer.attest import (
     sign_statement,
 )
 from glimmer.controllers.fingerprint.verdict import run_node_results, run_node_verdict
-from glimmer.controllers.kit.names import fingerprint_name
+from glimmer.controllers.kit.names import fingerprint_name, node_label_value
 from glimmer.controllers.kit.view import ObjectView, RunView
 from glimmer.engine import (
     CONFIGMAPS,
@@ -161,7 +161,7 @@ class NodeAttestor:
             )
         run_ns, run_name = str(verdict.get("runNamespace") or ""), str(verdict.get("runName") or "")
         run_uid = str(verdict.get("runUID") or "")
-        identity = f"{run_uid}|{run_ns}/{run_name}|{digest}|{state}"
+        identity = f"{name}|{run_uid}|{run_ns}/{run_name}|{digest}|{state}"
         cm_name = configmap_name(name, identity)
         ref = f"{self.namespace}/{cm_name}"
         signed = Attestation(
@@ -224,7 +224,7 @@ class NodeAttestor:
         meta: JSON = {
             "name": name,
             "namespace": self.namespace,
-            "labels": {ATTESTATION_FOR_LABEL: fingerprint_name(node)},
+            "labels": {ATTESTATION_FOR_LABEL: node_label_value(node)},
         }
         if owner.uid:
             meta["ownerReferences"] = [

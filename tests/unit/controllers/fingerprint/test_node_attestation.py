@@ -195,3 +195,11 @@ async def test_K8_an_annotation_left_by_an_earlier_configuration_is_removed_with
     got = await fake.get(NODES, "n1")
     assert ATTESTATION_ANNOTATION not in (got["metadata"].get("annotations") or {})
     assert ATTESTATION_SHA_ANNOTATION not in (got["metadata"].get("annotations") or {})
+
+
+def test_K8_a_long_node_name_gives_a_valid_configmap_name() -> None:
+    from glimmer.controllers.fingerprint.attestation import configmap_name
+
+    name = configmap_name("n" * 250 + ".example.com", "identity")
+    assert len(name) <= 253 and name.startswith("attestation-") and name[-1].isalnum()
+    assert configmap_name("n1", "a") != configmap_name("n1", "b")
