@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
+import aiohttp
 import structlog
 from securesystemslib.signer import CryptoSigner
 
@@ -69,6 +70,8 @@ REASON_NOTHING: Final = "NothingToAttest"
 REASON_KEY: Final = "KeyUnreadable"
 REASON_RUN_GONE: Final = "RunUnreadable"
 REASON_DISAGREES: Final = "VerdictDisagrees"
+REASON_WRITE_FAILED: Final = "WriteFailed"
+_WRITE_ERRORS: Final = (ApiError, OSError, TimeoutError, aiohttp.ClientError)
 #: Labels of the ConfigMaps this controller writes.
 ATTESTATION_FOR_LABEL: Final = f"{GROUP}/attestation-for"
 _NAME_MAX: Final = 253
@@ -205,7 +208,17 @@ class NodeAttestor:
         )
         body = envelope_bytes(sign_statement(statement, signer))
         sha = hashlib.sha256(body).hexdigest()
-        await self._write(cm_name, body.decode("utf-8"), node=name, fingerprint=fingerprint)
+        try:
+            await self._write(cm_name, body.decode("utf-8"), node=name, fingerprint=fingerprint)
+        except _WRITE_ERRORS as err:
+            # Signing never holds the verdict label back: the pass goes on, unsigned.
+            log.error("attestation not written; nothing is signed", node=name, error=str(err))
+            return withdrawn(
+                REASON_WRITE_FAILED,
+                f"the signed verdict could not be written to ConfigMap {ref} ({err}); the "
+                "manager needs get, create, update and delete on ConfigMaps in "
+                f"{self.namespace} (the chart's attestation.keySecret grants them)",
+            )
         previous = existing.get(ATTESTATION_ANNOTATION) or ""
         if previous.startswith(f"{self.namespace}/") and previous != ref:
             await self._delete(previous.split("/", 1)[1])

@@ -203,3 +203,24 @@ def test_K8_a_long_node_name_gives_a_valid_configmap_name() -> None:
     name = configmap_name("n" * 250 + ".example.com", "identity")
     assert len(name) <= 253 and name.startswith("attestation-") and name[-1].isalnum()
     assert configmap_name("n1", "a") != configmap_name("n1", "b")
+
+
+async def test_K9_a_configmap_that_cannot_be_written_never_holds_the_label_back() -> None:
+    from glimmer.engine import ApiError
+
+    fake, clock = FakeClient(), Clock()
+    pem, _ = keypair()
+    await key_secret(fake, pem)
+    await fake.create(NODES, node("n1"))
+    rec = reconciler(fake, clock, attestation_key_secret=SECRET)
+    await rec.reconcile("n1")
+    await passed_run(fake, started=T0 + timedelta(seconds=5), finished=T0 + timedelta(hours=1))
+    clock.at = T0 + timedelta(hours=2)
+    fake.inject_error("create", ApiError(status=403, reason="Forbidden"))
+    await rec.reconcile("n1")
+    got = await fake.get(NODES, "n1")
+    assert got["metadata"]["labels"][VERDICT_LABEL] == "Passed"
+    assert ATTESTATION_ANNOTATION not in (got["metadata"].get("annotations") or {})
+    attested = condition(await fingerprint(fake), "Attested")
+    assert (attested["status"], attested["reason"]) == ("False", "WriteFailed")
+    assert "ConfigMaps in glimmer-system" in attested["message"]
