@@ -180,7 +180,11 @@ class NodeAttestor:
         if isinstance(signer, str):
             log.error("attestation key unusable; nothing is signed", node=name, problem=signer)
             return withdrawn(REASON_KEY, signer)
-        run = await self.get_run(run_ns, run_name)
+        try:
+            run = await self.get_run(run_ns, run_name)
+        except _WRITE_ERRORS as err:
+            log.warning("run unreadable; nothing is signed", node=name, error=str(err))
+            run = None
         if run is None or (run_uid and RunView(run).uid != run_uid):
             return withdrawn(
                 REASON_RUN_GONE,
