@@ -254,18 +254,15 @@ def member_value(state: TestResultState | None, metric: str) -> float | None:
 
 def explain(gate: RelativeGate, stats: CohortStats, *, value: float, deviation: float) -> str:
     """The violation reason: cohort size, median, MAD, this node's deviation."""
-    worse = "below" if gate.comparison == Comparison.GREATER_THAN_OR_EQUAL else "above"
-    share = (
-        f" ({format_go_g(abs(deviation) / abs(stats.median) * 100)}%)"
-        if (stats.median != 0)
-        else ""
-    )
-    sigmas = f", {format_go_g(deviation / stats.sigma)} robust sigma" if stats.mad > 0 else ""
+    low = (gate.comparison == Comparison.GREATER_THAN_OR_EQUAL) == (deviation >= 0)
+    side = "below" if low else "above"
+    share = f" ({abs(deviation) / abs(stats.median) * 100:.3g}%)" if stats.median != 0 else ""
+    sigmas = f", {abs(deviation) / stats.sigma:.3g} robust sigma" if stats.mad > 0 else ""
     return (
         f"{gate.metric}: got {format_go_g(value)}, {format_go_g(abs(deviation))}{share}"
-        f"{sigmas} {worse} the median {format_go_g(stats.median)} of its cohort of "
+        f"{sigmas} {side} the median {format_go_g(stats.median)} of its cohort of "
         f"{stats.size} (MAD {format_go_g(stats.mad)}); allowed {format_go_g(stats.allowed)} "
-        f"({gate.describe()})"
+        f"on the bad side ({gate.describe()})"
     )
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 from glimmer.contract.numbers import format_go_g, parse_go_float
 
@@ -81,6 +81,9 @@ class Threshold:
     comparison: str
     value: str
     applicability: str = Applicability.REQUIRED
+    #: The threshold's ``relativeTo`` wire JSON, as written (C7-C10; judged by
+    #: :mod:`glimmer.verdict.cohort` over the run, never by :func:`evaluate`).
+    relative_to: Mapping[str, Any] | None = field(default=None, hash=False)
 
     @property
     def required_if_measurable(self) -> bool:

@@ -313,3 +313,40 @@ def test_C9_property_applying_a_judgement_only_ever_makes_a_pass_fail(
             else:
                 assert after.phase in (Phase.PASSED, Phase.FAILED)
                 assert (after.phase is Phase.FAILED) == (member.outcome is Outcome.OUTLIER)
+
+
+# --- the linter (C5: a relativeTo that cannot be judged refuses the run) -------------
+
+
+def test_C7_the_linter_refuses_relative_to_on_an_exact_gate_naming_field_and_fix() -> None:
+    from glimmer.verdict import Severity, Threshold, lint_thresholds
+
+    gate = Threshold(metric="tflops", comparison="Equal", value="1",
+                     relative_to={"maxDeviation": {"robustSigma": "4"}})  # fmt: skip
+    findings = [f for f in lint_thresholds("custom", [gate]) if "relativeTo" in f.reason]
+    assert [f.severity for f in findings] == [Severity.MALFORMED]
+    assert "use GreaterThanOrEqual" in findings[0].reason
+
+
+def test_C7_the_linter_refuses_relative_to_outside_node_scope() -> None:
+    from glimmer.verdict import Severity, Threshold, lint_thresholds
+
+    gate = Threshold(metric="busBandwidthGBps", comparison=GTE, value="1",
+                     relative_to={"maxDeviation": {"percent": "10"}})  # fmt: skip
+    assert lint_thresholds("custom", [gate], scope="Node") == []
+    (finding,) = lint_thresholds("custom", [gate], scope="Pair")
+    assert finding.severity is Severity.MALFORMED and "needs scope Node" in finding.reason
+
+
+def test_C8_the_linter_refuses_a_malformed_relative_to() -> None:
+    from glimmer.verdict import Severity, Threshold, lint_thresholds
+
+    gate = Threshold(metric="tflops", comparison=GTE, value="1",
+                     relative_to={"maxDeviation": {"robustSigma": "1e999"}})  # fmt: skip
+    (finding,) = lint_thresholds("custom", [gate])
+    assert finding.severity is Severity.MALFORMED and "not a finite decimal" in finding.reason
+    from glimmer.plan.gates import threshold_from_wire
+
+    odd = threshold_from_wire({"metric": "tflops", "comparison": GTE, "value": "1",
+                               "relativeTo": ["x"]})  # fmt: skip
+    assert [f.severity for f in lint_thresholds("custom", [odd])] == [Severity.MALFORMED]
