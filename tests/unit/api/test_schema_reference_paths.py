@@ -87,6 +87,15 @@ KNOWN_ADDITIVE: dict[str, frozenset[str]] = {
             "status.packedResults[].provenance",
             "status.packedResults[].suspect",
             "status.packedResults[].variantAxes",
+            # Cohort-relative gates, the run-level judgement (docs/thresholds.md).
+            "status.cohortVerdicts",
+            *(
+                f"status.cohortVerdicts[].{key}"
+                for key in ("allowedDeviation", "comparison", "evaluated", "excluded",
+                            "fingerprint", "judgedAt", "mad", "median", "members", "metric",
+                            "outliers", "outliersNotNamed", "reason", "size", "test",
+                            "thresholdIndex")  # fmt: skip
+            ),
         }
     ),
     "BurnInSchedule": frozenset(
