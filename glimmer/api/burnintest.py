@@ -135,7 +135,8 @@ class Threshold:
     relative_to: RelativeTo | None = field(
         json="relativeTo",
         description="Also fail a node that passes this gate but is an outlier from its cohort "
-        "(Node-scope tests only); judged once the run's results have settled.",
+        "(Node-scope tests only: a Pair or Group test's relativeTo refuses the run at start); "
+        "judged once the run's results have settled.",
     )
 
 
@@ -265,13 +266,6 @@ class BurnInTestSpec:
             rule="!has(self.soak) || !has(self.repeatCount) || self.repeatCount == 1",
             message="a soak runs once: set repeatCount to 1 when soak is set",
             field_path=".repeatCount",
-        ),
-        Rule(
-            rule="!has(self.thresholds) || !has(self.scope) || self.scope == 'Node' || "
-            "self.thresholds.all(t, !has(t.relativeTo))",
-            message="relativeTo judges a node against its cohort, so it needs scope Node: "
-            "remove relativeTo from this Pair or Group test's thresholds",
-            field_path=".thresholds",
         ),
     )
 
