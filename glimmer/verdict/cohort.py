@@ -407,3 +407,66 @@ def apply_judgement(
             return state
         return replace(state, not_evaluated=(*state.not_evaluated, item))
     return state
+
+
+def judge_states(
+    gate: RelativeGate,
+    *,
+    index: int,
+    states: Mapping[str, TestResultState | None],
+    digests: Mapping[str, str | None],
+) -> tuple[tuple[CohortJudgement, ...], dict[str, TestResultState]]:
+    """One gate over a run's settled results, node -> its state (None: a member whose
+    evidence cannot be read here, offered without a value): every cohort's judgement,
+    and each result the judgement changed. The one function both dispatchers call."""
+    values = {node: member_value(state, gate.metric) for node, state in states.items()}
+    judgements = judge_run(gate, values, digests)
+    changed: dict[str, TestResultState] = {}
+    for judgement in judgements:
+        for member in judgement.members:
+            state = states.get(member.node)
+            if state is None:
+                continue
+            after = apply_judgement(state, member, gate=gate, index=index)
+            if after != state:
+                changed[member.node] = after
+    return judgements, changed
+
+
+#: How many outliers one record names (the rest are counted; each outlier's own result
+#: carries its full explanation).
+NAMED_OUTLIERS: Final = 50
+
+
+def verdict_record(judgement: CohortJudgement, *, test: str, index: int, at: str) -> dict[str, Any]:
+    """One ``cohortVerdicts`` entry (the run status's and ``glimmer merge --cohort``'s):
+    the cohort's numbers as decimals (never a float on the wire), its outliers and,
+    when not evaluated, why."""
+    gate = judgement.gate
+    record: dict[str, Any] = {
+        "test": test,
+        "thresholdIndex": index,
+        "metric": gate.metric,
+        "comparison": gate.comparison,
+        "fingerprint": judgement.fingerprint,
+        "members": len(judgement.members),
+        "excluded": judgement.excluded,
+        "judgedAt": at,
+    }
+    stats = judgement.stats
+    if stats is None:
+        record["evaluated"] = False
+        record["reason"] = judgement.reason
+        return record
+    outliers = judgement.outliers
+    record.update(
+        evaluated=True,
+        size=stats.size,
+        median=format_go_g(stats.median),
+        mad=format_go_g(stats.mad),
+        allowedDeviation=format_go_g(stats.allowed),
+        outliers=list(outliers[:NAMED_OUTLIERS]),
+    )
+    if len(outliers) > NAMED_OUTLIERS:
+        record["outliersNotNamed"] = len(outliers) - NAMED_OUTLIERS
+    return record

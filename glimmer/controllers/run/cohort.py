@@ -27,7 +27,6 @@ from typing import Any, Final
 
 from glimmer.api import format_time
 from glimmer.api.status_layout import is_compact
-from glimmer.contract.numbers import format_go_g
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import fingerprint_name
 from glimmer.controllers.kit.view import FingerprintView, RunView
@@ -37,22 +36,17 @@ from glimmer.plan import PinnedPlan, PlannedTest
 from glimmer.plan import spec as specs
 from glimmer.verdict import Phase, TestResultState, run_phase
 from glimmer.verdict.cohort import (
-    CohortJudgement,
     CohortSpecError,
     RelativeGate,
-    apply_judgement,
-    judge_run,
-    member_value,
+    judge_states,
     relative_gate,
+    verdict_record,
 )
 
 JSON = dict[str, Any]
 
 #: The run status field that checkpoints every judged gate (C9).
 VERDICTS_FIELD: Final = "cohortVerdicts"
-#: How many outliers one record names (the rest are counted; each outlier's own result
-#: carries its full explanation).
-NAMED_OUTLIERS: Final = 50
 _NODE_SCOPE: Final = "Node"
 
 
@@ -100,38 +94,6 @@ def judged_keys(status: Mapping[str, Any]) -> set[tuple[str, int]]:
     return keys
 
 
-def verdict_record(planned: PlannedGate, judgement: CohortJudgement, *, at: str) -> JSON:
-    """One ``status.cohortVerdicts`` entry: the cohort's numbers as decimals (never a
-    float on the wire), its outliers and, when not evaluated, why."""
-    record: JSON = {
-        "test": planned.test.name,
-        "thresholdIndex": planned.index,
-        "metric": planned.gate.metric,
-        "comparison": planned.gate.comparison,
-        "fingerprint": judgement.fingerprint,
-        "members": len(judgement.members),
-        "excluded": judgement.excluded,
-        "judgedAt": at,
-    }
-    stats = judgement.stats
-    if stats is None:
-        record["evaluated"] = False
-        record["reason"] = judgement.reason
-        return record
-    outliers = judgement.outliers
-    record.update(
-        evaluated=True,
-        size=stats.size,
-        median=format_go_g(stats.median),
-        mad=format_go_g(stats.mad),
-        allowedDeviation=format_go_g(stats.allowed),
-        outliers=list(outliers[:NAMED_OUTLIERS]),
-    )
-    if len(outliers) > NAMED_OUTLIERS:
-        record["outliersNotNamed"] = len(outliers) - NAMED_OUTLIERS
-    return record
-
-
 @dataclass
 class Settled:
     """The results and their states after the cohort judgement, and the new records."""
@@ -160,30 +122,29 @@ def judge_results(
         if (planned.test.name, planned.index) in judged:
             continue
         where: dict[str, int] = {}
-        values: dict[str, float | None] = {}
+        members: dict[str, TestResultState | None] = {}
         for position, result in enumerate(results):
             nodes = result.get("nodes")
             if result.get("name") != planned.test.name or not isinstance(nodes, list):
                 continue
             if len(nodes) != 1 or not isinstance(nodes[0], str):
                 continue
-            node = nodes[0]
             if is_compact(result):
-                values[node] = None
+                members[nodes[0]] = None
                 continue
-            where[node] = position
-            values[node] = member_value(states[position], planned.gate.metric)
-        for judgement in judge_run(planned.gate, values, digests):
-            records.append(verdict_record(planned, judgement, at=at))
-            for member in judgement.members:
-                slot = where.get(member.node)
-                if slot is None:
-                    continue
-                before = states[slot]
-                after = apply_judgement(before, member, gate=planned.gate, index=planned.index)
-                if after != before:
-                    states[slot] = after
-                    results[slot] = wire.state_to_wire(results[slot], after)
+            where[nodes[0]] = position
+            members[nodes[0]] = states[position]
+        judgements, changed = judge_states(
+            planned.gate, index=planned.index, states=members, digests=digests
+        )
+        records += [
+            verdict_record(j, test=planned.test.name, index=planned.index, at=at)
+            for j in judgements
+        ]
+        for node, after in changed.items():
+            slot = where[node]
+            states[slot] = after
+            results[slot] = wire.state_to_wire(results[slot], after)
     return Settled(results=results, states=states, records=records)
 
 

@@ -91,10 +91,24 @@ KNOWN_ADDITIVE: dict[str, frozenset[str]] = {
             "status.cohortVerdicts",
             *(
                 f"status.cohortVerdicts[].{key}"
-                for key in ("allowedDeviation", "comparison", "evaluated", "excluded",
-                            "fingerprint", "judgedAt", "mad", "median", "members", "metric",
-                            "outliers", "outliersNotNamed", "reason", "size", "test",
-                            "thresholdIndex")  # fmt: skip
+                for key in (
+                    "allowedDeviation",
+                    "comparison",
+                    "evaluated",
+                    "excluded",
+                    "fingerprint",
+                    "judgedAt",
+                    "mad",
+                    "median",
+                    "members",
+                    "metric",
+                    "outliers",
+                    "outliersNotNamed",
+                    "reason",
+                    "size",
+                    "test",
+                    "thresholdIndex",
+                )  # fmt: skip
             ),
         }
     ),
