@@ -1,0 +1,51 @@
+"""C9 in the HTML report: a relative gate's fleet chart draws each cohort's band as the
+run recorded it (median, and median +/- the allowed deviation), never recomputed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from glimmer.report import Report, assemble, render
+from glimmer.report.charts import distributions
+from glimmer.report.model import Gate, cohort_bands
+from tests.unit.report import report_fleet as fleet
+
+NODES = fleet.NODES[:4]
+GATE = Gate("tflops", "tflops", "GreaterThanOrEqual", "50")
+RECORD = {"test": "tflops", "thresholdIndex": 0, "metric": "tflops",
+          "comparison": "GreaterThanOrEqual", "fingerprint": "glimmer-v1:dfaf15178ec5",
+          "members": 4, "excluded": 0, "evaluated": True, "size": 4, "median": "99.5",
+          "mad": "1", "allowedDeviation": "5.9304", "outliers": [NODES[3]],
+          "judgedAt": "2026-12-03T14:27:00Z"}  # fmt: skip
+
+
+def report(records: list[dict[str, Any]]) -> Report:
+    values = ("100", "101", "99", "88")
+    results = [fleet.result("tflops", [n], "Passed", metrics={"tflops": v})
+               for n, v in zip(NODES[:3], values, strict=False)]  # fmt: skip
+    results.append(fleet.result("tflops", [NODES[3]], "Failed", metrics={"tflops": "88"},
+                                violations=[{"index": 0, "metric": "tflops", "cause":
+                                             "Measurement", "kind": "CohortOutlier"}]))  # fmt: skip
+    return assemble(fleet.envelopes(results, terminal="Failed"), source="t", gates=(GATE,),
+                    cohort_bands=cohort_bands(records))  # fmt: skip
+
+
+def test_C9_the_fleet_chart_draws_the_recorded_cohort_band() -> None:
+    (chart,) = distributions(report([RECORD]))
+    (band,) = chart.bands
+    assert (band.median, band.allowed, band.size) == (99.5, 5.9304, 4)
+    assert "cohort dfaf1517 (4 nodes): median 99.5" in chart.svg
+    assert "cohort dfaf1517 (4 nodes): band median \u00b1 5.9304" in chart.svg
+    assert NODES[3] in chart.violators  # who failed comes from the violation, not the band
+    page = render(report([RECORD]), "html")["burn-in-report.html"]
+    assert "Cohort band:</b> cohort dfaf1517 (4 nodes): median 99.5, allowed deviation " in page
+    assert f"outliers: {NODES[3]}" in page
+
+
+def test_C10_a_cohort_that_was_not_evaluated_or_cannot_be_read_draws_no_band() -> None:
+    unevaluated = {**RECORD, "evaluated": False, "reason": "below minCohortSize 3"}
+    unreadable = {**RECORD, "median": "NaN"}
+    assert cohort_bands([unevaluated, unreadable, "junk"]) == ()
+    assert cohort_bands(None) == ()
+    (chart,) = distributions(report([unevaluated]))
+    assert chart.bands == () and "band median" not in chart.svg
