@@ -1,5 +1,5 @@
 """``glimmer merge``: decide a bare-host Group from its N rank records (N3), or judge
-several hosts' cohort-relative gates from their run.json files (``--cohort``, C7-C10).
+several hosts' cohort-relative gates from their run.json files (``--cohort``, N17).
 
 Each rank's ``glimmer run --rank R --nranks N --root HOST`` wrote
 ``ranks/rank-NN.json`` and no verdict; copy them into one ``DIR/ranks`` and merge

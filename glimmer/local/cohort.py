@@ -1,4 +1,4 @@
-"""``glimmer merge --cohort``: several hosts' ``run.json`` -> one cohort judgement (C7-C10).
+"""``glimmer merge --cohort`` (N17): several hosts' ``run.json`` -> one cohort judgement.
 
 In a cluster the run controller judges a relative gate over the run's nodes once the
 run's results have settled. On bare hosts each ``glimmer run`` judged its own host

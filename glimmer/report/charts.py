@@ -5,7 +5,7 @@ its rank, draws the threshold as a line when the input says what it is, and name
 the nodes worth walking to: those whose result records a violation of this gate, and
 those far from the fleet (more than :data:`OUTLIER_MADS` median absolute deviations
 from the median). A gate with ``relativeTo`` also draws each cohort's band as the run
-recorded it (its median, and median +/- the allowed deviation, C9). The chart never
+recorded it (its median, and median +/- the allowed deviation, I41). The chart never
 re-judges: which nodes violated comes from the delivered violations, not from comparing
 values here.
 

@@ -1,4 +1,4 @@
-"""The run-level phase of judgement: cohort-relative gates (C7-C10, docs/thresholds.md).
+"""The run-level phase of judgement (D8): cohort-relative gates (C7-C10, docs/thresholds.md).
 
 A relative gate compares a node with its cohort, so it cannot be judged when the node's
 own result settles: its neighbours may still be running. It is judged once, when the

@@ -79,7 +79,7 @@ class Finisher(Part):
         self, run: JSON, *, phase: Phase, extra: Sequence[JSON], plan: PinnedPlan | None
     ) -> Phase:
         """Edit the run's status in place into its verdict: every open result settled as
-        Error (no verdict), ``extra`` appended, the cohort-relative gates judged (C9: a
+        Error (no verdict), ``extra`` appended, the cohort-relative gates judged (D8: a
         Passed outlier becomes Failed, and ``phase``, where it was D6's, follows), then
         provenance, certification and the Measured condition, the counts and
         ``finishedAt``. Nothing is written here. Returns the phase written."""

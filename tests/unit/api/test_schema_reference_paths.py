@@ -108,7 +108,7 @@ KNOWN_ADDITIVE: dict[str, frozenset[str]] = {
                     "size",
                     "test",
                     "thresholdIndex",
-                )  # fmt: skip
+                )
             ),
         }
     ),

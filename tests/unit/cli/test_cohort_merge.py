@@ -1,4 +1,4 @@
-"""C7-C10 on bare hosts: ``glimmer merge --cohort`` over several hosts' run.json files
+"""N17: C7-C10 on bare hosts: ``glimmer merge --cohort`` over several hosts' run.json files
 judges the cohort-relative gates with the operator's rule, and reaches the operator's
 verdict from the same evidence (one brain, two dispatchers)."""
 
@@ -58,7 +58,7 @@ def merge(tmp_path: Path, documents: list[Path]) -> tuple[int, dict[str, Any]]:
     return merged.exit_code, json.loads(cohort.read_text()) if cohort.exists() else {}
 
 
-def test_C9_merge_fails_the_slow_host_of_a_bare_host_cohort(tmp_path: Path) -> None:
+def test_N17_merge_fails_the_slow_host_of_a_bare_host_cohort(tmp_path: Path) -> None:
     code, document = merge(tmp_path, host_runs(tmp_path, TFLOPS))
     assert code == 1
     assert document["kind"] == "BurnInLocalCohort" and document["phase"] == "Failed"
@@ -70,7 +70,7 @@ def test_C9_merge_fails_the_slow_host_of_a_bare_host_cohort(tmp_path: Path) -> N
     assert record["fingerprint"].startswith("glimmer-v1:")  # the host's own digest (K4)
 
 
-async def test_C9_two_dispatchers_reach_the_same_cohort_verdict(tmp_path: Path) -> None:
+async def test_N17_two_dispatchers_reach_the_same_cohort_verdict(tmp_path: Path) -> None:
     """The operator over four nodes and ``glimmer merge --cohort`` over four hosts'
     run.json, fed the same numbers: the same phases, violations and cohort numbers."""
     _, bare = merge(tmp_path, host_runs(tmp_path, TFLOPS))
@@ -92,7 +92,7 @@ async def test_C9_two_dispatchers_reach_the_same_cohort_verdict(tmp_path: Path) 
     assert bare["phase"] == status["phase"] == "Failed"
 
 
-def test_C10_merge_below_min_cohort_size_judges_nothing_and_says_so(tmp_path: Path) -> None:
+def test_N17_merge_below_min_cohort_size_judges_nothing_and_says_so(tmp_path: Path) -> None:
     small = {"n0": "100", "n3": "88"}
     code, document = merge(tmp_path, host_runs(tmp_path, small))
     assert code == 0  # the hosts' own verdicts stand: the relative gate passed nothing
@@ -102,7 +102,7 @@ def test_C10_merge_below_min_cohort_size_judges_nothing_and_says_so(tmp_path: Pa
 
 
 @pytest.mark.parametrize("case", ["twice", "other-profile", "no-nranks"])
-def test_C10_merge_refuses_what_is_not_one_cohort(tmp_path: Path, case: str) -> None:
+def test_N17_merge_refuses_what_is_not_one_cohort(tmp_path: Path, case: str) -> None:
     documents = host_runs(tmp_path, {"n0": "100", "n1": "100", "n2": "100"})
     if case == "twice":
         documents.append(documents[0])

@@ -1,4 +1,4 @@
-"""C9 in the HTML report: a relative gate's fleet chart draws each cohort's band as the
+"""I41 in the HTML report: a relative gate's fleet chart draws each cohort's band as the
 run recorded it (median, and median +/- the allowed deviation), never recomputed."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def report(records: list[dict[str, Any]]) -> Report:
                     cohort_bands=cohort_bands(records))  # fmt: skip
 
 
-def test_C9_the_fleet_chart_draws_the_recorded_cohort_band() -> None:
+def test_the_fleet_chart_draws_the_recorded_cohort_band() -> None:
     (chart,) = distributions(report([RECORD]))
     (band,) = chart.bands
     assert (band.median, band.allowed, band.size) == (99.5, 5.9304, 4)
@@ -42,7 +42,7 @@ def test_C9_the_fleet_chart_draws_the_recorded_cohort_band() -> None:
     assert f"outliers: {NODES[3]}" in page
 
 
-def test_C10_a_cohort_that_was_not_evaluated_or_cannot_be_read_draws_no_band() -> None:
+def test_a_cohort_that_was_not_evaluated_or_cannot_be_read_draws_no_band() -> None:
     unevaluated = {**RECORD, "evaluated": False, "reason": "below minCohortSize 3"}
     unreadable = {**RECORD, "median": "NaN"}
     assert cohort_bands([unevaluated, unreadable, "junk"]) == ()

@@ -350,3 +350,16 @@ def test_C8_the_linter_refuses_a_malformed_relative_to() -> None:
     odd = threshold_from_wire({"metric": "tflops", "comparison": GTE, "value": "1",
                                "relativeTo": ["x"]})  # fmt: skip
     assert [f.severity for f in lint_thresholds("custom", [odd])] == [Severity.MALFORMED]
+
+
+def test_C9_a_healthy_node_off_the_median_can_widen_a_zero_mad_band() -> None:
+    """The limit docs/thresholds.md states ("What a new neighbour can change"): the MAD
+    can grow when a node is added, so a healthy node *off* the median can clear an
+    outlier without moving the median. The floor (or the percent form) is the fix."""
+    before = {"o": 0.0, "a": 100.0, "b": 100.0, "c": 100.0, "d": 200.0}
+    assert judge_cohort(sigma_gate(), before, fingerprint="d").outliers == ("o",)
+    after = judge_cohort(sigma_gate(), {**before, "e": 200.0}, fingerprint="d")
+    assert after.stats is not None and after.stats.median == 100.0  # the median stayed
+    assert after.outliers == ()  # ... and the MAD went from 0 to 50
+    grown = {**before, "e": 200.0}
+    assert judge_cohort(percent_gate(10), grown, fingerprint="d").outliers == ("o",)

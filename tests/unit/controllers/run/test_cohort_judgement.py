@@ -124,7 +124,7 @@ async def test_C10_a_node_with_no_fingerprint_digest_is_not_judged() -> None:
         ("glimmer-v1:aaa", True), ("", False)]  # fmt: skip
 
 
-async def test_C9_a_judged_outcome_is_checkpointed_and_never_judged_again() -> None:
+async def test_D8_a_judged_outcome_is_checkpointed_and_never_judged_again() -> None:
     """A re-settle of the finished run by a restarted manager (a size-refused write
     retried) finds the gate in status.cohortVerdicts: no second judgement, no second
     violation, and new evidence changes nothing."""
