@@ -256,8 +256,11 @@ def explain(gate: RelativeGate, stats: CohortStats, *, value: float, deviation: 
     """The violation reason: cohort size, median, MAD, this node's deviation."""
     low = (gate.comparison == Comparison.GREATER_THAN_OR_EQUAL) == (deviation >= 0)
     side = "below" if low else "above"
-    share = f" ({abs(deviation) / abs(stats.median) * 100:.3g}%)" if stats.median != 0 else ""
-    sigmas = f", {abs(deviation) / stats.sigma:.3g} robust sigma" if stats.mad > 0 else ""
+    share_of = abs(deviation) / abs(stats.median) * 100 if stats.median != 0 else math.nan
+    share = f" ({share_of:.3g}%)" if math.isfinite(share_of) else ""
+    ratio = abs(deviation) / stats.sigma if stats.mad > 0 else math.nan
+    # Overflowing spreads (inf / inf) say no ratio rather than a NaN.
+    sigmas = f", {ratio:.3g} robust sigma" if math.isfinite(ratio) else ""
     return (
         f"{gate.metric}: got {format_go_g(value)}, {format_go_g(abs(deviation))}{share}"
         f"{sigmas} {side} the median {format_go_g(stats.median)} of its cohort of "

@@ -363,3 +363,30 @@ def test_C9_a_healthy_node_off_the_median_can_widen_a_zero_mad_band() -> None:
     assert after.outliers == ()  # ... and the MAD went from 0 to 50
     grown = {**before, "e": 200.0}
     assert judge_cohort(percent_gate(10), grown, fingerprint="d").outliers == ("o",)
+
+
+@settings(max_examples=300, deadline=None)
+@given(gate=gates, cohort=st.lists(st.floats(allow_nan=False, allow_infinity=False),
+                                   min_size=3, max_size=8))  # fmt: skip
+def test_C8_property_extreme_values_never_give_nan_and_never_a_band_of_infinity(
+    gate: RelativeGate, cohort: list[float]
+) -> None:
+    judged = judge_cohort(gate, {f"n{i}": v for i, v in enumerate(cohort)}, fingerprint="d")
+    assert judged.stats is not None and math.isfinite(judged.stats.allowed)
+    for member in judged.members:
+        assert "nan" not in member.reason.lower(), member.reason
+
+
+def test_C8_an_overflowing_band_is_no_band() -> None:
+    huge = {"low": -1.7e308, "mid": 0.0, "high": 1.7e308}
+    judged = judge_cohort(sigma_gate(), huge, fingerprint="d")
+    assert judged.stats is not None and judged.stats.allowed == 0.0
+    assert judged.outliers == ("low",)
+
+
+def test_C8_an_overflowing_deviation_explains_itself_without_nan() -> None:
+    members = {"a": 1e308, "b": 1e308, "c": 1e308, "d": -1e308, "e": -1.7e308}
+    judged = judge_cohort(sigma_gate(), members, fingerprint="d")
+    assert set(judged.outliers) == {"d", "e"}
+    for member in judged.members:
+        assert "nan" not in member.reason.lower(), member.reason
