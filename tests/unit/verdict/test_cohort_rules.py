@@ -385,8 +385,10 @@ def test_C8_an_overflowing_band_is_no_band() -> None:
 
 
 def test_C8_an_overflowing_deviation_explains_itself_without_nan() -> None:
-    members = {"a": 1e308, "b": 1e308, "c": 1e308, "d": -1e308, "e": -1.7e308}
+    # MAD 1.4e308: the robust sigma overflows, and so do the two low deviations.
+    members = {"a": -1.7e308, "b": -1.7e308, "c": 0.3e308, "d": 1.7e308, "e": 1.7e308}
     judged = judge_cohort(sigma_gate(), members, fingerprint="d")
-    assert set(judged.outliers) == {"d", "e"}
+    assert judged.stats is not None and math.isinf(judged.stats.sigma)
+    assert set(judged.outliers) == {"a", "b"}
     for member in judged.members:
         assert "nan" not in member.reason.lower(), member.reason

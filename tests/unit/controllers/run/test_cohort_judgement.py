@@ -144,3 +144,31 @@ async def test_D8_a_judged_outcome_is_checkpointed_and_never_judged_again() -> N
     assert {n: r["phase"] for n, r in by_node(again).items()} == {
         n: r["phase"] for n, r in by_node(run).items()}  # fmt: skip
     assert len(by_node(again)["n3"]["violations"]) == 1
+
+
+def test_D8_a_compact_record_is_offered_without_a_value_and_never_rewritten() -> None:
+    """A result held only in an evidence shard cannot be read here: it counts as excluded
+    and its compact record is left as it is (rewritten, it would disagree with its shard
+    and read Error)."""
+    from glimmer.controllers.run import wire
+    from glimmer.controllers.run.cohort import judge_results
+    from glimmer.plan import PinnedPlan, PlannedTest
+
+    plan = PinnedPlan(targets=tuple(TFLOPS), tests=(PlannedTest(
+        name="t", required=True, spec=custom_test("echo", thresholds=[GATE])),))  # fmt: skip
+    results: list[dict[str, Any]] = [
+        {"name": "t", "kind": "custom", "scope": "Node", "phase": "Passed", "nodes": [n],
+         "metrics": {"tflops": v}, "provenance": "silicon"}
+        for n, v in TFLOPS.items() if n != "n3"
+    ]  # fmt: skip
+    compact = {"name": "t", "kind": "custom", "scope": "Node", "phase": "Passed",
+               "nodes": ["n3"], "provenance": "silicon",
+               "evidence": "aaaaaaaaaaaaaaaa/0"}  # fmt: skip
+    results.append(dict(compact))
+    states = [wire.state_from_wire(r, required=True) for r in results]
+    settled = judge_results(plan, results=results, states=states,
+                            digests=dict.fromkeys(TFLOPS, "glimmer-v1:aaa"), judged=set(),
+                            at="2026-12-03T00:00:00Z")  # fmt: skip
+    assert settled.results[-1] == compact
+    (record,) = settled.records
+    assert (record["members"], record["excluded"], record["size"]) == (4, 1, 3)
