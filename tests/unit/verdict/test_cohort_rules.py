@@ -392,3 +392,19 @@ def test_C8_an_overflowing_deviation_explains_itself_without_nan() -> None:
     assert set(judged.outliers) == {"a", "b"}
     for member in judged.members:
         assert "nan" not in member.reason.lower(), member.reason
+
+
+def test_C7_a_planned_pair_test_with_relative_to_is_malformed_so_the_run_is_refused() -> None:
+    """C5 through the plan's one review: Malformed refuses the run at start."""
+    from glimmer.plan import PlannedTest
+    from glimmer.plan.gates import MALFORMED, lint_tests
+
+    gate = {"metric": "busBandwidthGBps", "comparison": GTE, "value": "1",
+            "relativeTo": {"maxDeviation": {"percent": "10"}}}  # fmt: skip
+    pair = PlannedTest(name="p", required=True,
+                       spec={"kind": "custom", "scope": "Pair", "thresholds": [gate]})  # fmt: skip
+    node = PlannedTest(name="n", required=True,
+                       spec={"kind": "custom", "scope": "Node", "thresholds": [gate]})  # fmt: skip
+    findings = lint_tests([pair, node])
+    assert [(f.test, f.severity) for f in findings] == [("p", MALFORMED)]
+    assert "needs scope Node" in findings[0].reason
