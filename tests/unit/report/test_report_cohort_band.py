@@ -49,3 +49,19 @@ def test_a_cohort_that_was_not_evaluated_or_cannot_be_read_draws_no_band() -> No
     assert cohort_bands(None) == ()
     (chart,) = distributions(report([unevaluated]))
     assert chart.bands == () and "band median" not in chart.svg
+
+
+async def test_report_from_the_cluster_draws_the_band_the_run_status_recorded() -> None:
+    from glimmer.report.cluster import RUNS, report_from_cluster
+    from tests.unit.report.report_cluster import cluster_with_run
+
+    client, _ = await cluster_with_run()
+    record = {**RECORD, "test": "gpu-burn", "metric": "sustainedThroughputTflops",
+              "median": "640", "allowedDeviation": "20", "outliers": ["gpu-node-07"]}  # fmt: skip
+    await client.patch(RUNS, fleet.RUN_NAME, {"status": {"cohortVerdicts": [record]}},
+                       namespace=fleet.NAMESPACE, subresource="status")  # fmt: skip
+    report = await report_from_cluster(client, namespace=fleet.NAMESPACE, name=fleet.RUN_NAME)
+    (chart,) = [d for d in distributions(report) if d.gate.metric == "sustainedThroughputTflops"]
+    (band,) = chart.bands
+    assert (band.median, band.allowed, band.outliers) == (640.0, 20.0, ("gpu-node-07",))
+    assert "band median \u00b1 20" in chart.svg
