@@ -48,6 +48,8 @@ JSON = dict[str, Any]
 #: The run status field that checkpoints every judged gate (C9).
 VERDICTS_FIELD: Final = "cohortVerdicts"
 _NODE_SCOPE: Final = "Node"
+#: Runs whose digests are kept in memory (a forgotten run's next pass reads them again).
+MAX_TRACKED_RUNS: Final = 4096
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,10 @@ class CohortJudge(Part):
                 namespace=self.options.operator_namespace,
             )
             seen[node] = FingerprintView(fingerprint).digest if fingerprint is not None else ""
-        self._digests[view.uid] = seen
+        self._digests.pop(view.uid, None)
+        self._digests[view.uid] = seen  # newest last
+        while len(self._digests) > MAX_TRACKED_RUNS:  # bounded memory, oldest first
+            self._digests.pop(next(iter(self._digests)))
 
     def forget(self, uid: str) -> None:
         self._digests.pop(uid, None)
