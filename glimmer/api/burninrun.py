@@ -431,6 +431,72 @@ class LinkBlame:
 
 
 @attrs.define(kw_only=True)
+class CohortVerdict:
+    """One cohort-relative gate judged over one cohort of the run (C7-C10): written once,
+    in the verdict's status write, and never judged again."""
+
+    test: str = field(json="test", required=True, description="Planned test name.")
+    threshold_index: int = field(
+        json="thresholdIndex",
+        required=True,
+        fmt="int32",
+        minimum=0,
+        description="Position of the threshold in the test's thresholds.",
+    )
+    metric: str = field(json="metric", required=True, description="Gated metric.")
+    comparison: str | None = field(
+        json="comparison",
+        description="The gate's comparison: GreaterThanOrEqual fails low outliers, "
+        "LessThanOrEqual high ones.",
+    )
+    fingerprint: str = field(
+        json="fingerprint",
+        required=True,
+        description="The cohort's NodeFingerprint digest; empty for the nodes that had none "
+        "(never evaluated).",
+    )
+    members: int | None = field(
+        json="members", fmt="int32", minimum=0, description="Nodes of the run in this cohort."
+    )
+    excluded: int | None = field(
+        json="excluded",
+        fmt="int32",
+        minimum=0,
+        description="Members whose value did not count (not settled Passed or Failed, missing, "
+        "not a finite number, or held only in an evidence shard).",
+    )
+    evaluated: bool = field(
+        json="evaluated",
+        required=True,
+        description="False when the gate was not evaluated (cohort below minCohortSize, or no "
+        "fingerprint digest): it then passed nothing by itself.",
+    )
+    reason: str | None = field(json="reason", description="Why it was not evaluated.")
+    size: int | None = field(
+        json="size", fmt="int32", minimum=0, description="Members whose value counted."
+    )
+    median: str | None = field(json="median", description="Median of the counted values.")
+    mad: str | None = field(json="mad", description="Median absolute deviation around it.")
+    allowed_deviation: str | None = field(
+        json="allowedDeviation",
+        description="Largest deviation on the bad side that is within the cohort.",
+    )
+    outliers: list[str] | None = field(
+        json="outliers",
+        description="Nodes judged outliers (their Passed results became Failed), at most 50.",
+    )
+    outliers_not_named: int | None = field(
+        json="outliersNotNamed",
+        fmt="int32",
+        minimum=0,
+        description="Outliers beyond the 50 named (each outlier's result explains itself).",
+    )
+    judged_at: datetime | None = field(
+        json="judgedAt", fmt="date-time", description="When the cohort was judged."
+    )
+
+
+@attrs.define(kw_only=True)
 class BurnInRunStatus:
     """Observed state of a run: the controller's checkpoint store."""
 
@@ -509,6 +575,12 @@ class BurnInRunStatus:
         json="linkBlame",
         description="Per Failed Pair (or Group) under spec.linkBlame: its re-pairs (probes) "
         "and the blame.",
+    )
+    # --- cohort-relative gates (C7-C10, docs/thresholds.md) -------------------------
+    cohort_verdicts: list[CohortVerdict] | None = field(
+        json="cohortVerdicts",
+        description="The run-level judgement of every threshold with relativeTo, one entry "
+        "per cohort, checkpointed: a gate listed here is never judged again.",
     )
 
 

@@ -6,12 +6,13 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
 
 import attrs
 
 from glimmer.api.burnintest import API_VERSION
 from glimmer.api.core import KubeCondition, ObjectMeta, ObjectReference
-from glimmer.api.fields import field
+from glimmer.api.fields import Rule, field
 from glimmer.api.target import TargetSelector
 from glimmer.api.vocabulary import ConcurrencyPolicy, RunPhase
 
@@ -47,15 +48,81 @@ class RunTemplate:
 
 
 @attrs.define(kw_only=True)
+class QualifyTaint:
+    """The startup taint a joining node carries until it is qualified."""
+
+    key: str = field(json="key", required=True, min_length=1, description="Taint key.")
+    value: str | None = field(json="value", description="Taint value; empty matches no value.")
+    effect: str = field(
+        json="effect",
+        required=True,
+        enum=("NoSchedule", "NoExecute"),
+        description="Taint effect: one that keeps workloads off the node (PreferNoSchedule "
+        "does not, so it cannot gate anything).",
+    )
+
+
+@attrs.define(kw_only=True)
+class NodeJoinedTrigger:
+    """Glimmer extension: qualify each target node that carries the startup taint."""
+
+    taint: QualifyTaint = field(
+        json="taint",
+        required=True,
+        description="The taint that marks a node unqualified (key, value and effect all "
+        "match). Removed only on a certified Pass; no other taint is ever touched.",
+    )
+    selector: dict[str, str] | None = field(
+        json="selector",
+        description="Node labels a node must also carry (narrows the target).",
+    )
+    batch_window_seconds: int = field(
+        json="batchWindowSeconds",
+        default=60,
+        fmt="int32",
+        minimum=0,
+        description="Nodes found within this many seconds of the first share one run (at "
+        "most runTemplate.maxConcurrentNodes of them).",
+    )
+    retaint_on_drift: bool = field(
+        json="retaintOnDrift",
+        default=False,
+        description="Re-taint a qualified node whose NodeFingerprint verdict expired because "
+        "its hardware changed, and qualify it again.",
+    )
+
+
+@attrs.define(kw_only=True)
+class ScheduleTrigger:
+    """Glimmer extension: what creates runs instead of a cron schedule."""
+
+    node_joined: NodeJoinedTrigger = field(
+        json="nodeJoined", required=True, description="Qualify nodes as they join."
+    )
+
+
+@attrs.define(kw_only=True)
 class BurnInScheduleSpec:
     """When to run which profile against which nodes."""
 
-    schedule: str = field(
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Rule(
+            rule="has(self.schedule) != has(self.trigger)",
+            message="set exactly one of schedule (cron) and trigger (nodeJoined)",
+        ),
+    )
+
+    schedule: str | None = field(
         json="schedule",
-        required=True,
         min_length=1,
         description="Standard 5-field cron expression or descriptor (@daily, @every 168h); "
-        "TZ=/CRON_TZ= prefixes are refused, use timeZone.",
+        "TZ=/CRON_TZ= prefixes are refused, use timeZone. Exactly one of schedule and "
+        "trigger is set.",
+    )
+    trigger: ScheduleTrigger | None = field(
+        json="trigger",
+        description="Glimmer extension: create runs when nodes join with a startup taint "
+        "(docs/qualify.md) instead of on a cron schedule.",
     )
     time_zone: str | None = field(
         json="timeZone", description="IANA time zone of the schedule; empty means UTC."
@@ -117,6 +184,54 @@ class BurnInScheduleSpec:
 
 
 @attrs.define(kw_only=True)
+class NodeQualification:
+    """What the newest judged batch did with one node's taint."""
+
+    node: str = field(json="node", required=True, description="Node name.")
+    outcome: str = field(
+        json="outcome", required=True, enum=("Untainted", "Kept"), description="The taint's fate."
+    )
+    reason: str = field(
+        json="reason",
+        required=True,
+        description="Qualified, Failed, Simulated, NotJudged, NoVerdict, TaintChanged or "
+        "NotOurRun.",
+    )
+    message: str | None = field(json="message", description="Why, from the node verdict.")
+
+
+@attrs.define(kw_only=True)
+class QualificationStatus:
+    """Glimmer extension: the node-joined trigger's cursor and its newest batch."""
+
+    batch: int | None = field(
+        json="batch",
+        fmt="int64",
+        minimum=0,
+        description="Cursor: the newest batch started (persisted before its run is created).",
+    )
+    run_name: str | None = field(json="runName", description="That batch's run.")
+    nodes: list[str] | None = field(json="nodes", description="That batch's nodes.")
+    phase: str | None = field(
+        json="phase",
+        enum=("Running", "Judged", "Lost"),
+        description="Running: its run is not judged yet; Judged: each node's taint was "
+        "decided; Lost: its run does not exist (its nodes join the next batch).",
+    )
+    window_opened_at: datetime | None = field(
+        json="windowOpenedAt",
+        fmt="date-time",
+        description="When the next batch's window opened (absent: no node waits).",
+    )
+    outcomes: list[NodeQualification] | None = field(
+        json="outcomes",
+        list_type="map",
+        list_map_keys=("node",),
+        description="The newest judged batch, node by node.",
+    )
+
+
+@attrs.define(kw_only=True)
 class BurnInScheduleStatus:
     """Observed state of a schedule."""
 
@@ -152,12 +267,18 @@ class BurnInScheduleStatus:
     observed_generation: int | None = field(
         json="observedGeneration", fmt="int64", description="Generation last observed."
     )
-    conditions: list[KubeCondition] | None = field(json="conditions", description="ScheduleValid.")
+    qualification: QualificationStatus | None = field(
+        json="qualification", description="Glimmer extension: the node-joined trigger's state."
+    )
+    conditions: list[KubeCondition] | None = field(
+        json="conditions", description="ScheduleValid; Qualified with a nodeJoined trigger."
+    )
 
 
 @attrs.define(kw_only=True)
 class BurnInSchedule:
-    """BurnInSchedule runs a BurnInProfile against a target on a cron schedule."""
+    """BurnInSchedule runs a BurnInProfile against a target on a cron schedule, or on each
+    node that joins with a startup taint (trigger.nodeJoined)."""
 
     api_version: str = field(json="apiVersion", default=API_VERSION, description="API version.")
     kind: str = field(json="kind", default="BurnInSchedule", description="Kind.")

@@ -26,6 +26,8 @@ API_VERSION: Final = "burnin.glimmer.ai/v1alpha1"
 METRIC_NAME_PATTERN: Final = r"^[a-z][a-zA-Z0-9]*$"
 #: Finite decimal numbers only: no NaN, no Inf, no words (api §1.3).
 THRESHOLD_VALUE_PATTERN: Final = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+#: A finite decimal that is not negative (relativeTo's deviations, C8).
+NON_NEGATIVE_DECIMAL_PATTERN: Final = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 #: Execution window when ``durationSeconds`` is 0 or unset.
 DEFAULT_DURATION_SECONDS: Final = 600
 
@@ -33,8 +35,76 @@ _BURST_ONLY_CEL = ", ".join(f"'{kind}'" for kind in sorted(BURST_ONLY_KINDS))
 
 
 @attrs.define(kw_only=True)
+class MaxDeviation:
+    """How far a node may sit on the bad side of its cohort's median (C8)."""
+
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Rule(
+            rule="has(self.robustSigma) != has(self.percent)",
+            message="maxDeviation needs exactly one of robustSigma and percent",
+        ),
+    )
+
+    robust_sigma: str | None = field(
+        json="robustSigma",
+        pattern=NON_NEGATIVE_DECIMAL_PATTERN,
+        description="Allow this many robust standard deviations (1.4826 x the median "
+        'absolute deviation around the median), e.g. "4".',
+    )
+    percent: str | None = field(
+        json="percent",
+        pattern=NON_NEGATIVE_DECIMAL_PATTERN,
+        description='Allow this percentage of the cohort median\'s magnitude, e.g. "10".',
+    )
+    floor_percent: str | None = field(
+        json="floorPercent",
+        pattern=NON_NEGATIVE_DECIMAL_PATTERN,
+        description="Never allow less than this percentage of the median's magnitude (the "
+        "slack a quantised metric needs when half the cohort reads the median exactly and "
+        "the MAD is 0); unset means 0.",
+    )
+
+
+@attrs.define(kw_only=True)
+class RelativeTo:
+    """Judge the metric against the node's cohort in this run, too (C7-C10)."""
+
+    cohort: str = field(
+        json="cohort",
+        default="fingerprint",
+        enum=("fingerprint",),
+        description="fingerprint: the run's nodes with the same NodeFingerprint digest (same "
+        "product, count, memory, driver, OS and kernel).",
+    )
+    max_deviation: MaxDeviation = field(
+        json="maxDeviation",
+        required=True,
+        description="The allowed deviation on the bad side (below the median for "
+        "GreaterThanOrEqual, above it for LessThanOrEqual).",
+    )
+    min_cohort_size: int = field(
+        json="minCohortSize",
+        default=3,
+        fmt="int32",
+        minimum=3,
+        description="Fewest measured nodes a cohort needs; below it the relative gate is not "
+        "evaluated (and passes nothing by itself).",
+    )
+
+
+@attrs.define(kw_only=True)
 class Threshold:
     """One pass/fail gate on a reported metric, compared as float64 with no epsilon."""
+
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Rule(
+            rule="!has(self.relativeTo) || self.comparison in "
+            "['GreaterThanOrEqual', 'LessThanOrEqual']",
+            message="relativeTo needs a side to fail on: use comparison GreaterThanOrEqual (a "
+            "low outlier fails) or LessThanOrEqual (a high outlier fails), or remove relativeTo",
+            field_path=".relativeTo",
+        ),
+    )
 
     metric: str = field(
         json="metric",
@@ -61,6 +131,12 @@ class Threshold:
         enum=Applicability,
         description="Required: a metric the runner declares unmeasurable fails the gate. "
         "RequiredIfMeasurable: it is reported as not evaluated instead (use for spread metrics).",
+    )
+    relative_to: RelativeTo | None = field(
+        json="relativeTo",
+        description="Also fail a node that passes this gate but is an outlier from its cohort "
+        "(Node-scope tests only: a Pair or Group test's relativeTo refuses the run at start); "
+        "judged once the run's results have settled.",
     )
 
 

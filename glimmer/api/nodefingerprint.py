@@ -138,7 +138,8 @@ class NodeFingerprintStatus:
         "BurnInRuns) and the digest it is bound to.",
     )
     conditions: list[KubeCondition] | None = field(
-        json="conditions", description="Drifted; VerdictCurrent (Glimmer extension)."
+        json="conditions",
+        description="Drifted; VerdictCurrent; Attested (signed verdicts, Glimmer extensions).",
     )
 
 

@@ -29,6 +29,7 @@ _COMMANDS: dict[str, str] = {
     "plan": "glimmer.cli.plan:plan",
     "report": "glimmer.cli.report:report",
     "schedule": "glimmer.cli.schedule:schedule",
+    "verify": "glimmer.cli.verify:verify",
     "version": "glimmer.cli.version:version",
 }
 

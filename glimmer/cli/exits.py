@@ -14,7 +14,8 @@ from typing import Final
 #: Done: the run or attempt Passed, the report was written, the view was shown.
 OK: Final = 0
 #: The hardware Failed (``run``, ``evaluate``), or ``lint`` found a gate that cannot
-#: mean what its author intends (Malformed, or a gate it says can only fail).
+#: mean what its author intends (Malformed, or a gate it says can only fail), or
+#: ``verify``'s attestation does not verify (a bad signature, wrong subject, expired).
 FAILED: Final = 1
 #: A usage error: the input was refused before anything ran (click's own 2).
 USAGE: Final = 2
@@ -32,7 +33,8 @@ TABLE: Final = {
     OK: "done: Passed, written or shown",
     FAILED: (
         "the hardware Failed; lint: a Malformed gate, or one that can only fail; "
-        "coverage: a --require'd fault missed; conformance: a clause failed"
+        "coverage: a --require'd fault missed; conformance: a clause failed; "
+        "verify: the attestation does not verify"
     ),
     USAGE: "usage error: the input was refused before anything ran (run: also nothing judged)",
     ERROR: "Error or not run: a refused plan, an unreadable cluster, an interrupt, a bug",

@@ -25,6 +25,7 @@ from pathlib import Path
 import click
 import structlog
 
+from glimmer.controllers.fingerprint.attestation import parse_secret_ref
 from glimmer.controllers.kit.names import label_key_problem, label_value_problem
 from glimmer.controllers.operator import operator_registrations
 from glimmer.controllers.run.context import RunOptions
@@ -173,6 +174,17 @@ def run_options_of(
     )
 
 
+def _check_attestation_key(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> tuple[str, str] | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        return parse_secret_ref(value, default_namespace=operator_namespace())
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from err
+
+
 def _check_sink_allow(
     ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
 ) -> tuple[str, ...]:
@@ -226,6 +238,7 @@ async def run_manager(
     cluster_name: str = "",
     sink_allow: tuple[str, ...] = (),
     cluster_cidrs: tuple[str, ...] = (),
+    attestation_key_secret: tuple[str, str] | None = None,
 ) -> int:
     """Run until signalled (exit 0) or until leadership is lost (exit 1)."""
     metrics = EngineMetrics()
@@ -241,6 +254,7 @@ async def run_manager(
             served_namespaces=served_namespaces,
             cluster_name=cluster_name,
             fanout_options=FanoutOptions(destinations=guard),
+            attestation_key_secret=attestation_key_secret,
         )
         for registration in registrations:
             manager.add_controller(registration)
@@ -397,6 +411,16 @@ def _qps(value: float) -> float:
     "--sink-allow permits them. The apiserver's own addresses are refused without it.",
 )
 @click.option(
+    "--attestation-key-secret",
+    default=None,
+    metavar="[NAMESPACE/]NAME",
+    callback=_check_attestation_key,
+    help="Sign each node's verdict (an in-toto statement in a DSSE envelope, in a "
+    "ConfigMap the node's burnin.glimmer.ai/attestation annotation names) with the "
+    "ed25519 PEM private key under key ed25519.pem of this Secret (default namespace: the "
+    "operator's). Unset: nothing is signed. See docs/attestations.md.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="info",
@@ -420,6 +444,7 @@ def manager(
     cluster_name: str,
     sink_allow: tuple[str, ...],
     cluster_cidrs: tuple[str, ...],
+    attestation_key_secret: tuple[str, str] | None,
     log_level: str,
 ) -> None:
     """Run the Glimmer controller manager."""
@@ -467,6 +492,7 @@ def manager(
                 cluster_name=cluster_name.strip(),
                 sink_allow=sink_allow,
                 cluster_cidrs=cluster_cidrs,
+                attestation_key_secret=attestation_key_secret,
             )
         )
     )

@@ -73,10 +73,24 @@ def _condition(status: Mapping[str, Any], type_: str) -> JSON | None:
 
 
 def _parsed(spec: Mapping[str, Any]) -> tuple[Schedule | None, str | None]:
+    if _trigger(spec) is not None:
+        return None, None  # a nodeJoined trigger has no ticks (docs/qualify.md)
     try:
         return parse_schedule(spec.get("schedule"), spec.get("timeZone")), None
     except ScheduleError as err:
         return None, str(err)
+
+
+def _trigger(spec: Mapping[str, Any]) -> str | None:
+    """``nodeJoined <taint>`` for a schedule with ``trigger.nodeJoined``, else None."""
+    trigger = spec.get("trigger")
+    joined = trigger.get("nodeJoined") if isinstance(trigger, Mapping) else None
+    if not isinstance(joined, Mapping):
+        return None
+    found = joined.get("taint")
+    taint: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    value = f"={taint.get('value')}" if taint.get("value") else ""
+    return f"nodeJoined {taint.get('key')}{value}:{taint.get('effect')}"
 
 
 def _local(moment: datetime, time_zone: str | None) -> str:
@@ -155,6 +169,9 @@ def describe(
         "namespace": meta.get("namespace"),
         "name": meta.get("name"),
         "schedule": spec.get("schedule"),
+        "trigger": _trigger(spec),
+        "qualification": status.get("qualification"),
+        "qualified": _condition(status, "Qualified"),
         "timeZone": time_zone or "UTC",
         "suspend": spec.get("suspend") is True,
         "concurrencyPolicy": policy,
@@ -205,6 +222,8 @@ def describe(
 def render_text(report: Mapping[str, Any]) -> str:
     valid = report["valid"]
     deadline = report["startingDeadlineSeconds"]
+    if report.get("trigger"):
+        return _render_trigger(report)
     lines = [
         f"schedule:     {report['namespace']}/{report['name']}",
         f"expression:   {report['schedule']!r} in {report['timeZone']}",
@@ -259,6 +278,35 @@ def render_text(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _render_trigger(report: Mapping[str, Any]) -> str:
+    """A nodeJoined schedule: its taint, the open or newest batch and each node's fate."""
+    valid, qualified = report["valid"], report["qualified"]
+    qual = report.get("qualification") or {}
+    lines = [
+        f"schedule:     {report['namespace']}/{report['name']}",
+        f"trigger:      {report['trigger']} (docs/qualify.md)",
+        f"suspend:      {str(report['suspend']).lower()}",
+        f"{SCHEDULE_VALID}: "
+        + (f"{valid['status']} ({valid['reason']})" if valid else "(not reported yet)"),
+        "Qualified:    "
+        + (
+            f"{qualified['status']} ({qualified['reason']}) {qualified['message'] or ''}".rstrip()
+            if qualified
+            else "(no batch yet)"
+        ),
+    ]
+    if qual.get("batch"):
+        nodes = ", ".join(str(n) for n in qual.get("nodes") or ())
+        lines.append(
+            f"batch:        {qual['batch']} {qual.get('phase')} run {qual.get('runName')}: {nodes}"
+        )
+    if qual.get("windowOpenedAt"):
+        lines.append(f"window:       opened {qual['windowOpenedAt']} (nodes waiting)")
+    for outcome in qual.get("outcomes") or ():
+        lines.append(f"  {outcome.get('node')}  {outcome.get('outcome')}  {outcome.get('reason')}")
+    return "\n".join(lines)
+
+
 def row(schedule: Mapping[str, Any], *, now: datetime) -> JSON:
     """One schedule's line of the listing (its runs are not read: Forbid is not judged)."""
     report = describe(schedule, (), now=now, ticks=1)
@@ -266,7 +314,7 @@ def row(schedule: Mapping[str, Any], *, now: datetime) -> JSON:
     return {
         "namespace": report["namespace"],
         "name": report["name"],
-        "schedule": report["schedule"],
+        "schedule": report["trigger"] or report["schedule"],
         "timeZone": report["timeZone"],
         "suspend": report["suspend"],
         "valid": "False" if report["parseError"] else (valid or {}).get("status", "Unknown"),

@@ -181,6 +181,25 @@ class NodeVerdictRef:
 
 
 @dataclass(frozen=True, kw_only=True)
+class DsseSignature:
+    """One DSSE signature: the key's id and the base64 signature over the PAE."""
+
+    keyid: str = ""
+    sig: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attestation:
+    """Additive (L11): on a terminal envelope from a manager configured to sign, the
+    run-verdict in-toto statement in a DSSE envelope (docs/attestations.md). Its subject
+    digest is the sha256 of this envelope encoded without this field."""
+
+    payload: str = ""
+    payload_type: str = ""
+    signatures: tuple[DsseSignature, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class Envelope:
     version: str = VERSION
     #: The run measured, it did not certify (a baseline carries no gates).
@@ -205,6 +224,8 @@ class Envelope:
     certifies_silicon: bool = False
     #: Additive: on a terminal envelope, each target node's verdict from this run.
     node_verdicts: tuple[NodeVerdictRef, ...] = ()
+    #: Additive (L11): the signed run verdict, when the manager signs.
+    attestation: Attestation | None = None
 
 
 # --- one table per type: JSON name, attribute, codec, omitempty ----------------------
@@ -367,6 +388,9 @@ _table(
     ("provenance", _STR, True), ("suspect", _BOOL, True),
 )  # fmt: skip
 _table(NodeVerdictRef, ("node", _STR, False), ("verdict", _STR, False), ("reason", _STR, True))
+_table(DsseSignature, ("keyid", _STR, False), ("sig", _STR, False))
+_table(Attestation, ("payload", _STR, False), ("payloadType", _STR, False),
+       ("signatures", _objects(DsseSignature), False))  # fmt: skip
 _table(Summary, ("passed", _I32, False), ("failed", _I32, False), ("errored", _I32, False),
        ("skipped", _I32, False))  # fmt: skip
 _table(
@@ -378,6 +402,7 @@ _table(
     ("fingerprint", _STR_MAP, True), ("results", _objects(TestResult), True),
     ("summary", _object(Summary), False), ("provenance", _STR, True),
     ("certifiesSilicon", _BOOL, True), ("nodeVerdicts", _objects(NodeVerdictRef), True),
+    ("attestation", _object(Attestation), True),
 )  # fmt: skip
 
 

@@ -61,6 +61,7 @@ from glimmer.controllers.run.setup import run_controller
 from glimmer.controllers.schedule import schedule_controller
 from glimmer.engine import ControllerRegistration, Manager, Readers
 from glimmer.sinks import FanoutOptions, RunExporter, SinkFanout
+from glimmer.sinks.attestation import EnvelopeSigner, KeySource
 
 
 def operator_registrations(
@@ -74,6 +75,7 @@ def operator_registrations(
     cluster_name: str = "",
     fanout_options: FanoutOptions | None = None,
     max_verdict_age_seconds: int | None = None,
+    attestation_key_secret: tuple[str, str] | None = None,
 ) -> list[ControllerRegistration]:
     """The BurnInRun, NodeFingerprint (with the orphan-stamp reaper inside, E21) and
     BurnInSchedule controllers, for ``manager``.
@@ -98,6 +100,8 @@ def operator_registrations(
     Fingerprints live in ``options.operator_namespace``; ``max_verdict_age_seconds`` is
     the default verdict age limit for fingerprints without their own (None: no limit).
     The verdict metric (``glimmer_node_verdict``) goes to the manager's registry.
+    ``attestation_key_secret`` (namespace, name): the Secret whose ed25519 key signs each
+    node's verdict (docs/attestations.md); None signs nothing.
     """
     client = manager.client
     exporter: RunExporter | None = None
@@ -105,7 +109,14 @@ def operator_registrations(
         exporter = RunExporter().register(manager.metrics.registry)
         deliverer = SinkDeliverer(
             fanout=SinkFanout(
-                client=client, exporter=exporter, options=fanout_options or FanoutOptions()
+                client=client,
+                exporter=exporter,
+                options=fanout_options or FanoutOptions(),
+                signer=EnvelopeSigner(
+                    keys=KeySource(client=client, secret=attestation_key_secret), now=now_utc
+                )
+                if attestation_key_secret is not None
+                else None,
             ),
             now=now_utc,
             cluster_name=cluster_name,
@@ -129,6 +140,7 @@ def operator_registrations(
                 operator_namespace=options.operator_namespace,
                 max_verdict_age_seconds=max_verdict_age_seconds,
                 runs_namespace=manager.options.namespace,
+                attestation_key_secret=attestation_key_secret,
             ),
             runs_namespace=manager.options.namespace,
             metrics=VerdictMetrics().register(manager.metrics.registry),

@@ -74,20 +74,24 @@ def result_json(result: LocalResult) -> dict[str, Any]:
     return out
 
 
-def plan_gates(plan: PinnedPlan) -> list[dict[str, str]]:
+def plan_gates(plan: PinnedPlan) -> list[dict[str, Any]]:
     """M6: every threshold of the pinned plan, so a ``glimmer run`` report draws the
     plan's gates (not only those a violation names): ``test``, ``metric``,
-    ``comparison``, ``value``, ``applicability`` as the plan wrote them."""
-    return [
-        {
+    ``comparison``, ``value``, ``applicability`` as the plan wrote them, and
+    ``relativeTo`` where it is set (what ``glimmer merge --cohort`` judges, C7-C10)."""
+    gates: list[dict[str, Any]] = []
+    for test, t in planned_thresholds(plan):
+        gate: dict[str, Any] = {
             "test": test.name,
             "metric": t.metric,
             "comparison": t.comparison,
             "value": t.value,
             "applicability": t.applicability,
         }
-        for test, t in planned_thresholds(plan)
-    ]
+        if t.relative_to is not None:
+            gate["relativeTo"] = t.relative_to
+        gates.append(gate)
+    return gates
 
 
 def run_document(

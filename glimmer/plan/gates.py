@@ -51,6 +51,7 @@ def threshold_from_wire(entry: Mapping[str, Any]) -> Threshold:
         comparison=_text(entry, "comparison"),
         value=_text(entry, "value"),
         applicability=applicability,
+        relative_to=entry.get("relativeTo"),
     )
 
 
@@ -98,7 +99,7 @@ def lint_test(test: PlannedTest) -> list[GateFinding]:
                 reason=f.reason,
                 index=index,
             )
-            for f in lint_thresholds(test.kind, [threshold_from_wire(entry)])
+            for f in lint_thresholds(test.kind, [threshold_from_wire(entry)], scope=test.scope)
         ]
     return findings
 

@@ -25,6 +25,7 @@ from glimmer.contract import envelope as wire
 from glimmer.report.model import (
     ArtifactView,
     Checkpoint,
+    CohortBand,
     Gate,
     NodeIdentity,
     NodeVerdictView,
@@ -208,6 +209,7 @@ def assemble(
     gates: Sequence[Gate] | None = None,
     required: Mapping[str, bool] | None = None,
     identities: Sequence[NodeIdentity] = (),
+    cohort_bands: Sequence[CohortBand] = (),
 ) -> Report:
     """One run's report from its envelopes. ``gates`` and ``required`` come from the
     pinned plan when it was read (``--run``); otherwise gates are only named."""
@@ -256,6 +258,7 @@ def assemble(
         gates=tuple(gates) if gates is not None else evidence_gates(results),
         gates_from_plan=gates is not None,
         identities=tuple(identities),
+        cohort_bands=tuple(cohort_bands),
         provenance=_run_provenance(record, results),
         certifies_silicon=record.certifies_silicon and not incomplete,
         missing_results=missing,

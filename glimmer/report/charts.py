@@ -4,8 +4,10 @@ Each chart places every node that reported the metric on one axis (value) agains
 its rank, draws the threshold as a line when the input says what it is, and names
 the nodes worth walking to: those whose result records a violation of this gate, and
 those far from the fleet (more than :data:`OUTLIER_MADS` median absolute deviations
-from the median). The chart never re-judges: which nodes violated comes from the
-delivered violations, not from comparing values here.
+from the median). A gate with ``relativeTo`` also draws each cohort's band as the run
+recorded it (its median, and median +/- the allowed deviation, I41). The chart never
+re-judges: which nodes violated comes from the delivered violations, not from comparing
+values here.
 
 pygal writes an inline ``<script>`` (its tooltip config) into every SVG; it is removed
 from the tree before serialising, so the report needs no JavaScript and a node name
@@ -26,7 +28,7 @@ from pygal.etree import etree as pygal_etree
 from pygal.style import Style
 
 from glimmer.contract.numbers import parse_go_float
-from glimmer.report.model import Gate, Report
+from glimmer.report.model import CohortBand, Gate, Report
 from glimmer.verdict import Phase
 
 # pygal builds its tree with lxml whenever lxml is importable (a dev dependency, for the
@@ -70,6 +72,8 @@ class Distribution:
     #: Nodes whose result Failed with no violation of this gate (the runner declared it).
     declared_failing: tuple[str, ...] = ()
     threshold: float | None = None
+    #: C9: each cohort's recorded band for this gate (median +/- allowed deviation).
+    bands: tuple[CohortBand, ...] = ()
     svg: str = ""
 
     @property
@@ -138,6 +142,9 @@ def distribution(report: Report, gate: Gate) -> Distribution:
         unmeasurable=tuple(unmeasurable),
         declared_failing=tuple(declared),
         threshold=threshold,
+        bands=tuple(
+            b for b in report.cohort_bands if b.test == gate.test and b.metric == gate.metric
+        ),
     )
     if found.uniform:
         return found
@@ -171,6 +178,7 @@ def _svg(found: Distribution) -> str:
     )
     ordered = sorted(found.values.items(), key=lambda item: (item[1], item[0]))
     span = [v for _, v in ordered] + ([found.threshold] if found.threshold is not None else [])
+    span += [edge for b in found.bands for edge in (b.median - b.allowed, b.median + b.allowed)]
     pad = (max(span) - min(span)) * 0.15 or abs(max(span)) * 0.1 or 1.0
     chart.xrange = (min(span) - pad, max(span) + pad)  # room for the names beside the dots
     named = set(found.violators) | set(found.outliers) | set(found.declared_failing)
@@ -213,6 +221,24 @@ def _svg(found: Distribution) -> str:
             show_dots=False,
             stroke_style={"width": 3, "dasharray": "8, 4"},
         )
+    for band in found.bands:  # C9: what the run judged each cohort against
+        top = len(ordered) + 0.5
+        chart.add(
+            f"{band.label}: median {band.median:g}",
+            [(band.median, 0.5), (band.median, top)],
+            stroke=True,
+            show_dots=False,
+            stroke_style={"width": 2, "dasharray": "2, 3"},
+        )
+        chart.add(
+            f"{band.label}: band median \u00b1 {band.allowed:g}",
+            [(band.median - band.allowed, 0.5), (band.median - band.allowed, top), None,
+             (band.median + band.allowed, top), (band.median + band.allowed, 0.5)],
+            stroke=True,
+            show_dots=False,
+            allow_interruptions=True,
+            stroke_style={"width": 2, "dasharray": "6, 3"},
+        )  # fmt: skip
     tree = chart.render_tree()
     for parent in list(tree.iter()):
         for child in list(parent):

@@ -10,7 +10,8 @@ the status instead would be a second, differently-built view.
 A sink ConfigMap is shared by every run that names the sink, so entries are kept by
 ``run.uid``; an entry that does not decode is refused (it could be this run's). The
 pinned plan also gives each test's thresholds (drawn on the distributions) and
-required flags; NodeFingerprints (any namespace) give each node's identity.
+required flags; NodeFingerprints (any namespace) give each node's identity; the
+run's ``status.cohortVerdicts`` gives the cohort bands its fleet charts draw (C9).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from glimmer.plan import PinnedPlan
 from glimmer.plan.gates import planned_thresholds
 from glimmer.plan.pinned import PlanDecodeError
 from glimmer.report.assemble import assemble
-from glimmer.report.model import Gate, NodeIdentity, Report
+from glimmer.report.model import Gate, NodeIdentity, Report, cohort_bands
 from glimmer.report.reading import ReportInputError
 from glimmer.report.sources import envelopes_from_text
 
@@ -180,4 +181,7 @@ async def report_from_cluster(client: KubeClient, *, namespace: str, name: str) 
         gates=_gates(plan) if plan is not None else None,
         required={t.name: t.required for t in plan.tests} if plan is not None else None,
         identities=await _identities(client, nodes),
+        # C9: the bands the run recorded as it judged its cohorts (no envelope carries
+        # them); drawn beside the delivered results, whose violations say who failed.
+        cohort_bands=cohort_bands((run.get("status") or {}).get("cohortVerdicts")),
     )

@@ -130,6 +130,12 @@ def _chart(found: Distribution) -> dict[str, Any]:
         "known": gate.known,
         "violators": ", ".join(found.violators),
         "outliers": ", ".join(found.outliers),
+        "bands": [
+            f"{b.label}: median {b.median:g}, allowed deviation {b.allowed:g} "
+            f"({'below' if b.comparison == 'GreaterThanOrEqual' else 'above'} the median "
+            f"fails); outliers: {', '.join(b.outliers) or 'none'}"
+            for b in found.bands
+        ],
         "unreadable": ", ".join(f"{n} ({v!r})" for n, v in found.unreadable.items()),
         "unreported": ", ".join(found.unreported),
         "unmeasurable": ", ".join(found.unmeasurable),

@@ -9,10 +9,12 @@ provenance nobody declared is ``unknown``, never silicon.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from glimmer.contract.numbers import parse_go_float
 from glimmer.verdict import Cause, Phase, Provenance
 
 #: Scopes whose one result covers several nodes: reported only in the links view (M2).
@@ -176,6 +178,56 @@ class NodeVerdictView:
 
 
 @dataclass(frozen=True, slots=True)
+class CohortBand:
+    """One cohort's band for one relative gate, as the run recorded it
+    (``status.cohortVerdicts``, C9): drawn, never recomputed."""
+
+    test: str
+    metric: str
+    fingerprint: str
+    comparison: str
+    median: float
+    allowed: float
+    size: int
+    outliers: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        digest = self.fingerprint.rsplit(":", 1)[-1][:8] or "?"
+        return f"cohort {digest} ({self.size} nodes)"
+
+
+def cohort_bands(records: object) -> tuple[CohortBand, ...]:
+    """The evaluated records of ``status.cohortVerdicts`` with readable numbers; one
+    that cannot be read is left out (a band is context, never the verdict)."""
+    bands: list[CohortBand] = []
+    for record in records if isinstance(records, list) else []:
+        if not isinstance(record, Mapping) or record.get("evaluated") is not True:
+            continue
+        median = parse_go_float(str(record.get("median")))
+        allowed = parse_go_float(str(record.get("allowedDeviation")))
+        size = record.get("size")
+        if median is None or allowed is None or not isinstance(size, int):
+            continue
+        if not (math.isfinite(median) and math.isfinite(allowed)):
+            continue
+        outliers = record.get("outliers")
+        bands.append(
+            CohortBand(
+                test=str(record.get("test", "")),
+                metric=str(record.get("metric", "")),
+                fingerprint=str(record.get("fingerprint", "")),
+                comparison=str(record.get("comparison", "")),
+                median=median,
+                allowed=allowed,
+                size=size,
+                outliers=tuple(str(o) for o in outliers) if isinstance(outliers, list) else (),
+            )
+        )
+    return tuple(bands)
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """One run, assembled from whatever input was given."""
 
@@ -215,6 +267,8 @@ class Report:
     duplicates: int = 0
     #: Each target node's verdict from the terminal envelope (none while incomplete).
     node_verdicts: tuple[NodeVerdictView, ...] = ()
+    #: The cohort bands the run recorded for its relative gates (C9; cluster input only).
+    cohort_bands: tuple[CohortBand, ...] = ()
 
     @property
     def phase(self) -> Phase | None:

@@ -105,6 +105,7 @@ td.deciding, td.detail { overflow-wrap: anywhere; }
 {% if d.violators %}<div><b>Violating this gate:</b> {{ d.violators }}</div>{% endif %}
 {% if d.declared %}<div><b>Failed (declared by the runner, no gate recorded):</b> {{ d.declared }}</div>{% endif %}
 {% if d.outliers %}<div><b>Far from the fleet median:</b> {{ d.outliers }}</div>{% endif %}
+{% for b in d.bands %}<div><b>Cohort band:</b> {{ b }}</div>{% endfor %}
 {% if d.unreadable %}<div><b>Not a readable number:</b> {{ d.unreadable }}</div>{% endif %}
 {% if d.unreported %}<div><b>Not reported by:</b> {{ d.unreported }}</div>{% endif %}
 {% if d.unmeasurable %}<div><b>Unmeasurable (n/a) on:</b> {{ d.unmeasurable }}</div>{% endif %}

@@ -35,6 +35,7 @@ from glimmer.contract.envelope import Envelope, EnvelopeInvalidError, encode, va
 from glimmer.engine import ApiError, KubeClient, Resource, is_not_found
 from glimmer.engine.client import is_transient
 from glimmer.sinks import configmap
+from glimmer.sinks.attestation import EnvelopeSigner
 from glimmer.sinks.destinations import DestinationGuard
 from glimmer.sinks.errors import DeliveryError, permanent, retryable
 from glimmer.sinks.prometheus import RunExporter
@@ -117,6 +118,8 @@ class SinkFanout:
     #: For the sinks' lastDelivery.
     now: Callable[[], datetime] = _now_utc
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    #: Signs terminal envelopes (L11; ``glimmer manager --attestation-key-secret``).
+    signer: EnvelopeSigner | None = None
 
     async def deliver(
         self, envelope: Envelope, *, namespace: str, sinks: Sequence[str]
@@ -124,6 +127,8 @@ class SinkFanout:
         names = list(dict.fromkeys(sinks))
         if not names:
             return FanoutReport()
+        if self.signer is not None:
+            envelope = await self.signer.attach(envelope)
         try:
             validate(envelope)  # L2: never ship a malformed document
         except EnvelopeInvalidError as err:

@@ -103,6 +103,7 @@ class EmbeddedOperator:
         client_options: ClientOptions | None = None,
         fanout_options: FanoutOptions | None = None,
         start_timeout: float = 60.0,
+        attestation_key_secret: tuple[str, str] | None = None,
     ) -> None:
         """Configure; start nothing.
 
@@ -114,7 +115,8 @@ class EmbeddedOperator:
         default 200 qps, burst 400. ``fanout_options``: sink delivery timings and the
         webhook destination guard, default the binary's timings with loopback allowed
         (:data:`LOOPBACK_RECEIVERS`). ``start_timeout``: seconds :meth:`start` waits for
-        synced caches and running controllers.
+        synced caches and running controllers. ``attestation_key_secret``: (namespace,
+        name) of the key Secret, as ``glimmer manager --attestation-key-secret``.
         """
         self.kubeconfig = None if kubeconfig is None else os.fspath(kubeconfig)
         self.served_namespaces = served_namespaces
@@ -125,6 +127,7 @@ class EmbeddedOperator:
         self.client_options = client_options or ClientOptions(qps=200, burst=400)
         self.fanout_options = fanout_options or FanoutOptions(destinations=LOOPBACK_RECEIVERS)
         self.start_timeout = start_timeout
+        self.attestation_key_secret = attestation_key_secret
         #: Engine metrics of the current (or last) start; the operator's families (node
         #: verdicts, the Prometheus sink's burnin_*) are on its registry.
         self.metrics = EngineMetrics()
@@ -192,6 +195,7 @@ class EmbeddedOperator:
                 options=self.run_options,
                 served_namespaces=self.served_namespaces,
                 fanout_options=self.fanout_options,
+                attestation_key_secret=self.attestation_key_secret,
             ):
                 self._manager.add_controller(registration)
             self._stop = asyncio.Event()

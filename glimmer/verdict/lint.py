@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from glimmer.contract.kinds import is_builtin
 from glimmer.contract.names import grammar_ok, unit_of
 from glimmer.contract.numbers import parse_go_float
 from glimmer.contract.registry import REGISTRY, SPREAD_METRICS, ThresholdUse
+from glimmer.verdict.cohort import CohortSpecError, relative_gate
 from glimmer.verdict.thresholds import Comparison, Threshold
 
 
@@ -37,7 +38,32 @@ class LintFinding:
 _EXACT = (Comparison.EQUAL, Comparison.NOT_EQUAL)
 
 
-def _findings_for(kind: str, index: int, t: Threshold) -> list[LintFinding]:
+#: The scope a cohort-relative gate needs (a Pair or Group result has no one node).
+_COHORT_SCOPE = "Node"
+
+
+def _relative_findings(t: Threshold, *, scope: str | None) -> list[str]:
+    """C7/C8: a ``relativeTo`` that cannot be judged, each reason naming field and fix."""
+    if t.relative_to is None:
+        return []
+    if not isinstance(t.relative_to, Mapping):
+        return ["relativeTo must be an object: {cohort, maxDeviation, minCohortSize}"]
+    reasons = []
+    if scope is not None and scope != _COHORT_SCOPE:
+        reasons.append(
+            f"relativeTo needs scope Node (this test is {scope}): a cohort is judged node "
+            "by node, so remove relativeTo"
+        )
+    try:
+        relative_gate(metric=t.metric, comparison=t.comparison, relative_to=t.relative_to)
+    except CohortSpecError as err:
+        reasons.append(str(err))
+    return reasons
+
+
+def _findings_for(
+    kind: str, index: int, t: Threshold, *, scope: str | None = None
+) -> list[LintFinding]:
     found: list[LintFinding] = []
 
     def add(severity: Severity, reason: str) -> None:
@@ -76,6 +102,8 @@ def _findings_for(kind: str, index: int, t: Threshold) -> list[LintFinding]:
                 f"{t.comparison} {t.value} on {t.metric} compares exactly with a non-integer: "
                 "exact comparisons are for counters; use a GreaterThanOrEqual/LessThanOrEqual band",
             )
+    for reason in _relative_findings(t, scope=scope):
+        add(Severity.MALFORMED, reason)
     spec = REGISTRY.get(t.metric)
     if spec is None:
         if name_ok and is_builtin(kind):
@@ -100,12 +128,16 @@ def _findings_for(kind: str, index: int, t: Threshold) -> list[LintFinding]:
     return found
 
 
-def lint_thresholds(kind: str, thresholds: Sequence[Threshold]) -> list[LintFinding]:
+def lint_thresholds(
+    kind: str, thresholds: Sequence[Threshold], *, scope: str | None = None
+) -> list[LintFinding]:
     """Every finding, in threshold order and, within one threshold, in the order
-    grammar, value, comparison/exact-compare, unregistered, spread, evidence."""
+    grammar, value, comparison/exact-compare, relativeTo, unregistered, spread,
+    evidence. ``scope``: the test's (None: unknown, so relativeTo's scope is not
+    checked here; the CRD's CEL checks it at apply time)."""
     findings: list[LintFinding] = []
     for index, threshold in enumerate(thresholds):
-        findings.extend(_findings_for(kind, index, threshold))
+        findings.extend(_findings_for(kind, index, threshold, scope=scope))
     return findings
 
 

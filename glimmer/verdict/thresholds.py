@@ -1,5 +1,7 @@
 """Threshold evaluation (C1-C3, C6): one metrics map + one unmeasurable set -> a verdict.
 
+The cohort-relative gates (C7-C10), judged over a whole run, are in ``cohort``.
+
 Every threshold is evaluated, in spec order, never stopping at the first failure,
 so the structured ``violations`` list is complete; the human message names only
 the first (frozen semantics old consumers parse). Comparisons are exact float64:
@@ -12,8 +14,8 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 from glimmer.contract.numbers import format_go_g, parse_go_float
 
@@ -47,10 +49,13 @@ class ViolationKind(enum.StrEnum):
     THRESHOLD_VALUE_NON_NUMERIC = "ThresholdValueNonNumeric"
     THRESHOLD_VALUE_NON_FINITE = "ThresholdValueNonFinite"
     UNSATISFIED = "Unsatisfied"
+    #: C9: the absolute gate passed, the node is an outlier from its cohort's median.
+    COHORT_OUTLIER = "CohortOutlier"
 
 
 _CAUSE: Final[dict[str, Cause]] = {
     ViolationKind.UNSATISFIED: Cause.MEASUREMENT,
+    ViolationKind.COHORT_OUTLIER: Cause.MEASUREMENT,
     ViolationKind.THRESHOLD_VALUE_NON_NUMERIC: Cause.AUTHORING,
     ViolationKind.THRESHOLD_VALUE_NON_FINITE: Cause.AUTHORING,
 }
@@ -76,6 +81,9 @@ class Threshold:
     comparison: str
     value: str
     applicability: str = Applicability.REQUIRED
+    #: The threshold's ``relativeTo`` wire JSON, as written (C7-C10; judged by
+    #: :mod:`glimmer.verdict.cohort` over the run, never by :func:`evaluate`).
+    relative_to: Mapping[str, Any] | None = field(default=None, hash=False)
 
     @property
     def required_if_measurable(self) -> bool:

@@ -36,3 +36,29 @@ def test_a_rendered_list_shape_is_not_also_a_selector() -> None:
     params = parsed(_args(render("--set", "servedNamespaces.names={team-a,team-b}")))
     assert params["served"] == "team-a,team-b"
     assert params["served_selector"] is None
+
+
+def test_the_charts_attestation_key_parses_as_the_manager_flag_and_grants_one_secret() -> None:
+    assert parsed(_args(render()))["attestation_key_secret"] is None
+    documents = render("--set", "attestation.keySecret=glimmer-attestation-key")
+    params = parsed(_args(documents))
+    assert params["attestation_key_secret"] == ("glimmer-system", "glimmer-attestation-key")
+    (role,) = [
+        d for d in documents if d["kind"] == "Role" and "attestations" in d["metadata"]["name"]
+    ]
+    assert role["metadata"]["namespace"] == "glimmer-system"
+    secrets = [r for r in role["rules"] if r["resources"] == ["secrets"]]
+    assert secrets == [
+        {
+            "apiGroups": [""],
+            "resources": ["secrets"],
+            "resourceNames": ["glimmer-attestation-key"],
+            "verbs": ["get"],
+        }
+    ]
+    import yaml
+
+    from tests.unit.test_chart_render import REPO
+
+    shipped = list(yaml.safe_load_all((REPO / "manifests/rbac/attestation_role.yaml").read_text()))
+    assert shipped[0]["rules"] == role["rules"]

@@ -68,7 +68,13 @@ def test_the_operator_is_the_run_fingerprint_and_schedule_controllers() -> None:
         (FINGERPRINTS, "glimmer-system"),
     ]
     assert [w.resource for w in registrations[1].watches] == [NODES, FINGERPRINTS, RUNS]
-    assert [w.resource for w in registrations[2].watches] == [SCHEDULES, RUNS]
+    # A trigger.nodeJoined schedule hears of fingerprints (drift) and tainted nodes.
+    assert [w.resource for w in registrations[2].watches] == [
+        SCHEDULES,
+        RUNS,
+        FINGERPRINTS,
+        NODES,
+    ]
 
 
 def test_served_namespaces_reach_the_run_options() -> None:

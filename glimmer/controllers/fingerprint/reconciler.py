@@ -37,6 +37,12 @@ import structlog
 from glimmer.api import API_VERSION, clamp_message, format_time
 from glimmer.api.vocabulary import ConditionStatus
 from glimmer.controllers.fingerprint import digests as fp_digest
+from glimmer.controllers.fingerprint.attestation import (
+    ATTESTED,
+    Attestation,
+    NodeAttestor,
+    unconfigured_annotations,
+)
 from glimmer.controllers.fingerprint.metrics import VerdictMetrics
 from glimmer.controllers.fingerprint.observe import observation_from_status, observe
 from glimmer.controllers.fingerprint.verdict import (
@@ -118,6 +124,9 @@ class FingerprintOptions:
     """Namespace whose runs give verdicts (None: all, the manager's scope)."""
     resync_seconds: float = RESYNC_SECONDS
     """Longest gap between two passes of one node."""
+    attestation_key_secret: tuple[str, str] | None = None
+    """(namespace, name) of the Secret holding the ed25519 key that signs node verdicts
+    (K8); None: nothing is signed and no attestation annotation is written."""
 
 
 class FingerprintReconciler:
@@ -139,6 +148,20 @@ class FingerprintReconciler:
         self.reaper = reaper
         self.metrics = metrics
         self.now = now
+        self.attestor = (
+            NodeAttestor(
+                client=client,
+                get_run=self._get_run,
+                secret=options.attestation_key_secret,
+                operator_namespace=options.operator_namespace,
+                now=now,
+            )
+            if options.attestation_key_secret is not None
+            else None
+        )
+
+    async def _get_run(self, namespace: str, name: str) -> JSON | None:
+        return await self.reads.get(RUNS, name, namespace=namespace)
 
     async def reconcile(self, key: str) -> Result:
         waits: list[float] = [self.options.resync_seconds]
@@ -278,6 +301,23 @@ class FingerprintReconciler:
             generation=generation,
             keep_message=not drifted_now,
         )
+        attestation: Attestation | None = None
+        if self.attestor is not None:
+            attestation = await self.attestor.attest(
+                node=node, fingerprint=fingerprint, digest=new_digest, verdict=verdict,
+                current=current,
+            )  # fmt: skip
+            conditions = set_json_condition(
+                conditions,
+                type_=ATTESTED,
+                status=attestation.status,
+                reason=attestation.reason,
+                message=attestation.message,
+                now=now,
+                generation=generation,
+            )
+        else:
+            conditions = [c for c in conditions if c.get("type") != ATTESTED]
         status["conditions"] = conditions
 
         if status != stored:
@@ -300,7 +340,13 @@ class FingerprintReconciler:
                 f"probed hardware identity {stored_probe.identity} -> {probe.identity} "
                 f"(fingerprint-probe in run {probe.run_namespace}/{probe.run_name})",
             )
-        await self._label(node, current.state.value)
+        await self._label(
+            node,
+            current.state.value,
+            annotations=attestation.annotations
+            if attestation is not None
+            else unconfigured_annotations(node),
+        )
         if self.metrics is not None:
             self.metrics.observe(key, current.state.value)
         if current.expires_at is None:
@@ -326,11 +372,20 @@ class FingerprintReconciler:
             runs = await self.reads.readers.live.list(RUNS, namespace=namespace)
             return [view(r) for r in runs if node in runs_by_node(r)]
 
-    async def _label(self, node: JSON, value: str) -> None:
+    async def _label(
+        self, node: JSON, value: str, *, annotations: Mapping[str, str | None] | None = None
+    ) -> None:
+        """The verdict label and, beside it in the same patch, the attestation
+        annotations (K8): a node is never labelled with one verdict and pointed at the
+        signature of another."""
         view = ObjectView(node)
-        if view.labels.get(VERDICT_LABEL) == value:
+        changed = {k: v for k, v in (annotations or {}).items() if view.annotations.get(k) != v}
+        if view.labels.get(VERDICT_LABEL) == value and not changed:
             return
-        await self.client.patch(NODES, view.name, {"metadata": {"labels": {VERDICT_LABEL: value}}})
+        meta: JSON = {"labels": {VERDICT_LABEL: value}}
+        if changed:
+            meta["annotations"] = changed
+        await self.client.patch(NODES, view.name, {"metadata": meta})
 
     async def _drift_event(self, fingerprint: JSON, node: str, message: str) -> None:
         """A Warning on the fingerprint; best effort, an Event never blocks the record."""

@@ -47,6 +47,7 @@ __all__ = [
     "next_verdict",
     "note_unjudged",
     "parse_optional_time",
+    "run_node_results",
     "run_node_verdict",
     "run_probe",
     "run_verdict",
@@ -126,6 +127,12 @@ def run_node_verdict(run: Mapping[str, Any], node: str) -> NodeVerdict | None:
         return None
     planned = None if facts.units is None else facts.units.get(node, [])
     return node_verdict(node, planned=planned, results=results, baseline=facts.baseline)
+
+
+def run_node_results(run: Mapping[str, Any], node: str) -> list[dict[str, Any]]:
+    """The results of ``run`` naming ``node``, as the node verdict read them (the fields
+    a signed verdict carries: test, kind, phase, provenance, suspect, nodes, axes)."""
+    return [dict(r) for r in _facts(run).results.get(node) or ()]
 
 
 def run_probe(run: Mapping[str, Any], node: str) -> Probe | None:

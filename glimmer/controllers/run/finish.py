@@ -22,6 +22,7 @@ from glimmer.controllers.kit.cordon import kept_message, owner_of, release_decis
 from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.kit.view import ObjectView, RunView
 from glimmer.controllers.run import kube, wire
+from glimmer.controllers.run.cohort import CohortJudge
 from glimmer.controllers.run.context import Part, RunContext
 from glimmer.controllers.run.delivery import (
     Delivery,
@@ -55,6 +56,8 @@ class Finisher(Part):
         super().__init__(ctx)
         #: Run UID -> when its refused terminal envelope was last sent (E19 pacing).
         self._terminal_attempts: dict[str, datetime] = {}
+        #: C9: the run-level phase of judgement, applied as the verdict settles.
+        self.cohorts = CohortJudge(ctx)
 
     async def finalise(
         self,
@@ -74,10 +77,12 @@ class Finisher(Part):
 
     def settle_verdict(
         self, run: JSON, *, phase: Phase, extra: Sequence[JSON], plan: PinnedPlan | None
-    ) -> None:
+    ) -> Phase:
         """Edit the run's status in place into its verdict: every open result settled as
-        Error (no verdict), ``extra`` appended, provenance, certification and the Measured
-        condition, the counts and ``finishedAt``. Nothing is written here."""
+        Error (no verdict), ``extra`` appended, the cohort-relative gates judged (D8: a
+        Passed outlier becomes Failed, and ``phase``, where it was D6's, follows), then
+        provenance, certification and the Measured condition, the counts and
+        ``finishedAt``. Nothing is written here. Returns the phase written."""
         view = RunView(run)
         status = view.status
         now = self.now()
@@ -91,6 +96,10 @@ class Finisher(Part):
             wire.state_from_wire(r, required=required.get(str(r.get("name")), True))
             for r in results
         ]
+        if plan is not None:
+            results, states, phase = self.cohorts.settle(
+                run, plan, results=results, states=states, phase=phase
+            )
         tally = count(states)
         origin = run_provenance(states, phase=phase, baseline=pinned_baseline(view, plan))
         status.update(
@@ -114,6 +123,7 @@ class Finisher(Part):
         # each terminal reconcile while the finalizer stands, so the one terminal write
         # already says what the run will hold (nothing) and the unload needs no write.
         status.pop("cordonedNodes", None)
+        return phase
 
     async def write_verdict(
         self, run: JSON, *, phase: Phase, budget: int | None = None, clamp: bool = True
@@ -131,6 +141,10 @@ class Finisher(Part):
             self.client, run, budget=budget or self.options.status_budget_bytes, terminal=clamp
         )
         view = RunView(run)
+        with contextlib.suppress(ValueError):
+            # The phase the status now holds: the cohort judgement (C9) may have turned
+            # the caller's Passed into Failed as it settled.
+            phase = Phase(view.phase_text)
         passed, failed, errored, skipped = view.counts
         log.info("run finished", phase=str(phase), passed=passed, failed=failed,
                  errored=errored, skipped=skipped)  # fmt: skip
@@ -311,6 +325,7 @@ class Finisher(Part):
                 self.client, run, {"finalizers": [f for f in finalizers if f != names.FINALIZER]}
             )
         self._terminal_attempts.pop(view.uid, None)
+        self.cohorts.forget(view.uid)
         if self._forget is not None:
             self._forget(view.namespace, view.name)
         return Result()

@@ -293,6 +293,8 @@ class RunReconciler:
         view = RunView(run)
         if view.cancel or view.cancelling is not None:
             return await self._cancel(run, plan)
+        # C9: the digests a relative gate's cohorts are made of, before anything settles.
+        await self.finisher.cohorts.observe(run, plan)
         deadline = view.deadline_seconds
         started = view.started_at
         if deadline > 0 and started:

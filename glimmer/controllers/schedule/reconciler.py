@@ -1,4 +1,5 @@
-"""The BurnInSchedule reconciler (J1-J5): one pass per schedule.
+"""The BurnInSchedule reconciler (J1-J5; J6-J9 for a ``trigger.nodeJoined`` schedule, in
+:mod:`glimmer.controllers.schedule.qualify`): one pass per schedule.
 
 A pass: read the owned runs (live: a run created a moment ago must count as active, or
 ``Forbid`` would let a second sweep start), derive status (J1), delete runs beyond the
@@ -39,6 +40,7 @@ from glimmer.controllers.schedule.history import (
     reference,
     view_runs,
 )
+from glimmer.controllers.schedule.qualify import QualifyPass, Trigger, trigger_of
 from glimmer.controllers.schedule.ticks import (
     plan_ticks,
     saturating_add,
@@ -81,11 +83,22 @@ class ScheduleReconciler:
         self.schedules = schedules
         self.operator_namespace = operator_namespace
         self.now = now
+        #: Schedule key -> its trigger's taint key: which schedules a Node event concerns
+        #: (only to enqueue; every decision is made from the cluster).
+        self.trigger_keys: dict[str, str] = {}
+        self.qualify = QualifyPass(
+            client=client,
+            reads=self.reads,
+            operator_namespace=operator_namespace,
+            write=self._write,
+            make_run=run_body,
+        )
 
     async def reconcile(self, key: str) -> Result:
         namespace, _, name = key.partition("/")
         schedule = await self.reads.get(self.schedules, name, namespace=namespace)
         if schedule is None or ScheduleView(schedule).deleting:
+            self.trigger_keys.pop(key, None)
             return Result()  # owned runs go with it (garbage collection by ownerReference)
         now = self.now()
         view = ScheduleView(schedule)
@@ -105,10 +118,19 @@ class ScheduleReconciler:
             successful_limit=view.successful_runs_history_limit,
             failed_limit=view.failed_runs_history_limit,
         )
-        await self._collect(history.to_delete)
+        # An open qualification batch's run is never collected before it is judged.
+        pending = _pending_batch_run(stored)
+        await self._collect([r for r in history.to_delete if ObjectView(r).name != pending])
         _set_runs_status(status, history)
         if generation is not None:
             status["observedGeneration"] = generation
+
+        trigger = trigger_of(schedule)
+        if trigger is not None:
+            return await self._reconcile_trigger(
+                key, schedule, stored=stored, status=status, runs=runs, trigger=trigger, now=now
+            )
+        self.trigger_keys.pop(key, None)
 
         try:
             parsed = parse_schedule(view.schedule, view.time_zone)
@@ -179,6 +201,42 @@ class ScheduleReconciler:
         )
         run_name = ObjectView(created).name
         log.info("scheduled run created", schedule=key, run=run_name, tick=format_time(fire))
+        return Result(requeue_after=requeue)
+
+    async def _reconcile_trigger(
+        self,
+        key: str,
+        schedule: JSON,
+        *,
+        stored: JSON,
+        status: JSON,
+        runs: list[JSON],
+        trigger: Trigger,
+        now: datetime,
+    ) -> Result:
+        """J6-J9: a schedule with ``trigger.nodeJoined`` (glimmer.controllers.schedule.qualify)."""
+        self.trigger_keys[key] = trigger.taint.key
+        view = ScheduleView(schedule)
+        status.pop("nextScheduleTime", None)
+        status["conditions"] = set_json_condition(
+            status.get("conditions"),
+            type_=SCHEDULE_VALID,
+            status=ConditionStatus.TRUE,
+            reason="NodeJoinedTrigger",
+            message=f"qualifies target nodes that carry {trigger.taint}",
+            now=now,
+            generation=view.generation,
+        )
+        # Suspended: an open batch is still judged; no drift re-taint, no new batch.
+        requeue = await self.qualify.run(
+            schedule,
+            stored=stored,
+            status=status,
+            runs=runs,
+            trigger=trigger,
+            now=now,
+            suspended=view.suspend,
+        )
         return Result(requeue_after=requeue)
 
     async def _collect(self, runs: list[JSON]) -> None:
@@ -288,6 +346,14 @@ def run_body(schedule: Mapping[str, Any], *, tick: datetime, target: Mapping[str
         },
         "spec": run_spec,
     }
+
+
+def _pending_batch_run(status: Mapping[str, Any]) -> str | None:
+    qualification = status.get("qualification")
+    if not isinstance(qualification, Mapping) or qualification.get("phase") != "Running":
+        return None
+    name = qualification.get("runName")
+    return name if isinstance(name, str) and name else None
 
 
 def _set_runs_status(status: JSON, view: Any) -> None:

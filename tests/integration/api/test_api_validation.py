@@ -44,6 +44,11 @@ def _schedule(**spec: Any) -> tuple[str, dict[str, Any]]:
     }
 
 
+_NODE_JOINED: dict[str, Any] = {
+    "nodeJoined": {"taint": {"key": "burnin.glimmer.ai/unqualified", "effect": "NoSchedule"}}
+}
+
+
 def _without(kind_spec: tuple[str, dict[str, Any]], key: str) -> tuple[str, dict[str, Any]]:
     kind, spec = kind_spec
     return kind, {k: v for k, v in spec.items() if k != key}
@@ -384,6 +389,36 @@ REJECTED: list[tuple[str, tuple[str, dict[str, Any]], str, str]] = [
         "Required value",
     ),
     ("fingerprint-without-node", ("NodeFingerprint", {}), "spec.nodeName", "Required value"),
+    # Qualify on join (docs/qualify.md): exactly one of schedule and trigger.
+    (
+        "schedule-and-trigger",
+        _schedule(trigger=_NODE_JOINED),
+        "spec",
+        "set exactly one of schedule (cron) and trigger (nodeJoined)",
+    ),
+    (
+        "neither-schedule-nor-trigger",
+        _without(_schedule(), "schedule"),
+        "spec",
+        "set exactly one of schedule (cron) and trigger (nodeJoined)",
+    ),
+    (
+        "trigger-taint-that-gates-nothing",
+        _without(
+            _schedule(
+                trigger={"nodeJoined": {"taint": {"key": "k", "effect": "PreferNoSchedule"}}}
+            ),
+            "schedule",
+        ),
+        "spec.trigger.nodeJoined.taint.effect",
+        "Unsupported value",
+    ),
+    (
+        "trigger-without-taint",
+        _without(_schedule(trigger={"nodeJoined": {}}), "schedule"),
+        "spec.trigger.nodeJoined.taint",
+        "Required value",
+    ),
 ]
 
 ACCEPTED: list[tuple[str, tuple[str, dict[str, Any]]]] = [
@@ -412,6 +447,7 @@ ACCEPTED: list[tuple[str, tuple[str, dict[str, Any]]]] = [
     ("negative-ttl-keeps-the-run", _run(ttlSecondsAfterFinished=-1)),
     ("sink-without-block", ("BurnInSink", {"type": "Webhook"})),
     ("schedule-with-time-zone", _schedule(timeZone="Europe/Berlin", schedule="0 2 * * 6")),
+    ("trigger-instead-of-schedule", _without(_schedule(trigger=_NODE_JOINED), "schedule")),
 ]
 
 

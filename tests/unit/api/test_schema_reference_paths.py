@@ -28,6 +28,24 @@ REGENERATE = "run: hack/reference-schema-paths ../shared/perf/crd"
 
 #: Glimmer's own fields beyond the reference's schema: additive, since a reference
 #: manifest never sets them and their absence means the reference's behaviour.
+#: Cohort-relative gates (C7-C10, docs/thresholds.md): one threshold's relativeTo.
+_RELATIVE_TO: frozenset[str] = frozenset(
+    {
+        "relativeTo",
+        "relativeTo.cohort",
+        "relativeTo.maxDeviation",
+        "relativeTo.maxDeviation.floorPercent",
+        "relativeTo.maxDeviation.percent",
+        "relativeTo.maxDeviation.robustSigma",
+        "relativeTo.minCohortSize",
+    }
+)
+
+
+def _relative_to_at(*lists: str) -> frozenset[str]:
+    return frozenset(f"{where}.{path}" for where in lists for path in _RELATIVE_TO)
+
+
 KNOWN_ADDITIVE: dict[str, frozenset[str]] = {
     "BurnInProfile": frozenset(
         {
@@ -44,7 +62,8 @@ KNOWN_ADDITIVE: dict[str, frozenset[str]] = {
             "status.coverage.summary",
             "status.coverage.unjudged",
         }
-    ),
+    )
+    | _relative_to_at("spec.tests[].inline.thresholds[]", "spec.tests[].variants[].thresholds[]"),
     "BurnInRun": frozenset(
         {
             # Provenance and certification (docs/api.md).
@@ -68,6 +87,29 @@ KNOWN_ADDITIVE: dict[str, frozenset[str]] = {
             "status.packedResults[].provenance",
             "status.packedResults[].suspect",
             "status.packedResults[].variantAxes",
+            # Cohort-relative gates, the run-level judgement (docs/thresholds.md).
+            "status.cohortVerdicts",
+            *(
+                f"status.cohortVerdicts[].{key}"
+                for key in (
+                    "allowedDeviation",
+                    "comparison",
+                    "evaluated",
+                    "excluded",
+                    "fingerprint",
+                    "judgedAt",
+                    "mad",
+                    "median",
+                    "members",
+                    "metric",
+                    "outliers",
+                    "outliersNotNamed",
+                    "reason",
+                    "size",
+                    "test",
+                    "thresholdIndex",
+                )
+            ),
         }
     ),
     "BurnInSchedule": frozenset(
@@ -75,6 +117,27 @@ KNOWN_ADDITIVE: dict[str, frozenset[str]] = {
             "spec.maxVerdictAgeSeconds",
             "spec.targetVerdicts",
             "status.nextScheduleTime",
+            # Qualify on join (J6-J9, docs/qualify.md).
+            "spec.trigger",
+            "spec.trigger.nodeJoined",
+            "spec.trigger.nodeJoined.batchWindowSeconds",
+            "spec.trigger.nodeJoined.retaintOnDrift",
+            "spec.trigger.nodeJoined.selector",
+            "spec.trigger.nodeJoined.taint",
+            "spec.trigger.nodeJoined.taint.effect",
+            "spec.trigger.nodeJoined.taint.key",
+            "spec.trigger.nodeJoined.taint.value",
+            "status.qualification",
+            "status.qualification.batch",
+            "status.qualification.nodes",
+            "status.qualification.outcomes",
+            "status.qualification.outcomes[].message",
+            "status.qualification.outcomes[].node",
+            "status.qualification.outcomes[].outcome",
+            "status.qualification.outcomes[].reason",
+            "status.qualification.phase",
+            "status.qualification.runName",
+            "status.qualification.windowOpenedAt",
         }
     ),
     "BurnInSink": frozenset(
@@ -89,7 +152,7 @@ KNOWN_ADDITIVE: dict[str, frozenset[str]] = {
             "spec.webhook.signingSecretRef.optional",
         }
     ),
-    "BurnInTest": frozenset(),
+    "BurnInTest": frozenset() | _relative_to_at("spec.thresholds[]"),
     "NodeFingerprint": frozenset(
         {
             "spec.maxVerdictAgeSeconds",

@@ -10,7 +10,14 @@ from click.testing import CliRunner
 
 from glimmer.api import format_time
 from glimmer.cli import main
-from glimmer.cli.schedule import describe, gather_all, gather_one, render_table, render_text
+from glimmer.cli.schedule import (
+    describe,
+    gather_all,
+    gather_one,
+    render_table,
+    render_text,
+    row,
+)
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.schedule import SCHEDULES, ScheduleReconciler
 from glimmer.controllers.schedule.history import SCHEDULE_LABEL, SCHEDULED_AT
@@ -211,3 +218,24 @@ def test_the_command_exits_3_with_one_line_when_the_cluster_is_unreachable() -> 
     result = CliRunner().invoke(main, ["schedule", "sweep", "--kubeconfig", "/nonexistent/kc"])
     assert result.exit_code == 3
     assert result.output.count("\n") == 1 and "glimmer: error:" in result.output
+
+
+def test_J6_a_nodejoined_schedule_shows_its_taint_and_batch_not_an_invalid_expression() -> None:
+    qualification = {
+        "batch": 2, "phase": "Judged", "runName": "qualify-abcde-q2", "nodes": ["n1", "n2"],
+        "outcomes": [{"node": "n1", "outcome": "Untainted", "reason": "Qualified"},
+                     {"node": "n2", "outcome": "Kept", "reason": "Failed"}],
+    }  # fmt: skip
+    schedule = a_schedule(
+        trigger={"nodeJoined": {"taint": {"key": "burnin.glimmer.ai/unqualified",
+                                          "effect": "NoSchedule"}}},
+        status={"qualification": qualification},
+    )  # fmt: skip
+    report = describe(schedule, [], now=NOW, ticks=3)
+    assert report["parseError"] is None and report["nextTicks"] == []
+    text = render_text(report)
+    assert "trigger:      nodeJoined burnin.glimmer.ai/unqualified:NoSchedule" in text
+    assert "batch:        2 Judged run qualify-abcde-q2: n1, n2" in text
+    assert "  n2  Kept  Failed" in text and "invalid" not in text
+    table = render_table([row(schedule, now=NOW)], namespaces=False)
+    assert "nodeJoined burnin.glimmer.ai/unqualified:NoSchedule" in table
