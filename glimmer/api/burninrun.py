@@ -23,6 +23,29 @@ from glimmer.api.vocabulary import AttemptTrigger, CancelPolicy, Provenance, Run
 
 
 @attrs.define(kw_only=True)
+class LinkBlameSpec:
+    """Link blame: extra, diagnostic re-pairs that attribute a Failed Pair (F10-F13)."""
+
+    max_extra_pairs: int = field(
+        json="maxExtraPairs",
+        default=2,
+        fmt="int32",
+        minimum=0,
+        maximum=64,
+        description="Most re-pair (and Group probe) executions this run may add (two per "
+        "attributed Pair); a Pair the budget cannot cover is undetermined, never "
+        "half-attributed.",
+    )
+    topology_label: str | None = field(
+        json="topologyLabel",
+        max_length=316,
+        description="Node label (e.g. topology.kubernetes.io/zone, or a rail/leaf label) "
+        "whose value a partner must share with the side it re-pairs; unset: any node whose "
+        "link Passed.",
+    )
+
+
+@attrs.define(kw_only=True)
 class BurnInRunSpec:
     """Which profile to run against which nodes, and how."""
 
@@ -90,6 +113,13 @@ class BurnInRunSpec:
         json="ttlSecondsAfterFinished",
         fmt="int32",
         description="Delete the run this long after it finished; 0, negative or unset keeps it.",
+    )
+    # --- link blame (F10-F13, docs/link-blame.md) ---
+    link_blame: LinkBlameSpec | None = field(
+        json="linkBlame",
+        description="Attribute a Failed Pair to one node or to the link by re-pairing each "
+        "side with a node whose link Passed in this run, and bisect a Failed Group to the "
+        "rank that drags it (docs/link-blame.md); unset: no re-pairs.",
     )
 
 
@@ -352,6 +382,55 @@ class PackedResults:
 
 
 @attrs.define(kw_only=True)
+class LinkRepair:
+    """One re-pair of one side of a Failed Pair (diagnostic: never a result)."""
+
+    node: str = field(
+        json="node",
+        required=True,
+        description="The side being re-paired (a Group probe: its rank 0).",
+    )
+    nodes: list[str] | None = field(
+        json="nodes",
+        description="A Group probe's ranks, rank 0 first (a sub-group the bisection ran).",
+    )
+    partner: str | None = field(
+        json="partner", description="The node it was re-paired with (absent: none was run)."
+    )
+    skipped: str | None = field(
+        json="skipped",
+        description="Why it was not run: no partner, the budget, or the run's deadline.",
+    )
+    result: TestResult | None = field(
+        json="result",
+        description="The re-pair's own result (server = the side, client = the partner), "
+        "recorded like any unit's; never counted in results, the node verdict or the run.",
+    )
+
+
+@attrs.define(kw_only=True)
+class LinkBlame:
+    """What the re-pairs say of one Failed Pair (F11), or the probes of a Group (I44)."""
+
+    test: str = field(json="test", required=True, description="The Pair's planned test.")
+    nodes: list[str] = field(json="nodes", required=True, description="[server, client].")
+    blame: str | None = field(
+        json="blame",
+        description="link, node/<name> or undetermined; absent while the re-pairs run.",
+    )
+    reason: str | None = field(json="reason", description="Why, naming every re-pair's phase.")
+    provenance: str | None = field(
+        json="provenance",
+        enum=Provenance,
+        description="The weakest over the failed link and its re-pairs: a sim blame proves "
+        "the rule, never a part.",
+    )
+    repairs: list[LinkRepair] | None = field(
+        json="repairs", description="The re-pair of each side, server's first."
+    )
+
+
+@attrs.define(kw_only=True)
 class CohortVerdict:
     """One cohort-relative gate judged over one cohort of the run (C7-C10): written once,
     in the verdict's status write, and never judged again."""
@@ -490,6 +569,12 @@ class BurnInRunStatus:
         description="True only for a Passed, non-baseline run in which some required result "
         "was measured and every required result Passed on silicon, with no simulated or "
         "suspect result; an all-Skipped run certifies nothing.",
+    )
+    # --- link blame (F10-F13, docs/link-blame.md) ---
+    link_blame: list[LinkBlame] | None = field(
+        json="linkBlame",
+        description="Per Failed Pair (or Group) under spec.linkBlame: its re-pairs (probes) "
+        "and the blame.",
     )
     # --- cohort-relative gates (C7-C10, docs/thresholds.md) -------------------------
     cohort_verdicts: list[CohortVerdict] | None = field(

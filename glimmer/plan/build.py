@@ -230,17 +230,33 @@ def _kind_readable(test: PlannedTest) -> bool:
 
 
 def _pair_problems(name: str, *, targets: Sequence[str], cap: int) -> list[str]:
+    # F10: an even number of targets is paired in order, (t0, t1), (t2, t3), ...: one
+    # unit per pair, so a run holds links whose Passed ends can re-pair a failed one.
     found: list[str] = []
-    if len(targets) != 2:
+    if len(targets) < 2 or len(targets) % 2:
         found.append(
             f"test {name!r} is Pair-scoped and needs exactly 2 target nodes (server, client), "
-            f"but the run targets {len(targets)}; list two nodes in spec.target.nodeNames"
+            f"or an even number paired in order, but the run targets {len(targets)}; list "
+            "two nodes (or pairs of nodes) in spec.target.nodeNames"
         )
-    elif targets[0] == targets[1]:
-        found.append(
-            f"test {name!r} is Pair-scoped but both targets are node {targets[0]!r}; "
-            "a link needs two different nodes"
-        )
+    else:
+        same = [targets[i] for i in range(0, len(targets), 2) if targets[i] == targets[i + 1]]
+        if len(targets) == 2 and same:
+            found.append(
+                f"test {name!r} is Pair-scoped but both targets are node {targets[0]!r}; "
+                "a link needs two different nodes"
+            )
+        elif same:
+            found.append(
+                f"test {name!r} is Pair-scoped but a pair's two targets are the same node "
+                f"({', '.join(same)}); a link needs two different nodes"
+            )
+        repeated = sorted(node for node, count in Counter(targets).items() if count > 1)
+        if len(targets) > 2 and repeated:
+            found.append(
+                f"test {name!r} is Pair-scoped over several pairs but the targets repeat "
+                f"{', '.join(repeated)}; each node may be in one pair"
+            )
     if cap < 2:
         found.append(
             f"test {name!r} is Pair-scoped and holds both nodes at once (2 interlock slots), "

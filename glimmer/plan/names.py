@@ -62,14 +62,19 @@ def pod_name(
     node: str,
     attempt: int,
     role: str | None = None,
+    tag: str = "",
 ) -> str:
     """``<run[:36]>-t<i>-a<n>[-<role>]-<8 hex>`` with the hash over every input.
 
     ``role`` is ``server``/``client`` for a Pair and ``rank-<i>`` for a Group rank.
+    ``tag`` (hashed only when set, so every other name is unchanged) tells apart the
+    pods of a link-blame re-pair from the unit's own (F10).
     """
     if test_index < 0 or attempt < 1:
         raise ValueError(f"invalid test index {test_index} or attempt {attempt}")
     parts = [run_uid, run_name, str(test_index), node, str(attempt)]
+    if tag:
+        parts.append(f"tag={tag}")
     role_part = ""
     if role is not None:
         parts.append(role)
@@ -81,11 +86,17 @@ def pod_name(
     return _join(_dns_prefix(run_name, limit=budget), suffix)
 
 
-def service_name(*, run_name: str, run_uid: str, test_index: int, attempt: int) -> str:
-    """The rendezvous Service: ``bp-<run[:26]>-t<i>-a<n>-<8 hex>``."""
+def service_name(
+    *, run_name: str, run_uid: str, test_index: int, attempt: int, tag: str = ""
+) -> str:
+    """The rendezvous Service: ``bp-<run[:26]>-t<i>-a<n>-<8 hex>``.
+
+    ``tag`` (hashed only when set) tells apart the Services of one test's several
+    units: a Pair over more than two targets (its lead node) and a re-pair (F10)."""
     if test_index < 0 or attempt < 1:
         raise ValueError(f"invalid test index {test_index} or attempt {attempt}")
-    digest = _digest(run_uid, run_name, str(test_index), str(attempt))
+    extra = (f"tag={tag}",) if tag else ()
+    digest = _digest(run_uid, run_name, str(test_index), str(attempt), *extra)
     suffix = f"-t{test_index}-a{attempt}-{digest}"
     budget = min(_SERVICE_PREFIX_MAX, MAX_LABEL - len(suffix) - len("bp-"))
     if budget < 0:

@@ -2,9 +2,9 @@
 
 A unit is what one result describes: a Node-scope test has one unit per target (in
 pinned order), a Pair one unit over two nodes (server = first target, client =
-second), a Group one unit over every target (rank = position). Units are derived from
-the pinned plan every pass rather than stored, so a restarted controller recomputes
-exactly the same set.
+second; with more targets, one unit per consecutive pair, F10), a Group one unit over
+every target (rank = position). Units are derived from the pinned plan every pass
+rather than stored, so a restarted controller recomputes exactly the same set.
 
 The time budgets live here because the pod builder, the overdue check and the heat
 marker all need the same execution window: a disagreement between them would let a
@@ -69,6 +69,14 @@ def units_of_test(plan: PinnedPlan, test_index: int) -> tuple[Unit, ...]:
             Unit(test_index=test_index, test_name=test.name, scope=scope, nodes=(node,))
             for node in plan.targets
         )
+    if scope == "Pair" and len(plan.targets) > 2:
+        # F10: several pairs, in target order: (t0, t1), (t2, t3), ...
+        targets = plan.targets
+        return tuple(
+            Unit(test_index=test_index, test_name=test.name, scope=scope,
+                 nodes=(targets[i], targets[i + 1]))
+            for i in range(0, len(targets) - 1, 2)
+        )  # fmt: skip
     if scope in ("Pair", "Group"):
         return (Unit(test_index=test_index, test_name=test.name, scope=scope, nodes=plan.targets),)
     raise ValueError(f"test {test.name!r} has unsupported scope {scope!r}")

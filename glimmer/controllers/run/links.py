@@ -76,7 +76,9 @@ from glimmer.controllers.run.services import (
 from glimmer.engine import NODES, ApiError, KubeClient, is_already_exists
 from glimmer.plan import (
     ImageError,
+    PinnedPlan,
     PlannedTest,
+    Unit,
     can_launch,
     group_rendezvous,
     overdue_after_seconds,
@@ -128,6 +130,8 @@ class LinkAttempt:
     ex: Execution
     service: str
     members: tuple[Member, ...]
+    #: A link-blame re-pair's pod tag ("" for a planned unit, see :func:`unit_tags`).
+    pod_tag: str = ""
 
     @property
     def lead(self) -> Member:
@@ -150,10 +154,25 @@ class LinkAttempt:
         return f"the group of {len(self.members)} over {nodes}"
 
 
+def unit_tags(plan: PinnedPlan, test: PlannedTest, unit: Unit) -> tuple[str, str]:
+    """``(pod tag, Service tag)`` of a link unit (F10): a re-pair (its test is not the
+    plan's test at its index: the diagnostic copy, see ``repairs.py``) tags both with
+    its nodes, since its server's node also serves the unit it re-pairs; a Pair over
+    more than two targets tags its Service with its lead node (its pods differ by node
+    already); anything else is untagged, so every earlier name is unchanged."""
+    if plan.tests[unit.test_index].name != test.name:
+        tag = "repair:" + "+".join(unit.nodes)
+        return tag, tag
+    if test.scope == "Pair" and len(plan.targets) > 2:
+        return "", unit.lead_node
+    return "", ""
+
+
 def link_attempt(work: Pass, ex: Execution) -> LinkAttempt:
     """Every name of ``ex``'s attempt, computed once (E13: deterministic)."""
     view = work.view
     nodes = ex.unit.nodes
+    pod_tag, service_tag = unit_tags(work.plan, ex.test, ex.unit)
     if ex.test.scope == "Pair":
         roles = [SERVER, CLIENT]
     else:
@@ -170,16 +189,18 @@ def link_attempt(work: Pass, ex: Execution) -> LinkAttempt:
                 node=node,
                 attempt=ex.attempt,
                 role=role,
+                tag=pod_tag,
             ),
         )
         for i, (role, node) in enumerate(zip(roles, nodes, strict=True))
     )
     service = service_name(
-        run_name=view.name, run_uid=view.uid, test_index=ex.test_index, attempt=ex.attempt
-    )
+        run_name=view.name, run_uid=view.uid, test_index=ex.test_index, attempt=ex.attempt,
+        tag=service_tag,
+    )  # fmt: skip
     # The attempt is the server's (rank 0's): its entry names that pod (F9).
     return LinkAttempt(ex=dataclasses.replace(ex, pod_name=members[0].pod), service=service,
-                       members=members)  # fmt: skip
+                       members=members, pod_tag=pod_tag)  # fmt: skip
 
 
 def _age(work: Pass, pod: Mapping[str, Any]) -> float:
@@ -293,7 +314,7 @@ class Links:
         return PodRequest(
             test_index=ex.test_index, test=ex.test, node=member.node, attempt=ex.attempt,
             image=image, role=member.role, rank=rank, service=att.service,
-            rendezvous=rendezvous,
+            rendezvous=rendezvous, tag=att.pod_tag,
         )  # fmt: skip
 
     def manifest(self, work: Pass, att: LinkAttempt, member: Member, *, image: str) -> JSON:
@@ -331,17 +352,19 @@ class Links:
         between its Service and its first status write)."""
         view = work.view
         names: list[str] = []
+        units: list[tuple[PlannedTest, Unit]] = []
         for index, test in enumerate(work.plan.tests):
-            if test.scope not in LINK_SCOPES:
-                continue
-            for unit in units_of_test(work.plan, index):
-                last = wire.next_attempt_number(work.result(test.name, unit.nodes))
-                names += [
-                    service_name(
-                        run_name=view.name, run_uid=view.uid, test_index=index, attempt=attempt
-                    )
-                    for attempt in range(1, last + 1)
-                ]
+            if test.scope in LINK_SCOPES:
+                units += [(test, unit) for unit in units_of_test(work.plan, index)]
+        units += list(work.repair_units)  # link blame's re-pairs (repairs.py)
+        for test, unit in units:
+            _, tag = unit_tags(work.plan, test, unit)
+            last = wire.next_attempt_number(work.result(test.name, unit.nodes))
+            names += [
+                service_name(run_name=view.name, run_uid=view.uid,
+                             test_index=unit.test_index, attempt=attempt, tag=tag)
+                for attempt in range(1, last + 1)
+            ]  # fmt: skip
         return names
 
     # --- the step ---------------------------------------------------------------------
@@ -579,6 +602,7 @@ class Links:
                     run_uid=work.view.uid,
                     test_index=ex.test_index,
                     attempt=ex.attempt - 1,
+                    tag=unit_tags(work.plan, ex.test, ex.unit)[1],
                 )
             )
         work.planned.append(

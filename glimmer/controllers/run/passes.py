@@ -144,10 +144,23 @@ class Pass:
     #: Runner logs read ahead of the walk, concurrently (pod name -> (pod UID, read)):
     #: the walk judges each pod in order, but need not wait for each read in turn.
     prefetched: dict[str, tuple[str, asyncio.Task[Any]]] = field(default_factory=dict)
+    #: Link blame's re-pairs this run has planned (``repairs.py``): (diagnostic test,
+    #: unit). Their results sit among ``results`` only while a pass runs; every status
+    #: write keeps them in ``status.linkBlame`` instead (:meth:`judged_results`).
+    repair_units: list[tuple[PlannedTest, Unit]] = field(default_factory=list)
+    #: The names a re-pair result may carry (never a planned test's): never required.
+    diagnostic: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
+        planned = {test.name for test in self.plan.tests}
+        self.diagnostic = frozenset(
+            repair_test(test).name
+            for test in self.plan.tests
+            if test.scope in ("Pair", "Group") and repair_test(test).name not in planned
+        )
         # Indexes keep one pass linear in the run's size (thousands of node results).
         self._required = {test.name: test.required for test in self.plan.tests}
+        self._required.update(dict.fromkeys(self.diagnostic, False))
         for position, result in enumerate(self.results):
             self._index[self._identity(result)] = position
         self._states = [self._decode(r) for r in self.results]
@@ -223,6 +236,27 @@ class Pass:
         self._stops = None
         self.changed = True
 
+    def judged_results(self) -> list[JSON]:
+        """``results`` without link blame's re-pairs: what ``status.results`` holds, so
+        the node verdict, the run's phase, its counters and certification never see a
+        diagnostic execution (F10)."""
+        return [r for r in self.results if str(r.get("name", "")) not in self.diagnostic]
+
+    def judged_states(self) -> list[TestResultState]:
+        """:meth:`states` of :meth:`judged_results` (the counters')."""
+        return [
+            state
+            for result, state in zip(self.results, self._states, strict=True)
+            if str(result.get("name", "")) not in self.diagnostic
+        ]
+
+    def add_repair_unit(self, test: PlannedTest, unit: Unit) -> None:
+        """A re-pair this pass planned or found: its pods hold its nodes (:meth:`busy`)."""
+        if (test, unit) not in self.repair_units:
+            self.repair_units.append((test, unit))
+            self._links = None
+            self._busy = None
+
     def launch(self, node: str) -> None:
         self.launched.add(node)
         self._busy = None
@@ -279,6 +313,9 @@ class Pass:
             return set()
         if self._links is None:
             self._links = _link_units(self.plan)
+            for test, unit in self.repair_units:
+                key = label_value(test.name)
+                self._links[key] = (*self._links.get(key, ()), unit)
         held: set[str] = set()
         for unit in self._links.get(str(pod_labels.get(names.TEST_LABEL, "")), ()):
             if node in unit.nodes:
@@ -322,6 +359,18 @@ def _link_units(plan: PinnedPlan) -> dict[str, tuple[Unit, ...]]:
             key = label_value(test.name)
             units[key] = units.get(key, ()) + units_of_test(plan, index)
     return units
+
+
+#: What a link-blame re-pair's result is named: its test's name and this suffix (a
+#: ConfigMap-key character no Kubernetes object name has, so never a planned name).
+REPAIR_SUFFIX = "_repair"
+
+
+def repair_test(test: PlannedTest) -> PlannedTest:
+    """The diagnostic copy of a Pair (Group) test a re-pair (probe) runs (F10, I44): the
+    same spec, its own name, never required."""
+    return PlannedTest(name=test.name + REPAIR_SUFFIX, required=False, spec=test.spec,
+                       axes=test.axes, parent=test.parent)  # fmt: skip
 
 
 def new_result(test: PlannedTest, unit: Unit) -> JSON:

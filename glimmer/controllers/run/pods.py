@@ -71,6 +71,8 @@ class PodRequest:
     rank: int | None = None
     service: str | None = None
     rendezvous: PairRendezvous | GroupRendezvous | None = None
+    #: Set only on a link-blame re-pair's pods, so their names differ from the unit's.
+    tag: str = ""
 
 
 def pod_labels(run: RunRef, request: PodRequest) -> dict[str, str]:
@@ -197,6 +199,7 @@ def build_pod(
                 node=request.node,
                 attempt=request.attempt,
                 role=request.role,
+                tag=request.tag,
             ),
             "namespace": run.namespace,
             "labels": pod_labels(run, request),

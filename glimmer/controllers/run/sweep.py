@@ -52,7 +52,7 @@ from glimmer.controllers.kit.fingerprints import FingerprintPendingError, vendor
 from glimmer.controllers.kit.names import fingerprint_name
 from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.kit.view import ObjectView, RunView
-from glimmer.controllers.run import kube, podstate, soak, wire
+from glimmer.controllers.run import kube, podstate, repairs, soak, wire
 from glimmer.controllers.run.artifacts import merge_refs
 from glimmer.controllers.run.context import Part, RunContext
 from glimmer.controllers.run.delivery import Delivery, Reason
@@ -157,6 +157,8 @@ class Sweeper(Part):
         self.finisher = finisher if finisher is not None else Finisher(ctx)
         #: Pair and Group units (F1-F9), stepped with this sweeper's records and cordons.
         self.links = Links(self)
+        #: Link blame's re-pairs (F10-F13), stepped by the same Links.
+        self.repairs = repairs.Repairs(self.links, self.reads)
 
     async def new_pass(self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False) -> Pass:
         """A pass over ``run``. Its pods come from the cache (by the run-label index, no
@@ -183,15 +185,20 @@ class Sweeper(Part):
             found = await self.reads.live_pods_of(run)
             pods, cached = {ObjectView(p).name: p for p in found}, False
             self.reads.pods_for_release_settled(run)
+        view = RunView(run)
+        # F10: link blame's re-pairs sit among the results while the pass runs (so the
+        # one unit machinery steps them); every status write keeps them apart again.
+        overlay, repair_units = repairs.load(view.status, plan)
         return Pass(
             run=run,
             plan=plan,
             pods=pods,
             pods_cached=cached,
             now=self.now(),
-            results=[dict(r) for r in RunView(run).results],
+            results=[*(dict(r) for r in view.results), *overlay],
             requeue=self.options.requeue_idle_seconds,
             deadline=time.monotonic() + self.options.pass_budget_seconds,
+            repair_units=list(repair_units),
         )
 
     async def commit(self, work: Pass, *, terminal: Phase | None = None) -> JSON:
@@ -257,7 +264,9 @@ class Sweeper(Part):
         for launch in work.planned:
             work.abandon(launch.execution.node)  # D7: a run that ends starts nothing
         work.planned = []
-        work.status["results"] = work.results
+        self.repairs.close(work, phase=phase)  # F12: a blame still owed is undetermined
+        repairs.store(work)
+        work.status["results"] = work.judged_results()
         self.finisher.settle_verdict(work.run, phase=phase, extra=(), plan=work.plan)
         # I21: unclamped, so a status over budget ends the run Error, never a verdict
         # written with its evidence cut to fit.
@@ -300,7 +309,8 @@ class Sweeper(Part):
             status.pop("cordonedNodes", None)
 
     async def _write(self, work: Pass) -> None:
-        work.status["results"] = work.results
+        repairs.store(work)
+        work.status["results"] = work.judged_results()
         self._recount(work)
         before = work.run
         work.run = await checkpoint.write_status(
@@ -320,6 +330,8 @@ class Sweeper(Part):
                 result = work.result(test.name, unit.nodes)
                 if result is None or result.get("phase") == str(Phase.RUNNING):
                     return None
+        if self.repairs.pending(work):
+            return None  # F10: a Failed Pair's re-pairs are still owed its blame
         return run_phase(work.states())
 
     async def _create_planned(self, work: Pass) -> None:
@@ -411,7 +423,7 @@ class Sweeper(Part):
         return work.execution(ex.test_index, ex.test, ex.unit)
 
     def _recount(self, work: Pass) -> None:
-        tally = count(work.states())
+        tally = count(work.judged_states())
         work.status.update(
             passed=tally.passed, failed=tally.failed, errored=tally.errored, skipped=tally.skipped
         )
@@ -473,6 +485,10 @@ class Sweeper(Part):
                 return run_phase(work.states())
             if not settled:
                 return None
+        # F10: every planned unit has settled (the run's verdict is complete): only now
+        # are Failed Pairs re-paired, so a re-pair never delays or changes a planned test.
+        if not await self.repairs.step(work, launch=launch):
+            return None
         return run_phase(work.states())
 
     async def _unit(
@@ -659,7 +675,10 @@ class Sweeper(Part):
         where = ex.label.replace("/", " on ", 1)
         _log_attempt(ex, verdict, settled=new_state.phase if not new_state.open else None)
         if not new_state.open:
-            work.deliveries.append(Delivery(Reason.TEST_COMPLETED, ex.label, work.run))
+            if ex.test.name not in work.diagnostic:
+                # F10: a re-pair is diagnostic: no TestCompleted for a result that
+                # status.results never holds (its entry's blame is the news).
+                work.deliveries.append(Delivery(Reason.TEST_COMPLETED, ex.label, work.run))
             if new_state.phase in (Phase.FAILED, Phase.ERROR):
                 # An Event says what needs a look; a passed result is in status, in the
                 # sinks' TestCompleted and in the run's own transition Events, so it

@@ -14,7 +14,12 @@ nominal (the NIC profile's line rate times an efficiency), the faults shape them
 - ``memlock-8mib``: RLIMIT_MEMLOCK is 8 MiB and registration beyond it fails exactly as
   perftest and NCCL fail (``Couldn't create CQ``, ``ibv_reg_mr_iova2 ... Cannot allocate
   memory``);
-- ``nccl-socket-fallback``: NCCL finds no usable RDMA device and uses TCP sockets.
+- ``nccl-socket-fallback``: NCCL finds no usable RDMA device and uses TCP sockets;
+- ``bad-nic``: this node's NIC is bad: every perftest link from it runs at half rate
+  (under any floor), whoever the peer;
+- ``bad-cable=<node>``: only the link between this node and ``<node>`` (the peer named
+  by ``BURNIN_PEER_NODE``) runs at half rate; every other link of both nodes is healthy.
+  The end that knows says so in the handshake, so both ends measure the same link.
 
 Under an AMD profile the collective stand-in is rccl-tests on RCCL (the ROCm image's
 build): ``RCCL version ...+hip``, ``Test HIP failure``, intra-node peers ``via P2P/IPC``
@@ -31,6 +36,7 @@ pairs x 2, plus :data:`PINNED_OVERHEAD_BYTES` for completion queues and rings.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +55,7 @@ from runners.sdk.protocols import (
 )
 from runners.sdk.simgpu.amd_compute import SIM_XGMI_PEER_GBS
 from runners.sdk.simgpu.nvml import pci_bus_id
+from runners.sdk.simgpu.spec import BAD_NIC_FAULT
 from runners.sdk.simgpu.state import SimState
 
 MEMLOCK_8MIB = 8 * 1024 * 1024
@@ -70,6 +77,8 @@ NCCL_TESTS = {
     "sendrecv_perf": ("sum", -1),
 }
 _PERFTEST = ("ib_write_bw", "ib_write_lat")
+#: The Pair rendezvous' peer node (runners/sdk/rendezvous.py): whom ``bad-cable`` names.
+PEER_NODE_ENV = "BURNIN_PEER_NODE"
 _RULE = "-" * 87
 #: Share of the xGMI peer rate a ring collective's bus bandwidth reaches.
 _XGMI_EFFICIENCY = 0.8
@@ -198,7 +207,7 @@ class SimFabric:
         if not self._pinned_fits(args):
             err = "Couldn't create CQ\nFailed to create CQs\nCouldn't create IB resources\n"
             return ToolResult(1, "", err)
-        degraded = self._state.spec.has(DEGRADED_LINK_FAULT)
+        degraded = self._link_degraded()
         if args.host is None:
             peer_degraded = self._serve(args, env=env, timeout_s=timeout_s, degraded=degraded)
         else:
@@ -208,6 +217,15 @@ class SimFabric:
         slow = degraded or peer_degraded
         self._traffic_runs += 1
         return ToolResult(0, self._perftest_report(args, slow=slow), "")
+
+    def _link_degraded(self) -> bool:
+        """This end's share of the link's faults: ``degraded-link`` and ``bad-nic`` on
+        every link, ``bad-cable=<peer>`` only towards that peer."""
+        spec = self._state.spec
+        if spec.has(DEGRADED_LINK_FAULT) or spec.has(BAD_NIC_FAULT):
+            return True
+        peer = os.environ.get(PEER_NODE_ENV, "").strip().lower()
+        return bool(peer) and peer in spec.bad_cables
 
     def _handshake(self, args: _Perftest, degraded: bool) -> str:
         return f"PERFTEST {args.tool} {args.size} {args.qps} {args.iterations} {int(degraded)}"

@@ -71,6 +71,13 @@ FAULTS: frozenset[str] = (
         }
     )
 )
+#: Link-blame faults (docs/link-blame.md), parsed apart from :data:`FAULTS` because one
+#: takes a node name: ``bad-nic``, this node's NIC is bad, so every link from it misses
+#: the floor; ``bad-cable=<node>``, only the link between this node and ``<node>`` does
+#: (either end may carry it; the handshake tells the other end).
+BAD_NIC_FAULT = "bad-nic"
+BAD_CABLE_FAULT = "bad-cable"
+_BAD_CABLE = re.compile(r"bad-cable=(?P<peer>[a-z0-9]([-a-z0-9.]*[a-z0-9])?)\Z")
 _PROFILE = re.compile(r"(?P<key>[a-z0-9]+?)(?:x(?P<count>[0-9]+))?\Z")
 _XID = re.compile(r"xid:(?P<code>[0-9]{1,3})\Z")
 
@@ -82,6 +89,8 @@ class SimSpec:
     faults: frozenset[str]
     xid_codes: tuple[int, ...]
     nic: NicProfile = NICS[DEFAULT_NIC]
+    #: ``bad-cable=<node>``: the peers whose link with this node is bad.
+    bad_cables: frozenset[str] = frozenset()
 
     @property
     def faulty_index(self) -> int:
@@ -112,11 +121,15 @@ def parse_spec(text: str) -> SimSpec:
         raise RunnerError(f"GLIMMER_SIM_GPU: device count {count} outside 1..64")
     faults: set[str] = set()
     xids: list[int] = []
+    cables: set[str] = set()
     for raw in (part.strip() for part in tail.split(",")) if tail else ():
         xid = _XID.match(raw)
+        cable = _BAD_CABLE.match(raw)
         if xid is not None:
             xids.append(int(xid.group("code")))
-        elif raw in FAULTS:
+        elif cable is not None:
+            cables.add(cable.group("peer"))
+        elif raw in FAULTS or raw == BAD_NIC_FAULT:
             faults.add(raw)
         else:
             raise RunnerError(f"GLIMMER_SIM_GPU: unknown fault {raw!r}")
@@ -139,4 +152,5 @@ def parse_spec(text: str) -> SimSpec:
         faults=frozenset(faults),
         xid_codes=tuple(xids),
         nic=NICS[nic_key or DEFAULT_NIC],
+        bad_cables=frozenset(cables),
     )

@@ -178,6 +178,33 @@ KNOWN_ADDITIVE: dict[str, frozenset[str]] = {
 REFERENCE = read_fixture()
 OURS = dict(crd_paths(crd_manifest(info)) for info in KINDS)
 
+#: Link blame (F10-F13, docs/link-blame.md): the spec block, the status list, and each
+#: re-pair's own result, which has exactly the shape of a ``status.results[]`` entry.
+_RESULT = "status.results[]"
+_REPAIR_RESULT = "status.linkBlame[].repairs[].result"
+KNOWN_ADDITIVE["BurnInRun"] = KNOWN_ADDITIVE["BurnInRun"] | {
+    "spec.linkBlame",
+    "spec.linkBlame.maxExtraPairs",
+    "spec.linkBlame.topologyLabel",
+    "status.linkBlame",
+    "status.linkBlame[].blame",
+    "status.linkBlame[].nodes",
+    "status.linkBlame[].provenance",
+    "status.linkBlame[].reason",
+    "status.linkBlame[].repairs",
+    "status.linkBlame[].repairs[].node",
+    "status.linkBlame[].repairs[].nodes",
+    "status.linkBlame[].repairs[].partner",
+    "status.linkBlame[].repairs[].skipped",
+    "status.linkBlame[].test",
+    _REPAIR_RESULT,
+    *(
+        _REPAIR_RESULT + path[len(_RESULT) :]
+        for path in OURS["BurnInRun"]
+        if path.startswith(_RESULT + ".")
+    ),
+}
+
 
 def test_the_reference_and_glimmer_define_the_same_kinds() -> None:
     assert sorted(REFERENCE) == sorted(OURS) == sorted(KNOWN_ADDITIVE)

@@ -135,9 +135,29 @@ def test_E4_pair_needs_exactly_two_targets(targets: tuple[str, ...]) -> None:
         [_entry("link")], {"link": {"kind": "ib-write-bw", "scope": "Pair"}}, targets=targets
     )
     assert (
-        f"needs exactly 2 target nodes (server, client), but the run targets {len(targets)}"
-        in message
+        "needs exactly 2 target nodes (server, client), or an even number paired in order, "
+        f"but the run targets {len(targets)}" in message
     )
+
+
+def test_F10_an_even_number_of_pair_targets_is_paired_in_order() -> None:
+    from glimmer.plan import units_of_test
+
+    plan = _plan([_entry("link")], {"link": {"kind": "ib-write-bw", "scope": "Pair"}},
+                 targets=("a", "b", "c", "d"), cap=2)  # fmt: skip
+    assert [u.nodes for u in units_of_test(plan, 0)] == [("a", "b"), ("c", "d")]
+
+
+@pytest.mark.parametrize(
+    ("targets", "words"),
+    [(("a", "b", "a", "c"), "the targets repeat a"), (("a", "b", "c", "c"), "same node (c)")],
+)
+def test_F10_pairs_over_several_targets_never_share_a_node(
+    targets: tuple[str, ...], words: str
+) -> None:
+    message = _refusal([_entry("link")], {"link": {"kind": "ib-write-bw", "scope": "Pair"}},
+                       targets=targets, cap=2)  # fmt: skip
+    assert words in message
 
 
 def test_E4_pair_needs_two_distinct_targets() -> None:
