@@ -119,7 +119,8 @@ class BurnInRunSpec:
         json="linkBlame",
         description="Attribute a Failed Pair to one node or to the link by re-pairing each "
         "side with a node whose link Passed in this run, and bisect a Failed Group to the "
-        "rank that drags it (docs/link-blame.md); unset: no re-pairs.",
+        "rank that drags it (docs/link-blame.md); set, a Pair test may also take an even "
+        "number of targets, paired in order; unset: no re-pairs, and a Pair takes exactly 2.",
     )
 
 

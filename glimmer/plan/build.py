@@ -59,12 +59,15 @@ def build_plan(
     targets: Sequence[str],
     baseline: bool = False,
     max_concurrent_nodes: int | None = None,
+    several_pairs: bool = False,
 ) -> PinnedPlan | PlanRefusal:
     """Expand and validate ``profile`` (a BurnInProfile ``spec``) against ``targets``.
 
     ``tests`` maps each ``testRef`` to its BurnInTest ``spec``; ``targets`` is the
     resolved node list in its verbatim order; ``max_concurrent_nodes`` is the run's
-    live cap (nil/<1 means 1) that Pair/Group units must fit in.
+    live cap (nil/<1 means 1) that Pair/Group units must fit in. ``several_pairs``
+    (the run sets ``spec.linkBlame``) lets a Pair test take an even number of targets,
+    paired in order (F10); otherwise a Pair needs exactly 2, as the reference has it (E4).
     """
     messages: list[str] = []
     unresolved: list[str] = []
@@ -80,7 +83,7 @@ def build_plan(
     cap = effective_cap(max_concurrent_nodes)
     for test in planned:
         try:
-            messages += _validate_test(test, targets=targets, cap=cap)
+            messages += _validate_test(test, targets=targets, cap=cap, several_pairs=several_pairs)
         except specs.SpecError as err:
             messages.append(f"test {test.name!r}: {err}")
     messages += _duplicate_names(planned)
@@ -179,7 +182,9 @@ def _variant_runner_problems(entry: Mapping[str, Any], *, index: int) -> list[st
     return found
 
 
-def _validate_test(test: PlannedTest, *, targets: Sequence[str], cap: int) -> list[str]:
+def _validate_test(
+    test: PlannedTest, *, targets: Sequence[str], cap: int, several_pairs: bool = False
+) -> list[str]:
     kind, scope, name = test.kind, test.scope, test.name
     found: list[str] = []
     if scope not in specs.SCOPES:
@@ -195,7 +200,7 @@ def _validate_test(test: PlannedTest, *, targets: Sequence[str], cap: int) -> li
     if specs.duration_seconds(test.spec) < 0:
         found.append(f"test {name!r}: durationSeconds must not be negative")
     if scope == "Pair":
-        found += _pair_problems(name, targets=targets, cap=cap)
+        found += _pair_problems(name, targets=targets, cap=cap, several_pairs=several_pairs)
     elif scope == "Group":
         found += _group_problems(test, targets=targets, cap=cap)
     found += _host_path_problems(test)
@@ -229,15 +234,24 @@ def _kind_readable(test: PlannedTest) -> bool:
         return False
 
 
-def _pair_problems(name: str, *, targets: Sequence[str], cap: int) -> list[str]:
-    # F10: an even number of targets is paired in order, (t0, t1), (t2, t3), ...: one
-    # unit per pair, so a run holds links whose Passed ends can re-pair a failed one.
+def _pair_problems(
+    name: str, *, targets: Sequence[str], cap: int, several_pairs: bool
+) -> list[str]:
+    # E4: a Pair has exactly 2 targets. F10: with spec.linkBlame, an even number of
+    # targets is paired in order, (t0, t1), (t2, t3), ...: one unit per pair, so a run
+    # holds links whose Passed ends can re-pair a failed one.
     found: list[str] = []
-    if len(targets) < 2 or len(targets) % 2:
+    if len(targets) != 2 and not several_pairs:
         found.append(
             f"test {name!r} is Pair-scoped and needs exactly 2 target nodes (server, client), "
-            f"or an even number paired in order, but the run targets {len(targets)}; list "
-            "two nodes (or pairs of nodes) in spec.target.nodeNames"
+            f"but the run targets {len(targets)}; list two nodes in spec.target.nodeNames "
+            "(or set spec.linkBlame to pair an even number of targets in order)"
+        )
+    elif len(targets) < 2 or len(targets) % 2:
+        found.append(
+            f"test {name!r} is Pair-scoped over several pairs (spec.linkBlame) and needs an "
+            f"even number of target nodes paired in order, but the run targets "
+            f"{len(targets)}; list pairs of nodes in spec.target.nodeNames"
         )
     else:
         same = [targets[i] for i in range(0, len(targets), 2) if targets[i] == targets[i + 1]]

@@ -2,9 +2,10 @@
 
 A unit is what one result describes: a Node-scope test has one unit per target (in
 pinned order), a Pair one unit over two nodes (server = first target, client =
-second; with more targets, one unit per consecutive pair, F10), a Group one unit over
-every target (rank = position). Units are derived from the pinned plan every pass
-rather than stored, so a restarted controller recomputes exactly the same set.
+second; with more targets, allowed only under spec.linkBlame, one unit per consecutive
+pair, F10), a Group one unit over every target (rank = position). Units are derived
+from the pinned plan every pass rather than stored, so a restarted controller recomputes
+exactly the same set.
 
 The time budgets live here because the pod builder, the overdue check and the heat
 marker all need the same execution window: a disagreement between them would let a

@@ -19,7 +19,7 @@ from glimmer.controllers.kit.conditions import upsert_condition
 from glimmer.controllers.kit.cordon import prior_for_capture
 from glimmer.controllers.kit.core_view import NodeView
 from glimmer.controllers.kit.view import ObjectView, RunView
-from glimmer.controllers.run import kube, refusals, wire
+from glimmer.controllers.run import kube, refusals, repairs, wire
 from glimmer.controllers.run.admission import find_conflict, holds, precedence_key
 from glimmer.controllers.run.context import Part
 from glimmer.controllers.run.delivery import Delivery, Reason
@@ -279,6 +279,7 @@ class Starter(Part):
             targets=targets,
             baseline=view.baseline,
             max_concurrent_nodes=view.max_concurrent_nodes,
+            several_pairs=repairs.config(view.spec) is not None,
         )
         if isinstance(plan, PlanRefusal):
             if plan.unresolved_refs and self._within_grace(view):

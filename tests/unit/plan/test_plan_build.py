@@ -32,6 +32,7 @@ def _build(
     targets: tuple[str, ...] = ("n1", "n2"),
     cap: int | None = 2,
     baseline: bool = False,
+    several_pairs: bool = False,
     **profile: Any,
 ) -> PinnedPlan | PlanRefusal:
     return build_plan(
@@ -40,6 +41,7 @@ def _build(
         targets=targets,
         baseline=baseline,
         max_concurrent_nodes=cap,
+        several_pairs=several_pairs,
     )
 
 
@@ -129,22 +131,33 @@ def test_E4_duplicate_planned_names_are_refused() -> None:
     assert "'t-a' occurs 2 times" in message
 
 
-@pytest.mark.parametrize("targets", [("n1",), ("n1", "n2", "n3")])
+@pytest.mark.parametrize("targets", [("n1",), ("n1", "n2", "n3"), ("a", "b", "c", "d")])
 def test_E4_pair_needs_exactly_two_targets(targets: tuple[str, ...]) -> None:
+    """Without spec.linkBlame a Pair takes exactly two targets, as the reference has it."""
     message = _refusal(
         [_entry("link")], {"link": {"kind": "ib-write-bw", "scope": "Pair"}}, targets=targets
     )
     assert (
-        "needs exactly 2 target nodes (server, client), or an even number paired in order, "
+        "needs exactly 2 target nodes (server, client), "
         f"but the run targets {len(targets)}" in message
     )
 
 
-def test_F10_an_even_number_of_pair_targets_is_paired_in_order() -> None:
+@pytest.mark.parametrize("targets", [("n1",), ("n1", "n2", "n3")])
+def test_F10_several_pairs_need_an_even_number_of_targets(targets: tuple[str, ...]) -> None:
+    message = _refusal([_entry("link")], {"link": {"kind": "ib-write-bw", "scope": "Pair"}},
+                       targets=targets, several_pairs=True)  # fmt: skip
+    assert (
+        f"needs an even number of target nodes paired in order, but the run targets {len(targets)}"
+        in message
+    )
+
+
+def test_F10_with_link_blame_an_even_number_of_pair_targets_is_paired_in_order() -> None:
     from glimmer.plan import units_of_test
 
     plan = _plan([_entry("link")], {"link": {"kind": "ib-write-bw", "scope": "Pair"}},
-                 targets=("a", "b", "c", "d"), cap=2)  # fmt: skip
+                 targets=("a", "b", "c", "d"), cap=2, several_pairs=True)  # fmt: skip
     assert [u.nodes for u in units_of_test(plan, 0)] == [("a", "b"), ("c", "d")]
 
 
@@ -156,7 +169,7 @@ def test_F10_pairs_over_several_targets_never_share_a_node(
     targets: tuple[str, ...], words: str
 ) -> None:
     message = _refusal([_entry("link")], {"link": {"kind": "ib-write-bw", "scope": "Pair"}},
-                       targets=targets, cap=2)  # fmt: skip
+                       targets=targets, cap=2, several_pairs=True)  # fmt: skip
     assert words in message
 
 
