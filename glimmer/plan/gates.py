@@ -64,6 +64,15 @@ def planned_thresholds(plan: PinnedPlan) -> Iterator[tuple[PlannedTest, Threshol
                 yield test, threshold_from_wire(entry)
 
 
+def cohort_gated_tests(plan: PinnedPlan) -> frozenset[str]:
+    """The planned tests with a threshold that has ``relativeTo`` (C7): the run-level
+    judgement reads each of their results' metrics, so their evidence must stay in the
+    status until it has (C10)."""
+    return frozenset(
+        test.name for test, threshold in planned_thresholds(plan) if threshold.relative_to
+    )
+
+
 def _text(entry: Mapping[str, Any], key: str) -> str:
     value = entry.get(key)
     return value if isinstance(value, str) else ""

@@ -56,6 +56,7 @@ from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.kit.view import ObjectView, RunView
 from glimmer.engine import CONFIGMAPS, ApiError, KubeClient, copy_json, is_already_exists
 from glimmer.plan import label_value
+from glimmer.plan.gates import cohort_gated_tests
 from glimmer.verdict import codec
 
 JSON = dict[str, Any]
@@ -165,9 +166,35 @@ async def offload_fingerprint(client: KubeClient, run: JSON) -> None:
     view.status[status_layout.FINGERPRINT_SHARD_KEY] = digests
 
 
-def plan_offload(run: JSON) -> list[JSON]:
-    """Compact ``run``'s settled results in place; the shard bodies that must exist
-    before the edited status may be written (empty when nothing moved)."""
+#: The status field the cohort judgement checkpoints (C9; written by the run controller).
+COHORT_VERDICTS: Final = "cohortVerdicts"
+
+
+def awaiting_cohort(run: Mapping[str, Any]) -> frozenset[str]:
+    """Tests whose results stay whole in the status (C10): those with a relative gate
+    whose cohort judgement is not yet in ``status.cohortVerdicts``. The judgement reads
+    every member's metric at the verdict; a member whose evidence had moved to a shard
+    could not be judged (nor rewritten: its record would disagree with its shard)."""
+    view = RunView(run)
+    plan = view.readable_plan()
+    if plan is None:
+        return frozenset()
+    judged = {
+        str(record.get("test"))
+        for record in view.status.get(COHORT_VERDICTS) or []
+        if isinstance(record, Mapping)
+    }
+    return cohort_gated_tests(plan) - judged
+
+
+def _movable(result: Any, keep_whole: frozenset[str]) -> bool:
+    return isinstance(result, dict) and shardable(result) and result.get("name") not in keep_whole
+
+
+def plan_offload(run: JSON, *, keep_whole: frozenset[str] = frozenset()) -> list[JSON]:
+    """Compact ``run``'s settled results in place, except those of the tests named in
+    ``keep_whole``; the shard bodies that must exist before the edited status may be
+    written (empty when nothing moved)."""
     view = RunView(run)
     results = view.status.get("results")
     if not isinstance(results, list):
@@ -175,7 +202,7 @@ def plan_offload(run: JSON) -> list[JSON]:
     chunks: list[list[int]] = [[]]
     size = 0
     for index, result in enumerate(results):
-        if not isinstance(result, dict) or not shardable(result):
+        if not _movable(result, keep_whole):
             continue
         weight = _weight(result)
         if weight > SHARD_MAX_BYTES:
@@ -227,12 +254,12 @@ def _weight(result: Mapping[str, Any]) -> int:
     return len(status_layout.canonical(result)) + 1
 
 
-def _movable_bytes(run: JSON) -> int:
+def _movable_bytes(run: JSON, keep_whole: frozenset[str] = frozenset()) -> int:
     """The evidence bytes an offload could move now (results no shard can hold stay)."""
     results = RunView(run).status.get("results")
     if not isinstance(results, list):
         return 0
-    weights = (_weight(r) for r in results if isinstance(r, dict) and shardable(r))
+    weights = (_weight(r) for r in results if _movable(r, keep_whole))
     return sum(w for w in weights if w <= SHARD_MAX_BYTES)
 
 
@@ -242,13 +269,19 @@ async def offload(
     """Compact ``run`` (the body about to be written) in place, after creating the
     shards that hold the evidence it moves, when it is over ``at`` bytes and at least
     :data:`SHARD_MIN_BYTES` could move (so shards stay few and large), or whenever it
-    is over ``must_at`` (close to the status budget)."""
+    is over ``must_at`` (close to the status budget).
+
+    Results of a test whose cohort judgement is pending stay whole (C10) until the
+    status is that close to its budget: then they move too, and the judgement counts
+    them as excluded rather than the run failing its own status write."""
     size = len(json.dumps(run, separators=(",", ":"), ensure_ascii=False).encode())
     if size <= at:
         return
-    if (must_at is None or size <= must_at) and _movable_bytes(run) < SHARD_MIN_BYTES:
+    must = must_at is not None and size > must_at
+    keep_whole = frozenset() if must else awaiting_cohort(run)
+    if not must and _movable_bytes(run, keep_whole) < SHARD_MIN_BYTES:
         return
-    bodies = plan_offload(run)
+    bodies = plan_offload(run, keep_whole=keep_whole)
     await create_shards(client, bodies)
 
 

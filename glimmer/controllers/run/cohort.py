@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from glimmer.api import format_time
 from glimmer.api.status_layout import is_compact
-from glimmer.controllers.kit import names
+from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.names import fingerprint_name
 from glimmer.controllers.kit.view import FingerprintView, RunView
 from glimmer.controllers.run import wire
@@ -46,7 +46,7 @@ from glimmer.verdict.cohort import (
 JSON = dict[str, Any]
 
 #: The run status field that checkpoints every judged gate (C9).
-VERDICTS_FIELD: Final = "cohortVerdicts"
+VERDICTS_FIELD: Final = checkpoint.COHORT_VERDICTS
 _NODE_SCOPE: Final = "Node"
 #: Runs whose digests are kept in memory (a forgotten run's next pass reads them again).
 MAX_TRACKED_RUNS: Final = 4096
