@@ -502,6 +502,24 @@ class ControlPlane:
         """Run kubectl as cluster admin; with ``check`` a failure raises :class:`KubectlError`."""
         return self._kubectl(self.kubeconfig_path, *args, input=input, check=check)
 
+    def wait_established(self, *crds: str, timeout_seconds: float = 60.0) -> None:
+        """``kubectl wait --for=condition=Established`` on ``crds`` ("crd/NAME" each).
+
+        A CRD read before the apiserver wrote its first status has no
+        ``status.conditions``, and kubectl gives up at once on it ("accessor error: <nil>")
+        instead of waiting: that one answer is asked again, every other failure raised."""
+        deadline = time.monotonic() + timeout_seconds
+        while True:
+            result = self.kubectl(
+                "wait", "--for=condition=Established", f"--timeout={timeout_seconds:.0f}s",
+                *crds, check=False,
+            )  # fmt: skip
+            if result.returncode == 0:
+                return
+            if "accessor error" not in result.stderr or time.monotonic() > deadline:
+                raise KubectlError(result.returncode, result.args, result.stdout, result.stderr)
+            time.sleep(0.2)
+
     def _kubectl(
         self, kubeconfig: Path, *args: str, input: str | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[str]:

@@ -71,12 +71,8 @@ class Kwok:
         crds = self.control_plane.assets.directory / "kwok-crds"
         for crd in _CRDS:
             self.control_plane.kubectl("apply", "--server-side", "-f", str(crds / crd))
-        self.control_plane.kubectl(
-            "wait",
-            "--for=condition=Established",
-            "--timeout=60s",
-            "crd/logs.kwok.x-k8s.io",
-            "crd/clusterlogs.kwok.x-k8s.io",
+        self.control_plane.wait_established(
+            "crd/logs.kwok.x-k8s.io", "crd/clusterlogs.kwok.x-k8s.io"
         )
         files = [*sorted(STAGES_DIR.glob("*.yaml")), *self.extra_stages]
         stages = "\n---\n".join(p.read_text() for p in files)

@@ -160,7 +160,7 @@ def glimmer_crds(control_plane: ControlPlane) -> None:
         for document in yaml.safe_load_all(documents)
         if document
     ]
-    control_plane.kubectl("wait", "--for=condition=Established", "--timeout=60s", *names)
+    control_plane.wait_established(*names)
 
 
 @pytest.fixture

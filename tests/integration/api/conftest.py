@@ -30,12 +30,7 @@ def installed_crds(control_plane: Any) -> None:
         "-",
         input=kustomize(control_plane, "crd"),
     )
-    control_plane.kubectl(
-        "wait",
-        "--for=condition=Established",
-        "--timeout=60s",
-        *(f"crd/{info.crd_name}" for info in KINDS),
-    )
+    control_plane.wait_established(*(f"crd/{info.crd_name}" for info in KINDS))
 
 
 @pytest.fixture(scope="module")

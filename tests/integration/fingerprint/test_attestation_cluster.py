@@ -1,13 +1,14 @@
 """Signed verdicts on the dev cluster (K8, L11, I47): the operator as it ships (embedded)
 with an attestation key Secret, the real apiserver, and ``glimmer verify``.
 
-Two runs. A silicon Pass cannot come from the simulated kubelet (its nodes are
-simulated, so the operator records ``sim`` whatever a runner declares, I14): the first
-run's status is written as the run controller would leave it after a silicon Pass, and
-the fingerprint controller signs what it reads. The second is a real run, reconciled by
-the run controller on a simulated-kubelet node: its verdict is signed as Simulated and
-certifies nothing, and its terminal envelope (a ConfigMap sink) carries the signed run
-verdict.
+Three runs. The first run's status is written as the run controller would leave it
+after a silicon Pass (on a node object with no kubelet, so the drift that withdraws the
+attestation can be staged), and the fingerprint controller signs what it reads. The
+second is a real run on a simulated-kubelet node: the operator records ``sim`` whatever
+a runner declares there (I14), so its verdict is signed as Simulated and certifies
+nothing, and its terminal envelope (a ConfigMap sink) carries the signed run verdict.
+The third is a real run on a simulated-kubelet node stripped of the simulator's labels
+(as a real host has none): a silicon Pass, signed certified, end to end.
 """
 
 from __future__ import annotations
@@ -289,3 +290,75 @@ async def test_certification_a_simulated_run_is_signed_simulated_and_certifies_n
         assert "NOT certified" in run_verified.stdout
         refused = glimmer_verify(str(envelope), "--key", str(public_key), "--require-certified")
         assert refused.returncode == 1 and "does not certify silicon" in refused.stderr
+
+
+async def test_certification_a_real_silicon_pass_is_signed_certified_end_to_end(
+    control_plane: Any,
+    kube: ApiServerClient,
+    namespace: str,
+    sim_nodes: Any,
+    public_key: Path,
+    tmp_path: Path,
+) -> None:
+    """The whole chain with nothing written by hand: a node that looks like a real host
+    (the simulator's labels removed, as in the qualify-on-join cluster test), a runner
+    declaring silicon, the run controller's verdict, the fingerprint controller's label
+    and signature, and ``glimmer verify --require-certified`` on the node's attestation
+    and on the terminal envelope."""
+    sim = sim_nodes(count=1)
+    (name,) = sim.names
+    labels = dict.fromkeys(("sim.glimmer.dev/simulated-gpu", "sim.glimmer.dev/instance"))
+    await kube.patch(NODES, name, {"metadata": {"labels": labels}})
+    sink = {
+        "apiVersion": "burnin.glimmer.ai/v1alpha1",
+        "kind": "BurnInSink",
+        "metadata": {"name": "store"},
+        "spec": {"type": "ConfigMap", "configMap": {"name": "verdicts"}},
+    }
+    await kube.create(SINKS, sink, namespace=namespace)
+    gate = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "10"}]
+    await apply_profile(
+        kube,
+        namespace,
+        {"t": custom("echo provenance=silicon; echo bw=12", thresholds=gate)},
+        sinks=["store"],
+    )
+    async with EmbeddedOperator(
+        kubeconfig=control_plane.kubeconfig_path,
+        served_namespaces=None,
+        run_options=FAST_RUN_OPTIONS,
+        attestation_key_secret=KEY_SECRET,
+    ) as operator:
+        await eventually(lambda: captured(kube, name))
+        await asyncio.sleep(1.5)  # a verdict binds only to a capture before the run began
+        await create_run(kube, namespace, "silicon", [name])
+        run = await operator.wait_for_verdict(namespace=namespace, name="silicon")
+        status = run["status"]
+        assert (status["phase"], status["provenance"]) == ("Passed", "silicon"), status
+        assert status["certifiesSilicon"] is True
+        path = await eventually(lambda: attestation_of(kube, name, tmp_path))
+        node = await kube.get(NODES, name)
+        assert node["metadata"]["labels"][VERDICT_LABEL] == "Passed"
+        verified = glimmer_verify(
+            str(path), "--key", str(public_key), "--subject", f"node/{name}",
+            "--max-age", "1h", "--require-certified",
+        )  # fmt: skip
+        assert verified.returncode == 0, verified.stderr
+        assert verified.stdout.startswith(f"verified: node/{name}: Passed, certified")
+
+        async def delivered() -> Path | None:
+            cm = await kube.get(CONFIGMAPS, "verdicts", namespace=namespace)
+            for text in (cm.get("data") or {}).values():
+                doc = json.loads(text)
+                if doc.get("reason") == "RunPhaseChanged" and doc.get("attestation"):
+                    out = tmp_path / "silicon-envelope.json"
+                    out.write_text(text)
+                    return out
+            return None
+
+        envelope = await eventually(delivered)
+        run_verified = glimmer_verify(
+            str(envelope), "--key", str(public_key), "--kind", "run",
+            "--subject", f"burninrun/{namespace}/silicon", "--require-certified",
+        )  # fmt: skip
+        assert run_verified.returncode == 0, run_verified.stderr

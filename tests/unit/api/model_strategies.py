@@ -25,6 +25,8 @@ from glimmer.api import (
     ProfileTest,
     TargetSelector,
 )
+from glimmer.api.burninschedule import BurnInScheduleSpec
+from glimmer.api.burnintest import MaxDeviation, Threshold
 from glimmer.api.fields import FieldSpec, Quantity, spec_of
 from glimmer.api.kinds import KINDS
 from glimmer.contract.kinds import BURST_ONLY_KINDS
@@ -143,8 +145,39 @@ def _fix_profile_coverage(coverage: ProfileCoverage) -> ProfileCoverage:
     return attrs.evolve(coverage, caught=caught, missed=missed, modelled=caught + len(missed))
 
 
+def _fix_max_deviation(deviation: MaxDeviation) -> MaxDeviation:
+    """Exactly one of robustSigma and percent (C8)."""
+    if (deviation.robust_sigma is None) != (deviation.percent is None):
+        return deviation
+    if deviation.robust_sigma is None:
+        return attrs.evolve(deviation, robust_sigma="4")
+    return attrs.evolve(deviation, percent=None)
+
+
+def _fix_threshold(threshold: Threshold) -> Threshold:
+    """A relative gate needs a bad side (C7)."""
+    if threshold.relative_to is None or threshold.comparison in (
+        "GreaterThanOrEqual",
+        "LessThanOrEqual",
+    ):
+        return threshold
+    return attrs.evolve(threshold, comparison="GreaterThanOrEqual")
+
+
+def _fix_schedule_spec(spec: BurnInScheduleSpec) -> BurnInScheduleSpec:
+    """Exactly one of a cron schedule and a trigger (J6)."""
+    if (spec.schedule is None) != (spec.trigger is None):
+        return spec
+    if spec.schedule is None:
+        return attrs.evolve(spec, schedule="@daily")
+    return attrs.evolve(spec, trigger=None)
+
+
 _FIXES: dict[type[Any], Any] = {
+    BurnInScheduleSpec: _fix_schedule_spec,
     BurnInTestSpec: _fix_test_spec,
+    MaxDeviation: _fix_max_deviation,
+    Threshold: _fix_threshold,
     ProfileCoverage: _fix_profile_coverage,
     ProfileTest: _fix_profile_test,
     TargetSelector: _fix_target,
