@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -305,7 +306,14 @@ async def test_certification_a_real_silicon_pass_is_signed_certified_end_to_end(
     declaring silicon, the run controller's verdict, the fingerprint controller's label
     and signature, and ``glimmer verify --require-certified`` on the node's attestation
     and on the terminal envelope."""
-    sim = sim_nodes(count=1)
+    pool = uuid.uuid4().hex[:10]
+    sim = sim_nodes(  # the simulator finds the node's pods by the pool label, not its own
+        count=1,
+        extra_args=[
+            f"--label=glimmer.test/pool={pool}",
+            f"--schedule-selector=glimmer.test/pool={pool}",
+        ],
+    )
     (name,) = sim.names
     labels = dict.fromkeys(("sim.glimmer.dev/simulated-gpu", "sim.glimmer.dev/instance"))
     await kube.patch(NODES, name, {"metadata": {"labels": labels}})
