@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -82,6 +82,11 @@ from glimmer.plan.units import verdict_units
 from glimmer.verdict import Phase
 from glimmer.verdict.messages import SIM_PASS_WORDS
 from runners.catalog import sim_spec_problem
+
+if TYPE_CHECKING:
+    from securesystemslib.signer import CryptoSigner
+
+    from glimmer.sinks.attestation import BareSigning
 
 #: Exit status when the run could not happen (config, refusal, no GPU, interrupt).
 NOT_RUN = exits.ERROR
@@ -345,6 +350,15 @@ def _parse_image_commands(values: tuple[str, ...]) -> dict[str, list[str]]:
     show_default=True,
     help="json: print the run document (or, with --dry-run, the plan) on stdout.",
 )
+@click.option(
+    "--attestation-key",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False, readable=True),
+    default=None,
+    metavar="PEM",
+    help="ed25519 private key (PEM): sign the verdict envelope's run verdict, as the "
+    "operator does with --attestation-key-secret (check it with glimmer verify; "
+    "docs/attestations.md).",
+)
 @sink_options
 @no_traceback(code=NOT_RUN)
 def run(
@@ -376,6 +390,7 @@ def run(
     sink_timeout: float,
     sink_ca_file: Path | None,
     sink_signing_key_file: Path | None,
+    attestation_key: Path | None,
 ) -> None:
     """Run a BurnInProfile on this host and print the verdict.
 
@@ -393,11 +408,13 @@ def run(
     and exits 2), then ``glimmer merge --results-dir DIR --nranks N``. Every side of
     one link run shares one session (GLIMMER_SESSION or ``--session``): the server or
     rank 0 prints the one it created. The deciding side writes
-    envelopes/001-RunPhaseChanged.json and, with ``--sink-url``, delivers it.
+    envelopes/001-RunPhaseChanged.json (signed with ``--attestation-key``) and, with
+    ``--sink-url``, delivers it.
     """
     started = time.time()
     if sim is not None:
         _check_sim(sim)
+    signer = _attestation_signer(attestation_key)
     bound = _host_window(host_window_text, sim=sim)
     sinks = sink_flags(
         sink_url=sink_url,
@@ -559,6 +576,7 @@ def run(
             baseline=plan.baseline,
             planned=verdict_units(whole),
             uid=run_uid,
+            signing=None if signer is None else _signing(signer, whole),
         )
     if as_json:
         click.echo(json.dumps(document, indent=2))
@@ -650,6 +668,26 @@ def _host_window(text: str | None, *, sim: str | None) -> int | None:
     if seconds < 1:
         fail(f"--host-window {text!r}: a whole number of seconds (>= 1) or 'full'", code=BAD_INPUT)
     return seconds
+
+
+def _attestation_signer(path: Path | None) -> CryptoSigner | None:
+    """N19: the key, read before anything runs; an unusable one is a usage error naming
+    the file and how to make a key, never a run that ends unsigned."""
+    if path is None:
+        return None
+    from glimmer.attest import UnusableKeyError, load_signer
+
+    try:
+        return load_signer(path.read_bytes(), source=f"--attestation-key {path}")
+    except (OSError, UnusableKeyError) as exc:
+        fail(str(exc), code=BAD_INPUT)
+
+
+def _signing(signer: CryptoSigner, plan: PinnedPlan) -> BareSigning:
+    from glimmer.attest import plan_digest
+    from glimmer.sinks.attestation import BareSigning
+
+    return BareSigning(signer=signer, plan_digest=plan_digest(plan.to_annotation()))
 
 
 def _bounded(plan: PinnedPlan, *, options: LocalOptions) -> list[tuple[str, HostWindow]]:

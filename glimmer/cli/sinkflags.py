@@ -17,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from glimmer.verdict.nodes import PlannedUnit
+
+if TYPE_CHECKING:
+    from glimmer.sinks.attestation import BareSigning
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -117,6 +120,7 @@ def deliver(
     baseline: bool,
     planned: Sequence[PlannedUnit] | None = None,
     uid: str | None = None,
+    signing: BareSigning | None = None,
 ) -> None:
     """Write the envelope, send it when asked, and say what happened on stderr.
     ``planned`` (the plan's units) gives the envelope its node verdicts; ``uid`` is
@@ -135,6 +139,7 @@ def deliver(
         baseline=baseline,
         planned=planned,
         uid=uid,
+        signing=signing,
     )
     if outcome.delivered is True:
         click.echo(f"glimmer: verdict delivered to {flags.url}", err=True)

@@ -140,6 +140,55 @@ def delivery_digest_of(envelope: Envelope) -> str:
     return hashlib.sha256(encode(dataclasses.replace(envelope, attestation=None))).hexdigest()
 
 
+@dataclasses.dataclass(frozen=True)
+class BareSigning:
+    """A bare host's signing key and the digest of the plan it ran (N19)."""
+
+    signer: CryptoSigner
+    plan_digest: str
+
+
+def sign_envelope(
+    envelope: Envelope, *, signer: CryptoSigner, plan_digest: str, issued_at: datetime
+) -> Envelope:
+    """``envelope`` with its ``attestation``: the run-verdict statement over the envelope's
+    own verdict (as :mod:`glimmer.verdict` decided it), bound to its bytes, signed. The
+    operator's sinks and a bare host's ``glimmer run --attestation-key`` both call it."""
+    facts = RunFacts(
+        namespace=envelope.run.namespace,
+        name=envelope.run.name,
+        uid=envelope.run.uid,
+        phase=envelope.phase,
+        plan_digest=plan_digest,
+        provenance=envelope.provenance,
+        certifies_silicon=envelope.certifies_silicon,
+    )
+    statement = run_statement(
+        run=facts,
+        subject_digest=delivery_digest_of(envelope),
+        results=[
+            {"name": r.name, "kind": r.kind, "phase": r.phase, "provenance": r.provenance,
+             "suspect": r.suspect, "nodes": list(r.nodes), "variantAxes": dict(r.variant_axes)}
+            for r in envelope.results
+        ],
+        node_verdicts=[{"node": v.node, "verdict": v.verdict} for v in envelope.node_verdicts],
+        fingerprint=envelope.fingerprint,
+        issued_at=issued_at,
+    )  # fmt: skip
+    signed = sign_statement(statement, signer)
+    return dataclasses.replace(
+        envelope,
+        attestation=Attestation(
+            payload=str(signed["payload"]),
+            payload_type=str(signed["payloadType"]),
+            signatures=tuple(
+                DsseSignature(keyid=str(s["keyid"]), sig=str(s["sig"]))
+                for s in signed["signatures"]
+            ),
+        ),
+    )
+
+
 class EnvelopeSigner:
     """Attaches the signed run verdict to terminal envelopes (see the module docstring)."""
 
@@ -174,36 +223,4 @@ class EnvelopeSigner:
             log.error("terminal envelope sent unsigned: the run's pinned plan cannot be read",
                       run=f"{envelope.run.namespace}/{envelope.run.name}")  # fmt: skip
             return envelope
-        facts = RunFacts(
-            namespace=envelope.run.namespace,
-            name=envelope.run.name,
-            uid=envelope.run.uid,
-            phase=envelope.phase,
-            plan_digest=digest,
-            provenance=envelope.provenance,
-            certifies_silicon=envelope.certifies_silicon,
-        )
-        statement = run_statement(
-            run=facts,
-            subject_digest=delivery_digest_of(envelope),
-            results=[
-                {"name": r.name, "kind": r.kind, "phase": r.phase, "provenance": r.provenance,
-                 "suspect": r.suspect, "nodes": list(r.nodes), "variantAxes": dict(r.variant_axes)}
-                for r in envelope.results
-            ],
-            node_verdicts=[{"node": v.node, "verdict": v.verdict} for v in envelope.node_verdicts],
-            fingerprint=envelope.fingerprint,
-            issued_at=self.now(),
-        )  # fmt: skip
-        signed = sign_statement(statement, signer)
-        return dataclasses.replace(
-            envelope,
-            attestation=Attestation(
-                payload=str(signed["payload"]),
-                payload_type=str(signed["payloadType"]),
-                signatures=tuple(
-                    DsseSignature(keyid=str(s["keyid"]), sig=str(s["sig"]))
-                    for s in signed["signatures"]
-                ),
-            ),
-        )
+        return sign_envelope(envelope, signer=signer, plan_digest=digest, issued_at=self.now())

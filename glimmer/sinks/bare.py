@@ -32,6 +32,7 @@ from glimmer.contract.envelope import (
     encode,
     validate,
 )
+from glimmer.sinks.attestation import BareSigning, sign_envelope, signs
 from glimmer.sinks.build import envelope_from_run_document
 from glimmer.sinks.destinations import UNGUARDED
 from glimmer.sinks.errors import DeliveryError, permanent
@@ -135,16 +136,24 @@ def deliver_run_document(
     now: datetime | None = None,
     planned: Sequence[PlannedUnit] | None = None,
     uid: str | None = None,
+    signing: BareSigning | None = None,
 ) -> BareDelivery:
     """What ``glimmer run`` calls once ``run.json`` is written (deciding side only).
 
     Writes ``envelopes/001-RunPhaseChanged.json`` and, with ``sink_url``, sends it.
     Never raises for a delivery failure: the verdict and exit code stand, and the
     returned error is for the operator to print (N4 exit codes judge hardware).
-    ``uid`` is the run's (the one its Checkpoint envelopes carry); None: a random one."""
+    ``uid`` is the run's (the one its Checkpoint envelopes carry); None: a random one.
+    ``signing`` (``glimmer run --attestation-key``) attaches the signed run verdict to the
+    terminal envelope, as the operator's sinks do (N19)."""
+    sent_at = now or datetime.now(UTC)
     envelope = envelope_from_run_document(
-        document, sent_at=now or datetime.now(UTC), baseline=baseline, planned=planned, uid=uid
+        document, sent_at=sent_at, baseline=baseline, planned=planned, uid=uid
     )
+    if signing is not None and signs(envelope):
+        envelope = sign_envelope(
+            envelope, signer=signing.signer, plan_digest=signing.plan_digest, issued_at=sent_at
+        )
     path = write_envelope(results_dir, envelope)
     if not sink_url:
         return BareDelivery(path=path, delivered=None)
