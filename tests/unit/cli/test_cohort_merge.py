@@ -4,12 +4,16 @@ verdict from the same evidence (one brain, two dispatchers)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from glimmer.cli import main
 from tests.unit.controllers.run.test_cohort_judgement import drive, started
@@ -90,6 +94,40 @@ async def test_N17_two_dispatchers_reach_the_same_cohort_verdict(tmp_path: Path)
     assert verdicts(bare["results"]) == verdicts(status["results"])
     assert numbers(bare["cohortVerdicts"]) == numbers(status["cohortVerdicts"])
     assert bare["phase"] == status["phase"] == "Failed"
+
+
+def _both(tmp_path: Path, values: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The same numbers through ``glimmer merge --cohort`` and through the operator."""
+    _, bare = merge(tmp_path, host_runs(tmp_path, values))
+
+    async def operator() -> dict[str, Any]:
+        cluster = await started(digests=dict.fromkeys(values, "glimmer-v1:aaa"))
+        return await drive(cluster, values)
+
+    return bare, asyncio.run(operator())["status"]
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.lists(st.integers(min_value=51, max_value=400), min_size=4, max_size=4))
+@example([100, 101, 99, 88])  # one outlier
+@example([100, 100, 100, 100])  # MAD 0, none
+def test_N17_property_both_dispatchers_judge_any_cohort_alike(numbers: list[int]) -> None:
+    """For any four values that each pass the absolute gate, the bare-host merge and the
+    operator fail exactly the same nodes, for the same reasons, with the same numbers."""
+    values = {f"n{i}": str(v) for i, v in enumerate(numbers)}
+    with tempfile.TemporaryDirectory() as scratch:
+        bare, status = _both(Path(scratch), values)
+
+    def judged(results: list[dict[str, Any]]) -> dict[str, Any]:
+        return {r["nodes"][0]: (r["phase"], r.get("violations")) for r in results}
+
+    def numbers_of(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in r.items() if k not in ("fingerprint", "judgedAt", "test")}
+                for r in records]  # fmt: skip
+
+    assert judged(bare["results"]) == judged(status["results"])
+    assert numbers_of(bare["cohortVerdicts"]) == numbers_of(status["cohortVerdicts"])
+    assert bare["phase"] == status["phase"]
 
 
 def test_N17_merge_below_min_cohort_size_judges_nothing_and_says_so(tmp_path: Path) -> None:
