@@ -21,12 +21,26 @@ from typing import Any
 
 import pytest
 
-from glimmer.controllers.kit.names import RUNS, SCHEDULES
-from glimmer.controllers.schedule.qualify import QUALIFY_REASON, QUALIFY_RUN
-from glimmer.engine import EVENTS, NODES, ApiServerClient
-from tests.integration.run.conftest import Operator, apply_profile, custom, wait_for
+from glimmer.controllers.kit.names import (
+    FINGERPRINTS,
+    RUNS,
+    SCHEDULES,
+    VERDICT_LABEL,
+    fingerprint_name,
+)
+from glimmer.controllers.schedule.qualify import QUALIFY_REASON, QUALIFY_RUN, TAINTED_BY
+from glimmer.engine import EVENTS, NAMESPACES, NODES, ApiError, ApiServerClient, is_conflict
+from tests.integration.run.conftest import (
+    FAST_RUN_OPTIONS,
+    Operator,
+    apply_profile,
+    custom,
+    wait_for,
+)
 
-pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]
+
+OPERATOR_NS = FAST_RUN_OPTIONS.operator_namespace
 
 POOL = "glimmer.test/pool"
 TAINT_KEY = "burnin.glimmer.ai/unqualified"
@@ -143,3 +157,91 @@ async def test_nodes_joining_with_the_taint_are_qualified_and_a_faulty_one_keeps
     assert (faulty, "QualifyTaintKept", "Failed") in seen
     assert (simulated, "QualifyTaintKept", "Simulated") in seen
     assert {n for n, reason, _ in seen if reason == "QualifyTaintRemoved"} == set(healthy)
+
+
+async def test_a_node_whose_hardware_drifts_is_retainted_and_qualified_again(
+    operator: Operator, kube: ApiServerClient, namespace: str, sim_nodes: Any
+) -> None:
+    """J8 end to end: a qualified node's GPU changes under it (its NodeFingerprint reads
+    Expired, hardware changed); with ``retaintOnDrift`` the schedule puts the taint back,
+    says it placed it (``qualify-tainted-by``), and qualifies the node again in a second
+    batch, which removes the taint and the ownership mark."""
+    pool = uuid.uuid4().hex[:10]
+    try:  # where the NodeFingerprints live (the run tests' operator namespace)
+        await kube.create(NAMESPACES, {"metadata": {"name": OPERATOR_NS}})
+    except ApiError as err:
+        if not is_conflict(err):
+            raise
+    await apply_profile(
+        kube, namespace, {"burn": custom(RUNNER, thresholds=GATE, durationSeconds=5)}
+    )
+    await kube.create(
+        SCHEDULES,
+        {
+            "apiVersion": "burnin.glimmer.ai/v1alpha1",
+            "kind": "BurnInSchedule",
+            "metadata": {"name": "drift"},
+            "spec": {
+                "profileRef": "prof",
+                "target": {"nodeSelector": {POOL: pool}},
+                "trigger": {
+                    "nodeJoined": {
+                        "taint": {"key": TAINT_KEY, "effect": "NoSchedule"},
+                        "batchWindowSeconds": 8,
+                        "retaintOnDrift": True,
+                    }
+                },
+            },
+        },
+        namespace=namespace,
+    )
+    nodes = sim_nodes(
+        count=1,
+        name_prefix=f"d-{pool[:4]}-",
+        extra_args=[
+            f"--taint={TAINT_KEY}:NoSchedule",
+            f"--label={POOL}={pool}",
+            f"--schedule-selector={POOL}={pool}",
+        ],
+    )
+    (name,) = nodes.names
+    await _unsimulate(kube, name)
+
+    async def judged(batch: int) -> dict[str, Any] | None:
+        status = (await kube.get(SCHEDULES, "drift", namespace=namespace)).get("status") or {}
+        qualification = status.get("qualification") or {}
+        done = qualification.get("batch") == batch and qualification.get("phase") == "Judged"
+        return qualification if done else None
+
+    first = await wait_for(lambda: judged(1), timeout=120, what="the first batch judged")
+    assert [(o["outcome"], o["reason"]) for o in first["outcomes"]] == [("Untainted", "Qualified")]
+
+    async def labelled() -> bool:
+        node = await kube.get(NODES, name)
+        return node["metadata"]["labels"].get(VERDICT_LABEL) == "Passed" and not _keys(node)
+
+    try:
+        await wait_for(labelled, timeout=60, what="the verdict label Passed, untainted")
+    except AssertionError:
+        node = await kube.get(NODES, name)
+        fp = await kube.get(FINGERPRINTS, fingerprint_name(name), namespace=OPERATOR_NS)
+        raise AssertionError(json.dumps([node["metadata"], fp.get("status")], indent=1)) from None
+    await kube.patch(
+        NODES, name, {"metadata": {"labels": {"nvidia.com/gpu.product": "NVIDIA-H200"}}}
+    )
+
+    async def retainted() -> dict[str, Any] | None:
+        node = await kube.get(NODES, name)
+        owner = (node["metadata"].get("annotations") or {}).get(TAINTED_BY)
+        return node if TAINT_KEY in _keys(node) and owner == f"{namespace}/drift" else None
+
+    await wait_for(retainted, timeout=60, what="the drifted node re-tainted by the schedule")
+    second = await wait_for(lambda: judged(2), timeout=120, what="the second batch judged")
+    assert second["runName"] != first["runName"]
+    assert [(o["outcome"], o["reason"]) for o in second["outcomes"]] == [("Untainted", "Qualified")]
+    node = await kube.get(NODES, name)
+    assert not _keys(node)
+    assert TAINTED_BY not in (node["metadata"].get("annotations") or {})
+    events = (await kube.list(EVENTS, namespace="default"))["items"]
+    reasons = [e["reason"] for e in events if e["involvedObject"]["name"] == name]
+    assert "QualifyRetainted" in reasons and reasons.count("QualifyTaintRemoved") >= 1
