@@ -42,12 +42,8 @@ from glimmer.plan import PinnedPlan, PlannedTest
 from glimmer.sinks.attestation import SECRETS
 from glimmer.sinks.fanout import SINKS
 from glimmer.testing import EmbeddedOperator
-from tests.integration.fingerprint.test_fingerprint_cluster import (
-    OPS,
-    captured,
-    eventually,
-    nodes,  # noqa: F401 - the fixture, used by name
-)
+from tests.integration.fingerprint.conftest import OPS
+from tests.integration.fingerprint.test_fingerprint_cluster import captured, eventually
 from tests.integration.run.conftest import FAST_RUN_OPTIONS, apply_profile, create_run, custom
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(300)]
@@ -118,6 +114,35 @@ async def attestation_of(kube: ApiServerClient, node: str, tmp_path: Path) -> Pa
     return path
 
 
+async def silicon_declaring_profile(kube: ApiServerClient, namespace: str) -> None:
+    """A ConfigMap sink ``store`` and profile ``p``: one custom test declaring silicon."""
+    sink = {
+        "apiVersion": "burnin.glimmer.ai/v1alpha1",
+        "kind": "BurnInSink",
+        "metadata": {"name": "store"},
+        "spec": {"type": "ConfigMap", "configMap": {"name": "verdicts"}},
+    }
+    await kube.create(SINKS, sink, namespace=namespace)
+    gate = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "10"}]
+    await apply_profile(
+        kube,
+        namespace,
+        {"t": custom("echo provenance=silicon; echo bw=12", thresholds=gate)},
+        sinks=["store"],
+    )
+
+
+async def signed_envelope(kube: ApiServerClient, namespace: str, out: Path) -> Path | None:
+    """The ``store`` sink's signed terminal envelope, written to ``out``; None until sent."""
+    cm = await kube.get(CONFIGMAPS, "verdicts", namespace=namespace)
+    for text in (cm.get("data") or {}).values():
+        doc = json.loads(text)
+        if doc.get("reason") == "RunPhaseChanged" and doc.get("attestation"):
+            out.write_text(text)
+            return out
+    return None
+
+
 async def finish_as_silicon_pass(
     kube: ApiServerClient, namespace: str, node: str, after: str
 ) -> None:
@@ -168,7 +193,7 @@ async def test_K8_a_certified_node_verdict_is_signed_beside_its_label_and_glimme
     control_plane: Any,
     kube: ApiServerClient,
     namespace: str,
-    nodes: Any,  # noqa: F811 - the fixture
+    nodes: Any,
     public_key: Path,
     tmp_path: Path,
 ) -> None:
@@ -221,20 +246,7 @@ async def test_certification_a_simulated_run_is_signed_simulated_and_certifies_n
 ) -> None:
     sim = sim_nodes(count=1)
     (name,) = sim.names
-    sink = {
-        "apiVersion": "burnin.glimmer.ai/v1alpha1",
-        "kind": "BurnInSink",
-        "metadata": {"name": "store"},
-        "spec": {"type": "ConfigMap", "configMap": {"name": "verdicts"}},
-    }
-    await kube.create(SINKS, sink, namespace=namespace)
-    gate = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "10"}]
-    await apply_profile(
-        kube,
-        namespace,
-        {"t": custom("echo provenance=silicon; echo bw=12", thresholds=gate)},
-        sinks=["store"],
-    )
+    await silicon_declaring_profile(kube, namespace)
     async with EmbeddedOperator(
         kubeconfig=control_plane.kubeconfig_path,
         served_namespaces=None,
@@ -266,17 +278,9 @@ async def test_certification_a_simulated_run_is_signed_simulated_and_certifies_n
         refused = glimmer_verify(str(path), "--key", str(public_key), "--require-certified")
         assert refused.returncode == 1 and "not certified" in refused.stderr, refused.stderr
 
-        async def delivered() -> Path | None:
-            cm = await kube.get(CONFIGMAPS, "verdicts", namespace=namespace)
-            for text in (cm.get("data") or {}).values():
-                doc = json.loads(text)
-                if doc.get("reason") == "RunPhaseChanged" and doc.get("attestation"):
-                    out = tmp_path / "envelope.json"
-                    out.write_text(text)
-                    return out
-            return None
-
-        envelope = await eventually(delivered)
+        envelope = await eventually(
+            lambda: signed_envelope(kube, namespace, tmp_path / "envelope.json")
+        )
         run_verified = glimmer_verify(
             str(envelope),
             "--key",
@@ -317,20 +321,7 @@ async def test_certification_a_real_silicon_pass_is_signed_certified_end_to_end(
     (name,) = sim.names
     labels = dict.fromkeys(("sim.glimmer.dev/simulated-gpu", "sim.glimmer.dev/instance"))
     await kube.patch(NODES, name, {"metadata": {"labels": labels}})
-    sink = {
-        "apiVersion": "burnin.glimmer.ai/v1alpha1",
-        "kind": "BurnInSink",
-        "metadata": {"name": "store"},
-        "spec": {"type": "ConfigMap", "configMap": {"name": "verdicts"}},
-    }
-    await kube.create(SINKS, sink, namespace=namespace)
-    gate = [{"metric": "bw", "comparison": "GreaterThanOrEqual", "value": "10"}]
-    await apply_profile(
-        kube,
-        namespace,
-        {"t": custom("echo provenance=silicon; echo bw=12", thresholds=gate)},
-        sinks=["store"],
-    )
+    await silicon_declaring_profile(kube, namespace)
     async with EmbeddedOperator(
         kubeconfig=control_plane.kubeconfig_path,
         served_namespaces=None,
@@ -354,17 +345,9 @@ async def test_certification_a_real_silicon_pass_is_signed_certified_end_to_end(
         assert verified.returncode == 0, verified.stderr
         assert verified.stdout.startswith(f"verified: node/{name}: Passed, certified")
 
-        async def delivered() -> Path | None:
-            cm = await kube.get(CONFIGMAPS, "verdicts", namespace=namespace)
-            for text in (cm.get("data") or {}).values():
-                doc = json.loads(text)
-                if doc.get("reason") == "RunPhaseChanged" and doc.get("attestation"):
-                    out = tmp_path / "silicon-envelope.json"
-                    out.write_text(text)
-                    return out
-            return None
-
-        envelope = await eventually(delivered)
+        envelope = await eventually(
+            lambda: signed_envelope(kube, namespace, tmp_path / "silicon-envelope.json")
+        )
         run_verified = glimmer_verify(
             str(envelope), "--key", str(public_key), "--kind", "run",
             "--subject", f"burninrun/{namespace}/silicon", "--require-certified",

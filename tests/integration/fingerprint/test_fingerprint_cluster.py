@@ -6,12 +6,11 @@ import asyncio
 import contextlib
 import functools
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from glimmer.api import format_time, parse_time
 from glimmer.controllers.fingerprint import VERDICT_LABEL, VERDICT_METRIC, vendor_of
@@ -29,52 +28,9 @@ from glimmer.engine import (
 from glimmer.plan import PinnedPlan, PlannedTest
 from glimmer.plan.images import resolve_image
 from glimmer.testing import EmbeddedOperator
+from tests.integration.fingerprint.conftest import NVIDIA, OPS, SuppressNotFound
 
 pytestmark = pytest.mark.controlplane
-
-OPS = "glimmer-system"
-NVIDIA = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8"}
-
-
-@pytest_asyncio.fixture(loop_scope="function")
-async def nodes(kube: ApiServerClient) -> AsyncIterator[Callable[..., Awaitable[list[str]]]]:
-    """Factory: Node objects (no kubelet) with labels and nodeInfo; deleted afterwards."""
-    try:
-        await kube.create(NAMESPACES, {"metadata": {"name": OPS}})
-    except ApiError as err:
-        if not is_already_exists(err):
-            raise
-    made: list[str] = []
-
-    async def factory(count: int, labels: dict[str, str] | None = None) -> list[str]:
-        stem = f"fp-{uuid.uuid4().hex[:5]}"
-        names = [f"{stem}-{i}" for i in range(count)]
-        for name in names:
-            node = await kube.create(
-                NODES, {"metadata": {"name": name, "labels": dict(labels or NVIDIA)}}
-            )
-            node["status"] = {"nodeInfo": {"osImage": "Ubuntu 22.04", "kernelVersion": "6.5.0",
-                                           "kubeletVersion": "v1.36.0"}}  # fmt: skip
-            await kube.replace(NODES, node, subresource="status")
-            made.append(name)
-        return names
-
-    try:
-        yield factory
-    finally:
-        for name in made:
-            with _SuppressNotFound():
-                await kube.delete(NODES, name)
-            with _SuppressNotFound():
-                await kube.delete(FINGERPRINTS, name, namespace=OPS)
-
-
-class _SuppressNotFound:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
-        return isinstance(exc, ApiError) and exc.status == 404
 
 
 async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 60.0) -> Any:
@@ -261,9 +217,9 @@ async def test_K7_a_node_joining_a_running_operator_is_baselined_without_a_warni
             await asyncio.sleep(0.5)  # an Event would be written after the status
             assert await drift_events(kube, name) == []
         finally:
-            with _SuppressNotFound():
+            with SuppressNotFound():
                 await kube.delete(NODES, name)
-            with _SuppressNotFound():
+            with SuppressNotFound():
                 await kube.delete(FINGERPRINTS, name, namespace=OPS)
 
 
@@ -305,5 +261,5 @@ async def test_K1_kwok_nodes_all_get_fingerprints(
         assert [g["vendor"] for g in fp["status"]["gpus"]] == ["nvidia"] * 8
     finally:
         for name in names:
-            with _SuppressNotFound():
+            with SuppressNotFound():
                 await kube.delete(FINGERPRINTS, name, namespace=OPS)
