@@ -45,6 +45,7 @@ from glimmer.verdict.expiry import (
     state_of_fingerprint,
 )
 from glimmer.verdict.nodes import NodeState, NodeVerdict
+from glimmer.verdict.taints import Taint
 
 #: The reasons of a verdict that expired because the hardware identity moved (J8).
 DRIFT_REASONS: Final = frozenset(
@@ -52,37 +53,11 @@ DRIFT_REASONS: Final = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class QualifyTaint:
-    """The configured startup taint (a missing value reads as "", as the API stores it)."""
-
-    key: str
-    value: str
-    effect: str
-
-    @classmethod
-    def of(cls, entry: Mapping[str, Any]) -> QualifyTaint:
-        return cls(
-            key=str(entry.get("key") or ""),
-            value=str(entry.get("value") or ""),
-            effect=str(entry.get("effect") or ""),
-        )
-
-    def __str__(self) -> str:
-        value = f"={self.value}" if self.value else ""
-        return f"{self.key}{value}:{self.effect}"
-
-    def toleration(self) -> dict[str, str]:
-        """The one toleration that tolerates this taint and no other (Equal on key, value
-        and effect: never ``Exists``, never an empty key or effect)."""
-        return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
-
-
-def taint_index(taints: Iterable[Mapping[str, Any]], taint: QualifyTaint) -> int | None:
+def taint_index(taints: Iterable[Mapping[str, Any]], taint: Taint) -> int | None:
     """Where ``taint`` is in the node's ``spec.taints`` (key, value and effect all equal),
     or None: a taint of the same key with another value or effect is not ours."""
     for index, entry in enumerate(taints):
-        if isinstance(entry, Mapping) and QualifyTaint.of(entry) == taint:
+        if isinstance(entry, Mapping) and Taint.of(entry) == taint:
             return index
     return None
 
@@ -119,7 +94,7 @@ class Decision:
 def qualify_decision(
     node: str,
     *,
-    taint: QualifyTaint,
+    taint: Taint,
     carries_taint: bool,
     verdict: NodeVerdict | None,
     from_trigger: bool,

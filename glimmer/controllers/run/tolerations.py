@@ -30,40 +30,18 @@ cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.core_view import NodeView
+from glimmer.verdict.taints import Taint
+
+__all__ = ["BLOCKING_EFFECTS", "CORDON_TAINT", "Taint", "node_taints", "tolerates", "untolerated"]
 
 #: The taint effects the scheduler will not place an untolerating pod under.
 BLOCKING_EFFECTS: Final = frozenset({"NoSchedule", "NoExecute"})
 
 
-@dataclass(frozen=True, slots=True)
-class Taint:
-    """One node taint as the API stores it (a missing value reads as "")."""
-
-    key: str
-    value: str
-    effect: str
-
-    @classmethod
-    def of(cls, entry: Mapping[str, Any]) -> Taint:
-        return cls(
-            key=str(entry.get("key") or ""),
-            value=str(entry.get("value") or ""),
-            effect=str(entry.get("effect") or ""),
-        )
-
-    def __str__(self) -> str:
-        """As ``kubectl taint`` writes it: ``key=value:Effect`` (``key:Effect`` with no
-        value)."""
-        value = f"={self.value}" if self.value else ""
-        return f"{self.key}{value}:{self.effect}"
-
-
-#: What a cordon means to the scheduler (the NodeUnschedulable plugin).
 CORDON_TAINT: Final = Taint(key=names.UNSCHEDULABLE_TAINT, value="", effect="NoSchedule")
 
 

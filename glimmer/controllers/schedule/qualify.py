@@ -63,12 +63,12 @@ from glimmer.verdict.qualify import (
     Candidate,
     Decision,
     KeepReason,
-    QualifyTaint,
     drift_reason,
     plan_batch,
     qualify_decision,
     taint_index,
 )
+from glimmer.verdict.taints import Taint
 
 log = structlog.get_logger("glimmer.controllers.schedule.qualify")
 
@@ -94,7 +94,7 @@ _JUDGE_ATTEMPTS: Final = 3
 
 @dataclass(frozen=True, slots=True)
 class Trigger:
-    taint: QualifyTaint
+    taint: Taint
     selector: Mapping[str, str]
     window_seconds: int
     retaint_on_drift: bool
@@ -110,7 +110,7 @@ def trigger_of(schedule: Mapping[str, Any]) -> Trigger | None:
     window = joined.get("batchWindowSeconds")
     selector = joined.get("selector")
     return Trigger(
-        taint=QualifyTaint.of(taint if isinstance(taint, Mapping) else {}),
+        taint=Taint.of(taint if isinstance(taint, Mapping) else {}),
         selector={str(k): str(v) for k, v in selector.items()}
         if isinstance(selector, Mapping)
         else {},
@@ -166,7 +166,7 @@ def annotation_ops(
 
 
 def judgement_patch(
-    node: Mapping[str, Any], decision: Decision, *, taint: QualifyTaint, run: str
+    node: Mapping[str, Any], decision: Decision, *, taint: Taint, run: str
 ) -> list[JSON]:
     """J7's write: tested on the node's resourceVersion; removing the taint also tests the
     taint entry, so only that exact entry at that index goes."""
@@ -189,7 +189,7 @@ def judgement_patch(
     return ops
 
 
-def retaint_patch(node: Mapping[str, Any], *, taint: QualifyTaint, owner: str) -> list[JSON]:
+def retaint_patch(node: Mapping[str, Any], *, taint: Taint, owner: str) -> list[JSON]:
     """J8's write: the taint added (tested on the resourceVersion), the ownership recorded,
     the earlier judgement dropped so the node is a candidate again."""
     view = ObjectView(node)

@@ -14,15 +14,15 @@ from glimmer.verdict.nodes import NodeState, NodeVerdict
 from glimmer.verdict.qualify import (
     Candidate,
     KeepReason,
-    QualifyTaint,
     drift_reason,
     plan_batch,
     qualify_decision,
     taint_index,
 )
+from glimmer.verdict.taints import Taint
 
 T0 = datetime(2026, 3, 4, 12, 0, tzinfo=UTC)
-TAINT = QualifyTaint(key="burnin.glimmer.ai/unqualified", value="", effect="NoSchedule")
+TAINT = Taint(key="burnin.glimmer.ai/unqualified", value="", effect="NoSchedule")
 PASSED = NodeVerdict("n1", NodeState.PASSED)
 
 

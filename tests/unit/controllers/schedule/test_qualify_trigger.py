@@ -32,7 +32,8 @@ from glimmer.engine import (
 )
 from glimmer.engine.reader import CachedReader, NotCachedError
 from glimmer.plan import PinnedPlan, PlannedTest
-from glimmer.verdict.qualify import Decision, KeepReason, Outcome, QualifyTaint
+from glimmer.verdict.qualify import Decision, KeepReason, Outcome
+from glimmer.verdict.taints import Taint
 
 NS = "lab"
 T0 = datetime(2026, 3, 4, 12, 0, tzinfo=UTC)
@@ -318,7 +319,7 @@ def test_J7_the_judgement_patch_fails_on_a_changed_node_and_removes_only_our_ent
         "spec": {"taints": [OTHER, TAINT, {"key": "late", "effect": "NoExecute"}]},
     }
     untaint = Decision("n1", Outcome.UNTAINT, KeepReason.QUALIFIED, "certified")
-    patch = judgement_patch(node, untaint, taint=QualifyTaint.of(TAINT), run="lab/q")
+    patch = judgement_patch(node, untaint, taint=Taint.of(TAINT), run="lab/q")
     done = jsonpatch.apply_patch(node, patch)
     assert done["spec"]["taints"] == [OTHER, {"key": "late", "effect": "NoExecute"}]
     assert done["metadata"]["annotations"] == {QUALIFY_RUN: "lab/q", QUALIFY_REASON: "Qualified"}
