@@ -46,6 +46,7 @@ status write is measured first (the whole object as JSON, which is what is sent)
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -55,7 +56,7 @@ from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS
 from glimmer.controllers.kit.view import ObjectView, RunView
 from glimmer.engine import CONFIGMAPS, ApiError, KubeClient, copy_json, is_already_exists
-from glimmer.plan import label_value
+from glimmer.plan import PinnedPlan, PlanDecodeError, label_value
 from glimmer.plan.gates import cohort_gated_tests
 from glimmer.verdict import codec
 
@@ -176,15 +177,26 @@ def awaiting_cohort(run: Mapping[str, Any]) -> frozenset[str]:
     every member's metric at the verdict; a member whose evidence had moved to a shard
     could not be judged (nor rewritten: its record would disagree with its shard)."""
     view = RunView(run)
-    plan = view.readable_plan()
-    if plan is None:
-        return frozenset()
+    gated = _cohort_gated(view.plan_text or "")
+    if not gated:
+        return gated
     judged = {
         str(record.get("test"))
         for record in view.status.get(COHORT_VERDICTS) or []
         if isinstance(record, Mapping)
     }
-    return cohort_gated_tests(plan) - judged
+    return gated - judged
+
+
+@functools.lru_cache(maxsize=64)
+def _cohort_gated(plan_text: str) -> frozenset[str]:
+    """:func:`cohort_gated_tests` of a pinned plan's text, decoded once per plan (a large
+    run's every status write asks; the pinned plan never changes). Unreadable: none."""
+    try:
+        plan = PinnedPlan.from_annotation(plan_text) if plan_text else None
+    except PlanDecodeError:
+        return frozenset()
+    return frozenset() if plan is None else cohort_gated_tests(plan)
 
 
 def _movable(result: Any, keep_whole: frozenset[str]) -> bool:
