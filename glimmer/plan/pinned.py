@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import gzip
 import json
 import zlib
@@ -81,6 +82,12 @@ class PinnedPlan:
     baseline: bool = False
     profile_entries: int = 0
     tests: tuple[PlannedTest, ...]
+
+    @functools.cached_property
+    def target_set(self) -> frozenset[str]:
+        """``targets`` as a set: the only nodes the run may ever cordon (E10), and so the
+        only ones its release scan must read (E19)."""
+        return frozenset(self.targets)
 
     @property
     def expanded_variants(self) -> bool:

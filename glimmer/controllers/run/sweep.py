@@ -863,7 +863,12 @@ class Sweeper(Part):
         writes or another owner's stamp is a 409, and the node is then read live and the
         patches computed again; a cached node that needs no write is read live too (a
         cache can show a cordon that is gone). So the live node read is made only when
-        the cache cannot be trusted, not before every cordon."""
+        the cache cannot be trusted, not before every cordon.
+
+        Only a target of the pinned plan is ever cordoned: the release scan reads only
+        those (finish.py), so a stamp anywhere else could outlive the run."""
+        if node not in work.plan.target_set:
+            raise ValueError(f"cordon of node {node!r}: not a target of the run's pinned plan")
         await self.confirm(work)
         heat = (
             heat_until(work.now, seconds=heat_expiry_seconds(test.spec))
