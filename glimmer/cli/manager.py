@@ -27,7 +27,7 @@ import structlog
 
 from glimmer.controllers.fingerprint.attestation import parse_secret_ref
 from glimmer.controllers.kit.names import label_key_problem, label_value_problem
-from glimmer.controllers.operator import operator_registrations
+from glimmer.controllers.operator import RUN_WORKERS, operator_registrations
 from glimmer.controllers.run.context import RunOptions
 from glimmer.controllers.run.pods import RUNNER_SERVICE_ACCOUNT
 from glimmer.engine import (
@@ -239,6 +239,7 @@ async def run_manager(
     sink_allow: tuple[str, ...] = (),
     cluster_cidrs: tuple[str, ...] = (),
     attestation_key_secret: tuple[str, str] | None = None,
+    run_workers: int = RUN_WORKERS,
 ) -> int:
     """Run until signalled (exit 0) or until leadership is lost (exit 1)."""
     metrics = EngineMetrics()
@@ -255,6 +256,7 @@ async def run_manager(
             cluster_name=cluster_name,
             fanout_options=FanoutOptions(destinations=guard),
             attestation_key_secret=attestation_key_secret,
+            run_workers=run_workers,
         )
         for registration in registrations:
             manager.add_controller(registration)
@@ -382,6 +384,16 @@ def _qps(value: float) -> float:
     help="Requests allowed above --kube-api-qps in a burst.",
 )
 @click.option(
+    "--max-concurrent-runs",
+    "run_workers",
+    type=click.IntRange(min=1),
+    default=RUN_WORKERS,
+    show_default=True,
+    help="BurnInRuns reconciled at once (one run is never reconciled twice at once). "
+    "Passes mostly wait on the apiserver, so many small runs (one per Pair) want about "
+    "as many as run together; --kube-api-qps still paces their requests.",
+)
+@click.option(
     "--cluster-name",
     default="",
     help="This cluster's name in every delivery envelope (cluster.name, with the "
@@ -441,6 +453,7 @@ def manager(
     graceful_shutdown_timeout: float,
     kube_api_qps: float,
     kube_api_burst: int,
+    run_workers: int,
     cluster_name: str,
     sink_allow: tuple[str, ...],
     cluster_cidrs: tuple[str, ...],
@@ -493,6 +506,7 @@ def manager(
                 sink_allow=sink_allow,
                 cluster_cidrs=cluster_cidrs,
                 attestation_key_secret=attestation_key_secret,
+                run_workers=run_workers,
             )
         )
     )

@@ -49,6 +49,7 @@ release is decided on a live pod list.
 from __future__ import annotations
 
 import dataclasses
+from typing import Final
 
 from glimmer.controllers.fingerprint import (
     FingerprintOptions,
@@ -63,6 +64,12 @@ from glimmer.engine import ControllerRegistration, Manager, Readers
 from glimmer.sinks import FanoutOptions, RunExporter, SinkFanout
 from glimmer.sinks.attestation import EnvelopeSigner, KeySource
 
+#: Runs reconciled at once: enough that a fleet of small (Pair) runs is not queued
+#: behind a few in-flight passes; the client's rate limit still paces their requests.
+RUN_WORKERS: Final = 64
+#: Nodes whose NodeFingerprint is reconciled at once.
+FINGERPRINT_WORKERS: Final = 4
+
 
 def operator_registrations(
     *,
@@ -71,7 +78,8 @@ def operator_registrations(
     served_namespaces: frozenset[str] | None,
     readers: Readers | None = None,
     deliverer: Deliverer | None = None,
-    workers: int = 4,
+    run_workers: int = RUN_WORKERS,
+    fingerprint_workers: int = FINGERPRINT_WORKERS,
     cluster_name: str = "",
     fanout_options: FanoutOptions | None = None,
     max_verdict_age_seconds: int | None = None,
@@ -102,6 +110,10 @@ def operator_registrations(
     The verdict metric (``glimmer_node_verdict``) goes to the manager's registry.
     ``attestation_key_secret`` (namespace, name): the Secret whose ed25519 key signs each
     node's verdict (docs/attestations.md); None signs nothing.
+
+    ``run_workers`` runs are reconciled at once (one key never twice), on the one event
+    loop: a pass mostly waits on the apiserver, so a hundred small runs need about as
+    many workers as runs, or each waits behind the passes queued ahead of it.
     """
     client = manager.client
     exporter: RunExporter | None = None
@@ -129,7 +141,7 @@ def operator_registrations(
             operator_namespace=options.operator_namespace,
             options=dataclasses.replace(options, served_namespaces=served_namespaces),
             deliverer=deliverer,
-            workers=workers,
+            workers=run_workers,
             readers=readers,
             exporter=exporter,
         ),
@@ -144,7 +156,7 @@ def operator_registrations(
             ),
             runs_namespace=manager.options.namespace,
             metrics=VerdictMetrics().register(manager.metrics.registry),
-            workers=workers,
+            workers=fingerprint_workers,
         ),
         schedule_controller(
             client=client,

@@ -163,8 +163,12 @@ class Finisher(Part):
 
     async def _unload(self, run: JSON) -> JSON:
         """(2) delete live pods and rendezvous Services, (3) release every stamp naming
-        this run."""
-        await kube.delete_live_pods(self.client, run)
+        this run. The pods are the cache's once it shows every pod this process created
+        for the run (the E12 rule), else an uncached list."""
+        pods = await self.reads.pods_for_release(run)
+        if pods is None:
+            pods, _ = await self.reads.pods_of(run)
+        await kube.delete_live_pods(self.client, run, pods=pods)
         view = RunView(run)
         if _may_hold_services(view):
             await kube.delete_owned_services(self.client, run)

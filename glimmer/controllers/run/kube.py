@@ -7,7 +7,7 @@ Kept apart from the reconcile logic so that every write that must carry a precon
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -71,10 +71,13 @@ async def owned_pods(client: KubeClient, run: Mapping[str, Any]) -> list[JSON]:
     return [p for p in pods if owned_by(p, view.uid)]
 
 
-async def delete_live_pods(client: KubeClient, run: Mapping[str, Any]) -> int:
-    """Delete every live owned pod (terminated ones are kept for their logs)."""
+async def delete_live_pods(
+    client: KubeClient, run: Mapping[str, Any], *, pods: Sequence[Mapping[str, Any]] | None = None
+) -> int:
+    """Delete every live owned pod (terminated ones are kept for their logs): of ``pods``
+    when the caller has a complete account of them, else of an uncached list."""
     deleted = 0
-    for pod in await owned_pods(client, run):
+    for pod in pods if pods is not None else await owned_pods(client, run):
         if not live(pod):
             continue
         found = ObjectView(pod)

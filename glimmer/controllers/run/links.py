@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -54,7 +55,7 @@ from glimmer.controllers.kit import checkpoint, names
 from glimmer.controllers.kit.core_view import PodView
 from glimmer.controllers.kit.ref import RunRef
 from glimmer.controllers.kit.view import ObjectView
-from glimmer.controllers.run import kube, podstate, soak, wire
+from glimmer.controllers.run import kube, podstate, soak
 from glimmer.controllers.run.context import RunOptions
 from glimmer.controllers.run.evidence import Evidence, SideRead, sim_node
 from glimmer.controllers.run.passes import (
@@ -69,7 +70,6 @@ from glimmer.controllers.run.passes import (
 from glimmer.controllers.run.pods import PodRequest, build_pod
 from glimmer.controllers.run.reads import RunReads
 from glimmer.controllers.run.services import (
-    LINK_SCOPES,
     build_service,
     foreign_service_reason,
 )
@@ -85,7 +85,6 @@ from glimmer.plan import (
     pair_rendezvous,
     pod_name,
     service_name,
-    units_of_test,
 )
 from glimmer.plan import spec as specs
 from glimmer.plan.gates import threshold_from_wire
@@ -102,6 +101,8 @@ from glimmer.verdict.messages import bracket, join_clauses
 
 JSON = dict[str, Any]
 
+#: Rendezvous Service UIDs remembered from their creates (deletes without a read).
+REMEMBERED_SERVICES: Final = 4096
 #: How an overdue message names a member that never ran / was still running (F5).
 NEVER_STARTED: Final = "never started"
 NEVER_FINISHED: Final = "never finished"
@@ -292,6 +293,10 @@ class Links:
     def __init__(self, ops: UnitOps) -> None:
         self.ops = ops
         self.options = ops.options
+        #: (namespace, name) -> UID of each rendezvous Service this process created and
+        #: has not deleted yet: its delete then needs no read (the UID precondition still
+        #: guards it). Oldest forgotten first; a forgotten one is read before its delete.
+        self._services: OrderedDict[tuple[str, str], str] = OrderedDict()
 
     # --- names and manifests -----------------------------------------------------------
 
@@ -337,35 +342,16 @@ class Links:
         settled its attempt): only one this run controls, by UID precondition, so a
         Service someone else put under the name is never touched. Gone is fine."""
         namespace = work.view.namespace
-        found = await self.ops.reads.live_get(names.SERVICES, name, namespace=namespace)
-        if found is None or not podstate.owned_by(found, work.view.uid):
-            return
+        uid = self._services.pop((namespace, name), None)
+        if uid is None:
+            found = await self.ops.reads.live_get(names.SERVICES, name, namespace=namespace)
+            if found is None or not podstate.owned_by(found, work.view.uid):
+                return
+            uid = ObjectView(found).uid
         with contextlib.suppress(ApiError):
             await self.ops.client.delete(
-                names.SERVICES, name, namespace=namespace,
-                precondition_uid=ObjectView(found).uid or None,
-            )  # fmt: skip
-
-    def every_service(self, work: Pass) -> list[str]:
-        """Every rendezvous Service name this run may have made (terminal clean-up):
-        each link test's attempts so far, and the next one's (a crash may have come
-        between its Service and its first status write)."""
-        view = work.view
-        names: list[str] = []
-        units: list[tuple[PlannedTest, Unit]] = []
-        for index, test in enumerate(work.plan.tests):
-            if test.scope in LINK_SCOPES:
-                units += [(test, unit) for unit in units_of_test(work.plan, index)]
-        units += list(work.repair_units)  # link blame's re-pairs (repairs.py)
-        for test, unit in units:
-            _, tag = unit_tags(work.plan, test, unit)
-            last = wire.next_attempt_number(work.result(test.name, unit.nodes))
-            names += [
-                service_name(run_name=view.name, run_uid=view.uid,
-                             test_index=unit.test_index, attempt=attempt, tag=tag)
-                for attempt in range(1, last + 1)
-            ]  # fmt: skip
-        return names
+                names.SERVICES, name, namespace=namespace, precondition_uid=uid or None
+            )
 
     # --- the step ---------------------------------------------------------------------
 
@@ -537,26 +523,29 @@ class Links:
             attempt=att.ex.attempt,
         )  # fmt: skip
         await self.ops.confirm(work)
-        found = await self.ops.reads.live_get(
-            names.SERVICES, att.service, namespace=work.view.namespace
-        )
+        namespace = work.view.namespace
+        # Created first: an AlreadyExists answer is what says one is there (ours from
+        # before a restart, or someone else's), and only then is it read and checked.
+        try:
+            made = await self.ops.client.create(names.SERVICES, expected, namespace=namespace)
+        except ApiError as err:
+            if not is_already_exists(err):
+                if kube.refusal(err):
+                    return f"the apiserver refused it: {checkpoint.api_message(err)}"
+                raise
+        else:
+            self._remember_service(namespace, att.service, ObjectView(made).uid)
+            return None
+        found = await self.ops.reads.live_get(names.SERVICES, att.service, namespace=namespace)
         if found is None:
-            try:
-                await self.ops.client.create(
-                    names.SERVICES, expected, namespace=work.view.namespace
-                )
-                return None
-            except ApiError as err:
-                if not is_already_exists(err):
-                    if kube.refusal(err):
-                        return f"the apiserver refused it: {checkpoint.api_message(err)}"
-                    raise
-            found = await self.ops.reads.live_get(
-                names.SERVICES, att.service, namespace=work.view.namespace
-            )
-            if found is None:
-                return "it was deleted while being created"
+            return "it was deleted while being created"
         return foreign_service_reason(found, expected=expected)
+
+    def _remember_service(self, namespace: str, name: str, uid: str) -> None:
+        if uid:
+            self._services[(namespace, name)] = uid
+            while len(self._services) > REMEMBERED_SERVICES:
+                self._services.popitem(last=False)
 
     def _service_problem(
         self, work: Pass, att: LinkAttempt, problem: str, *, lead: JSON | None = None

@@ -237,8 +237,8 @@ class Sweeper(Part):
         for name in work.delete_after_write:
             with contextlib.suppress(ApiError):
                 await self.client.delete(PODS, name, namespace=namespace)
-        if terminal is not None:
-            work.services_after_write.extend(self.links.every_service(work))
+        # A terminal pass's leftover Services (a crash between one and its first status
+        # write, a retry's) go in the unload that follows, by one label-selected list.
         for name in dict.fromkeys(work.services_after_write):
             await self.links.delete_service(work, name)
         for type_, reason, message in work.events:
