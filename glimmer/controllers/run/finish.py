@@ -140,9 +140,11 @@ class Finisher(Part):
         evidence clamped away; it is
         :class:`~glimmer.controllers.kit.checkpoint.StatusTooLargeError` and the run ends
         Error (I21), through a clamped write."""
+        before = _version_of(run)
         run = await checkpoint.write_status(
             self.client, run, budget=budget or self.options.status_budget_bytes, terminal=clamp
         )
+        self.reads.wrote(before, run)
         view = RunView(run)
         with contextlib.suppress(ValueError):
             # The phase the status now holds: the cohort judgement (C9) may have turned
@@ -175,9 +177,11 @@ class Finisher(Part):
         await self.release_every_stamp(run)
         if view.cordoned_nodes:
             run["status"] = {k: v for k, v in view.status.items() if k != "cordonedNodes"}
+            before = _version_of(run)
             run = await checkpoint.write_status(
                 self.client, run, budget=self.options.status_budget_bytes
             )
+            self.reads.wrote(before, run)
         return run
 
     async def release_every_stamp(self, run: JSON) -> None:
@@ -252,20 +256,19 @@ class Finisher(Part):
             ok, run = await self._deliver_terminal(run, delivery)
             self._note_terminal_attempt(view.uid, delivered=ok)
             if ok and pending:
-                run = await kube.patch_metadata(
-                    self.client, run, {"annotations": {names.PENDING_TERMINAL_DELIVERY: None}}
+                run = await self._patch_metadata(
+                    run, {"annotations": {names.PENDING_TERMINAL_DELIVERY: None}}
                 )
             elif not ok:
                 if not pending:
-                    run = await kube.patch_metadata(
-                        self.client, run,
+                    run = await self._patch_metadata(
+                        run,
                         {"annotations": {names.PENDING_TERMINAL_DELIVERY: phase}},
                     )  # fmt: skip
                 requeue = self.options.terminal_delivery_retry_seconds
         finalizers = RunView(run).finalizers
         if names.FINALIZER in finalizers:
-            run = await kube.patch_metadata(
-                self.client,
+            run = await self._patch_metadata(
                 run,
                 {"finalizers": [f for f in finalizers if f != names.FINALIZER]},
             )
@@ -284,6 +287,14 @@ class Finisher(Part):
                 return Result()
             requeue = remaining if requeue is None else min(requeue, remaining)
         return Result(requeue_after=requeue) if requeue else Result()
+
+    async def _patch_metadata(self, run: JSON, changes: JSON) -> JSON:
+        """A metadata patch of the terminal run (kube.patch_metadata), remembered as our
+        write: a cache still showing the run before it (with its finalizer) waits for
+        its event instead of unloading and delivering a second time."""
+        after = await kube.patch_metadata(self.client, run, changes)
+        self.reads.wrote(_version_of(run), after)
+        return after
 
     def _resend_wait(self, uid: str) -> float:
         """Seconds until a refused terminal envelope is due again (E19: every retry
@@ -355,6 +366,12 @@ class Finisher(Part):
         if self._forget is not None:
             self._forget(view.namespace, view.name)
         return Result()
+
+
+def _version_of(run: JSON) -> JSON:
+    """The identity and version of ``run`` as read, kept before a write replaces it."""
+    view = ObjectView(run)
+    return {"metadata": {"uid": view.uid, "resourceVersion": view.resource_version}}
 
 
 def _may_hold_services(view: RunView) -> bool:

@@ -524,6 +524,8 @@ class Links:
         )  # fmt: skip
         await self.ops.confirm(work)
         namespace = work.view.namespace
+        if (namespace, att.service) in self._services:
+            return None  # made by this process (a pass before its lead pod was cached)
         # Created first: an AlreadyExists answer is what says one is there (ours from
         # before a restart, or someone else's), and only then is it read and checked.
         try:
