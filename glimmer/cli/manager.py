@@ -390,8 +390,8 @@ def _qps(value: float) -> float:
     default=RUN_WORKERS,
     show_default=True,
     help="BurnInRuns reconciled at once (one run is never reconciled twice at once). "
-    "Passes mostly wait on the apiserver, so many small runs (one per Pair) want about "
-    "as many as run together; --kube-api-qps still paces their requests.",
+    "Passes mostly wait on the apiserver, so many small runs (one per Pair) want "
+    "several; each in-flight pass holds its own copies, so more cost memory.",
 )
 @click.option(
     "--cluster-name",

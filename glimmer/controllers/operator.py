@@ -65,8 +65,10 @@ from glimmer.sinks import FanoutOptions, RunExporter, SinkFanout
 from glimmer.sinks.attestation import EnvelopeSigner, KeySource
 
 #: Runs reconciled at once: enough that a fleet of small (Pair) runs is not queued
-#: behind a few in-flight passes; the client's rate limit still paces their requests.
-RUN_WORKERS: Final = 64
+#: behind a few in-flight passes, few enough that their passes' copies stay small (100
+#: one-pair runs on the bench: 4 workers 17.6 s and 80 MiB, 16 16.9 s and 91 MiB, 64
+#: 25.6 s and 117 MiB; docs/performance-links.md).
+RUN_WORKERS: Final = 16
 #: Nodes whose NodeFingerprint is reconciled at once.
 FINGERPRINT_WORKERS: Final = 4
 
@@ -112,8 +114,9 @@ def operator_registrations(
     node's verdict (docs/attestations.md); None signs nothing.
 
     ``run_workers`` runs are reconciled at once (one key never twice), on the one event
-    loop: a pass mostly waits on the apiserver, so a hundred small runs need about as
-    many workers as runs, or each waits behind the passes queued ahead of it.
+    loop: a pass mostly waits on the apiserver, so many small runs want several workers,
+    or each waits behind the passes queued ahead of it; each in-flight pass holds its
+    own copies, so more workers cost memory (``RUN_WORKERS``).
     """
     client = manager.client
     exporter: RunExporter | None = None
