@@ -21,13 +21,15 @@ Each case runs twice, on a fresh control plane each time: undisturbed (the refer
 verdicts and time to verdict), then the same run with ``glimmer manager``
 (glimmer.testing.ManagerProcess) SIGKILLed ``--kills`` times and restarted at once after
 each, then left to finish. The kill schedule: the gap from a manager's start (the first:
-from the run's creation) to its kill is ``--min-gap`` plus an exponential draw of mean
-``--mean-gap`` (default: the reference's time to verdict over the kill count), from a
-``random.Random`` seeded by ``--seed`` and the case name. The exponential spreads kills
-over the run with a long tail; the minimum is under the manager's time to a synced cache
-(several seconds at 1,000 nodes), so some kills land before ``/readyz`` and some after
-(the table counts both). The seed is printed first; ``--seed`` replays the schedule
-(the instants the manager meets depend on the host's load).
+from the run's creation) to its kill is ``--min-gap`` (0.5 s) plus an exponential draw of
+mean ``--mean-gap``, from a ``random.Random`` seeded by ``--seed`` and the case name. The
+default mean makes the expected gap the reference's time to verdict over the kill count,
+so the kills spread over about the undisturbed run's span, most while it is open (the
+table counts those that landed after the verdict). The exponential gives short and long
+lives alike; the minimum is under a manager's time from start to ``/readyz`` (its caches
+synced; the table gives the median), so some kills land before the caches sync and most
+after. The seed is printed first; ``--seed`` replays the schedule (the instants the
+manager meets depend on the host's load).
 
 Checks (chaos run against reference; the same run-independent ones on the reference too):
 
@@ -67,6 +69,7 @@ import os
 import random
 import shlex
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -157,10 +160,13 @@ class Kill:
     at: float
     """Seconds from the run's creation."""
     gap: float
-    ready: bool
-    """/readyz answered 200 before the kill (caches synced)."""
+    ready_s: float | None
+    """Seconds from the manager's start to its first /readyz 200 (caches synced); None:
+    killed before that."""
     open: bool
     """The run had no verdict yet."""
+    undone: bool
+    """The run still held its finalizer (cordons not all released)."""
 
 
 @attrs.define
@@ -358,14 +364,16 @@ class ChaosTrial(Trial):
                 out.notes.append(f"pod audit failed: {type(exc).__name__}: {exc}"[:300])
             await client.close()
 
-    async def _ready_within(self, manager: ManagerProcess, seconds: float) -> bool:
-        """Wait ``seconds``; whether /readyz answered 200 meanwhile."""
-        end = time.monotonic() + seconds
-        ready = False
+    async def _ready_within(self, manager: ManagerProcess, seconds: float) -> float | None:
+        """Wait ``seconds`` from now (the manager's start); when /readyz first answered
+        200 meanwhile (polled every 0.1 s), or None."""
+        began = time.monotonic()
+        end = began + seconds
+        ready: float | None = None
         while time.monotonic() < end:
-            if not ready:
-                ready = (await asyncio.to_thread(manager.get, "/readyz"))[0] == 200
-            await asyncio.sleep(min(0.2, max(0.0, end - time.monotonic())))
+            if ready is None and (await asyncio.to_thread(manager.get, "/readyz"))[0] == 200:
+                ready = time.monotonic() - began
+            await asyncio.sleep(min(0.1, max(0.0, end - time.monotonic())))
         return ready
 
     def _crashed(self, manager: ManagerProcess, *, at: float) -> bool:
@@ -393,11 +401,18 @@ class ChaosTrial(Trial):
             at = time.time() - created
             if not self._crashed(manager, at=at):
                 manager.kill()
-                out.kills.append(Kill(at=at, gap=gap, ready=ready, open=watch.verdict_at is None))
+                kill = Kill(
+                    at=at, gap=gap, ready_s=ready, open=watch.verdict_at is None,
+                    undone=watch.done_at is None,
+                )  # fmt: skip
+                out.kills.append(kill)
                 print(
                     f"  kill {len(out.kills)}/{self.kills} at +{at:.1f} s, {gap:.1f} s after "
-                    f"start ({'ready' if ready else 'before /readyz'}"
-                    f"{', run open' if watch.verdict_at is None else ', after the verdict'})",
+                    f"start ("
+                    + ("before /readyz" if ready is None else f"ready after {ready:.1f} s")
+                    + (", run open" if kill.open else ", after the verdict")
+                    + ("" if kill.undone else ", run done")
+                    + ")",
                     flush=True,
                 )
             try:
@@ -640,6 +655,10 @@ def checks(case: Case, ref: Outcome, chaos: Outcome, *, kills: int) -> list[Chec
     return out
 
 
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
 def _fmt(value: float, spec: str = ".1f") -> str:
     return "-" if math.isnan(value) else format(value, spec)
 
@@ -655,8 +674,10 @@ def figures_table(rows: list[tuple[Case, Outcome, Outcome]]) -> str:
         "s to verdict chaos",
         "ratio",
         "kills landed",
-        "before /readyz",
-        "before verdict",
+        "kills before /readyz",
+        "kills before verdict",
+        "kills before done",
+        "start to /readyz s (median)",
         "manager starts",
         "chaos run versions checked",
         "run-write 409s ref/chaos",
@@ -677,8 +698,10 @@ def figures_table(rows: list[tuple[Case, Outcome, Outcome]]) -> str:
             _fmt(chaos.verdict_s),
             _fmt(ratio, ".2f") + "x",
             str(len(chaos.kills)),
-            str(sum(not k.ready for k in chaos.kills)),
+            str(sum(k.ready_s is None for k in chaos.kills)),
             str(sum(k.open for k in chaos.kills)),
+            str(sum(k.undone for k in chaos.kills)),
+            _fmt(_median([k.ready_s for k in chaos.kills[1:] if k.ready_s is not None])),
             str(chaos.starts),
             str(chaos.versions),
             f"{ref.status_conflicts}/{chaos.status_conflicts}",
@@ -707,12 +730,12 @@ def main() -> None:
     parser.add_argument("--pair-cap", type=int, default=200, help="its maxConcurrentNodes")
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--seed", type=int, default=None, help="default: random (printed)")
-    parser.add_argument("--min-gap", type=float, default=1.0, help="seconds, start to kill")
+    parser.add_argument("--min-gap", type=float, default=0.5, help="seconds, start to kill")
     parser.add_argument(
         "--mean-gap",
         type=float,
         default=None,
-        help="mean of the exponential part (default: reference s / kills)",
+        help="mean of the exponential part (default: reference s / kills - min gap)",
     )
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     parser.add_argument("--break", dest="breaks", action="append", choices=BREAKS, default=[])
@@ -746,8 +769,9 @@ def main() -> None:
                 work=work / f"{slug}-reference",
             ).run_chaos()
             print(f"  reference: {ref.phase} {ref.counts} in {_fmt(ref.verdict_s)} s", flush=True)
-            mean_gap = args.mean_gap or (
-                ref.verdict_s / max(args.kills, 1) if ref.verdict_s > 0 else 5.0
+            mean_gap = args.mean_gap or max(
+                (ref.verdict_s if ref.verdict_s > 0 else 100.0) / max(args.kills, 1) - args.min_gap,
+                args.min_gap,
             )
             print(
                 f"# {case.name}: chaos, {args.kills} kills, gaps {args.min_gap} s + "
