@@ -221,6 +221,7 @@ class Trial:
         work: Path,
         scenario: Path | None,
         profile: Path | None = None,
+        stages: Sequence[Path] = (HERE / "kwok-stage-complete-runner.yaml",),
     ) -> None:
         self.operator = operator
         self.count = nodes
@@ -230,6 +231,8 @@ class Trial:
         self.scenario = scenario
         self.profile = profile
         """Where py-spy writes the operator's sampled stacks (collapsed), if anywhere."""
+        self.stages = tuple(stages)
+        """The KWOK stages that end the bench's pods (read when KWOK starts)."""
         self.figures = Figures(operator=operator.name, nodes=nodes, trial=trial)
         self.audit_log = work / "audit.log"
 
@@ -256,7 +259,7 @@ class Trial:
             kwok = Kwok(
                 plane,
                 start_timeout=600,
-                extra_stages=(HERE / "kwok-stage-complete-runner.yaml",),
+                extra_stages=self.stages,
             ).start()
             kwok.set_namespace_log(namespaces=[NAMESPACE], text=RUNNER_LOG)
             nodes = kwok.create_nodes(self.count, name_prefix="fleet-")

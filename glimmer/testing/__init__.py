@@ -6,6 +6,8 @@
 - :class:`EmbeddedOperator`: the operator's controllers inside your test process, wired
   as ``glimmer manager`` wires them; :func:`wait_for_verdict` waits for a BurnInRun.
 - :class:`ManagerProcess`: ``glimmer manager`` as a child process, to SIGTERM or SIGKILL.
+- ``glimmer.testing.pod_audit.PodAudit``: a pod watch proving no pod name was created
+  twice across manager restarts (the chaos tests and ``bench/run/chaos.py``).
 - The pytest plugin (``-p glimmer.testing.pytest_plugin``): fixtures ``control_plane``,
   ``namespace``, ``sim_nodes``, ``kwok_nodes``, ``glimmer_crds``, ``manager_process`` and
   more, and a session-end check that no child process leaked.

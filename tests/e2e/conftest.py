@@ -23,7 +23,7 @@ from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import NODES, PODS, ApiServerClient
 from glimmer.plan.names import label_value
 from glimmer.testing import ManagerProcess
-from tests.e2e.pod_audit import PodAudit
+from glimmer.testing.pod_audit import PodAudit
 from tests.integration.run.conftest import kube, run_crds, wait_for
 
 __all__ = [

@@ -21,8 +21,8 @@ import pytest
 from glimmer.controllers.kit.names import RUNS
 from glimmer.engine import ApiServerClient
 from glimmer.testing import ManagerProcess
+from glimmer.testing.pod_audit import PodAudit
 from tests.e2e import conftest as harness
-from tests.e2e.pod_audit import PodAudit
 from tests.integration.run.conftest import apply_profile, create_run, custom, terminal_run
 
 pytestmark = [pytest.mark.controlplane, pytest.mark.timeout(900)]

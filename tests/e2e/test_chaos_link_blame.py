@@ -19,8 +19,8 @@ import pytest
 from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.engine import ApiServerClient
 from glimmer.testing import ManagerProcess
+from glimmer.testing.pod_audit import PodAudit
 from tests.e2e import conftest as harness
-from tests.e2e.pod_audit import PodAudit
 from tests.e2e.test_chaos_links import no_services
 from tests.integration.run.conftest import create_run, terminal_run, wait_for
 from tests.integration.run.test_links_cluster import RUNNER_IMAGES, tcp_pair

@@ -24,8 +24,8 @@ from glimmer.controllers.kit.names import PROFILES, RUNS, TESTS
 from glimmer.controllers.run import kube as kube_
 from glimmer.engine import ApiServerClient
 from glimmer.testing import ManagerProcess
+from glimmer.testing.pod_audit import PodAudit
 from tests.e2e import conftest as harness
-from tests.e2e.pod_audit import PodAudit
 from tests.integration.run.conftest import create_run, terminal_run, wait_for
 from tests.integration.run.test_links_cluster import link_nodes, ring_group, tcp_pair
 

@@ -21,8 +21,8 @@ import pytest
 from glimmer.engine import PODS, ApiError, ApiServerClient, is_not_found
 from glimmer.plan import pod_name
 from glimmer.testing import ManagerProcess
+from glimmer.testing.pod_audit import PodAudit
 from tests.e2e import conftest as harness
-from tests.e2e.pod_audit import PodAudit
 from tests.integration.run.conftest import apply_profile, create_run, terminal_run, wait_for
 from tests.integration.run.test_soak_cluster import GATES, soak_test
 
