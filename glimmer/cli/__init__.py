@@ -14,6 +14,10 @@ from typing import Any, Final
 
 import click
 
+from glimmer.cli import _plain_structlog
+
+_plain_structlog.install()
+
 # sub-command name -> "module:attribute" of its click command.
 _COMMANDS: dict[str, str] = {
     "dev": "glimmer.cli.dev:dev",
