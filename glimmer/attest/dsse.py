@@ -15,7 +15,7 @@ asked, certification (``certified``: the predicate's ``certified`` is not true).
 
 securesystemslib (and cryptography under it) is imported by the functions that sign or
 verify, not by this module: a manager without an attestation key never loads it (about
-10 MiB resident).
+9 MiB resident).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import click
 
 from glimmer.cli import _plain_structlog
 
+# Before any command imports structlog, so that it loads without rich.
 _plain_structlog.install()
 
 # sub-command name -> "module:attribute" of its click command.
