@@ -12,6 +12,10 @@ given key over the PAE (``signature``), the statement type (``statement``), the
 predicate type (``predicateType``), the subject (``subject``), freshness (``expired``:
 past the predicate's ``expiresAt``, or issued longer ago than ``max_age``) and, when
 asked, certification (``certified``: the predicate's ``certified`` is not true).
+
+securesystemslib (and cryptography under it) is imported by the functions that sign or
+verify, not by this module: a manager without an attestation key never loads it (about
+9 MiB resident).
 """
 
 from __future__ import annotations
@@ -23,11 +27,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Final
-
-from securesystemslib.dsse import Envelope
-from securesystemslib.exceptions import FormatError, VerificationError
-from securesystemslib.signer import CryptoSigner, Key
+from typing import TYPE_CHECKING, Any, Final
 
 from glimmer.attest.statement import (
     PREDICATE_TYPES,
@@ -36,6 +36,10 @@ from glimmer.attest.statement import (
     parse_time,
 )
 from glimmer.contract.envelope import EnvelopeDecodeError, encode, from_json
+
+if TYPE_CHECKING:
+    from securesystemslib.dsse import Envelope
+    from securesystemslib.signer import CryptoSigner, Key
 
 JSON = dict[str, Any]
 
@@ -59,6 +63,8 @@ class AttestationError(ValueError):
 
 def sign_statement(statement: Mapping[str, Any], signer: CryptoSigner) -> JSON:
     """The DSSE envelope (as JSON) of ``statement`` signed by ``signer``."""
+    from securesystemslib.dsse import Envelope
+
     envelope = Envelope(payload=canonical(statement), payload_type=PAYLOAD_TYPE, signatures={})
     envelope.sign(signer)
     out: JSON = envelope.to_dict()
@@ -92,6 +98,9 @@ class Verified:
 
 
 def _envelope(document: Any) -> Envelope:
+    from securesystemslib.dsse import Envelope
+    from securesystemslib.exceptions import FormatError
+
     if not isinstance(document, Mapping):
         raise AttestationError("envelope", "not a JSON object")
     missing = [k for k in ("payload", "payloadType", "signatures") if k not in document]
@@ -119,6 +128,8 @@ def verify_envelope(
 ) -> Verified:
     """The statement inside ``document`` (a DSSE envelope as JSON) once every check
     passes (see the module docstring); else :class:`AttestationError`."""
+    from securesystemslib.exceptions import VerificationError
+
     envelope = _envelope(document)
     if envelope.payload_type != PAYLOAD_TYPE:
         raise AttestationError("payloadType", f"{envelope.payload_type!r}, not {PAYLOAD_TYPE!r}")

@@ -6,16 +6,17 @@ caller hands in the decoded bytes). The public key is PEM (SubjectPublicKeyInfo,
 ``openssl pkey -in key.pem -pubout``). Both are parsed with ``cryptography`` and
 wrapped as ``securesystemslib`` signers and keys, whose keyid (sha256 of the public
 key's canonical form) names the key in each DSSE signature.
+
+Both libraries are imported by the functions that read keys, not by this module: a
+manager without an attestation key never loads them (see :mod:`glimmer.attest.dsse`).
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from cryptography.exceptions import UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from securesystemslib.signer import CryptoSigner, SSlibKey
+if TYPE_CHECKING:
+    from securesystemslib.signer import CryptoSigner, SSlibKey
 
 #: The Secret data key holding the PEM private key.
 SECRET_KEY: Final = "ed25519.pem"
@@ -32,6 +33,11 @@ class UnusableKeyError(ValueError):
 
 def load_signer(pem: bytes, *, source: str) -> CryptoSigner:
     """A signer for an ed25519 PEM private key; ``source`` names where it came from."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from securesystemslib.signer import CryptoSigner
+
     try:
         key = serialization.load_pem_private_key(pem, password=None)
     except (ValueError, TypeError, UnsupportedAlgorithm) as err:
@@ -48,6 +54,14 @@ def load_signer(pem: bytes, *, source: str) -> CryptoSigner:
 def load_public_key(pem: bytes, *, source: str) -> SSlibKey:
     """The verifying key for an ed25519 PEM public key (a private key's public half is
     accepted too, so a signer's own key file verifies)."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
+    from securesystemslib.signer import SSlibKey
+
     try:
         public = serialization.load_pem_public_key(pem)
     except (ValueError, TypeError, UnsupportedAlgorithm):
@@ -67,6 +81,9 @@ def load_public_key(pem: bytes, *, source: str) -> SSlibKey:
 
 def public_pem(signer: CryptoSigner) -> str:
     """The signer's public key as PEM text (what a verifier is given)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     key = Ed25519PublicKey.from_public_bytes(bytes.fromhex(signer.public_key.keyval["public"]))
     return key.public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo

@@ -32,7 +32,11 @@ def configure_logging(*, level: str = "info", stream: TextIO | None = None) -> N
         processors=[
             *shared,
             structlog.processors.StackInfoRenderer(),
-            structlog.processors.dict_tracebacks,
+            # Locals rendered without rich, however the process imported structlog
+            # (glimmer.cli imports it without rich: glimmer.cli._plain_structlog).
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(use_rich=False)
+            ),
             structlog.processors.JSONRenderer(),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),

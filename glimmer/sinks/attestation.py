@@ -27,11 +27,10 @@ import hashlib
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import aiohttp
 import structlog
-from securesystemslib.signer import CryptoSigner
 
 from glimmer.api import GROUP, VERSION
 from glimmer.attest import (
@@ -53,6 +52,9 @@ from glimmer.contract.envelope import (
 )
 from glimmer.engine import ApiError, KubeClient, Resource, is_not_found
 from glimmer.verdict import Phase
+
+if TYPE_CHECKING:
+    from securesystemslib.signer import CryptoSigner
 
 log = structlog.get_logger("glimmer.sinks.attestation")
 

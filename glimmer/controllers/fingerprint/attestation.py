@@ -30,11 +30,10 @@ import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import aiohttp
 import structlog
-from securesystemslib.signer import CryptoSigner
 
 from glimmer.api import API_VERSION, GROUP
 from glimmer.attest import (
@@ -57,6 +56,9 @@ from glimmer.engine import (
 from glimmer.sinks.attestation import KeySource
 from glimmer.verdict.attestation import label_agrees, signable
 from glimmer.verdict.expiry import VerdictStatus
+
+if TYPE_CHECKING:
+    from securesystemslib.signer import CryptoSigner
 
 log = structlog.get_logger("glimmer.controllers.fingerprint.attestation")
 

@@ -13,6 +13,9 @@ once: firing a fleet sweep twice in one night is worse than a shifted tick.
 ``@every <duration>`` uses Go duration syntax (``168h``, ``1h30m``); ticks are whole
 seconds, one interval after the previous tick (robfig/cron's constant delay). An
 interval under one second is refused rather than rounded up.
+
+croniter is imported where a cron expression is read or stepped: a manager with no
+BurnInSchedule never loads it.
 """
 
 from __future__ import annotations
@@ -22,8 +25,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-from croniter import croniter
 
 _DESCRIPTORS: Final = {
     "@yearly": "0 0 1 1 *",
@@ -68,6 +69,8 @@ class CronSchedule:
     zone: ZoneInfo
 
     def next_after(self, moment: datetime) -> datetime:
+        from croniter import croniter
+
         local = moment.astimezone(self.zone)
         iterator = croniter(self.expression, local)
         tick: datetime = iterator.get_next(datetime)
@@ -147,6 +150,8 @@ def parse_schedule(expression: str | None, time_zone: str | None) -> Schedule:
         if _FIELD.fullmatch(part) is None or re.search(r"(?<![A-Za-z])[HR](?![A-Za-z])", part):
             raise ScheduleError(f"cron field {part!r} is not standard cron syntax")
     joined = " ".join(fields)
+    from croniter import croniter
+
     if not croniter.is_valid(joined):
         raise ScheduleError(f"spec.schedule {text!r} is not a valid cron expression")
     schedule = CronSchedule(expression=joined, zone=zone)
