@@ -14,11 +14,6 @@ from typing import Any, Final
 
 import click
 
-from glimmer.cli import _plain_structlog
-
-# Before any command imports structlog, so that it loads without rich.
-_plain_structlog.install()
-
 # sub-command name -> "module:attribute" of its click command.
 _COMMANDS: dict[str, str] = {
     "dev": "glimmer.cli.dev:dev",

@@ -32,10 +32,10 @@ def configure_logging(*, level: str = "info", stream: TextIO | None = None) -> N
         processors=[
             *shared,
             structlog.processors.StackInfoRenderer(),
-            # Locals rendered without rich, however the process imported structlog
-            # (glimmer.cli imports it without rich: glimmer.cli._plain_structlog).
+            # No frame locals in the JSON traceback: a key, token or kubeconfig in a
+            # local variable must never reach the log.
             structlog.processors.ExceptionRenderer(
-                structlog.tracebacks.ExceptionDictTransformer(use_rich=False)
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
             ),
             structlog.processors.JSONRenderer(),
         ],
