@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -31,12 +32,23 @@ def _alive(pid: int) -> bool:
     return status != "Z"
 
 
+def _dies(pid: int, *, within_s: float = 5.0) -> bool:
+    """Whether ``pid`` is dead within ``within_s``: a SIGKILLed process finishes exiting
+    a moment after the signal (a job left alone sleeps 300 s)."""
+    deadline = time.monotonic() + within_s
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def test_hung_fio_is_killed_with_its_job_processes(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     fio = _script(tmp_path, f"sleep 300 &\necho $! > {pid_file}\nsleep 300\n")
     with pytest.raises(RunnerError, match="did not finish in 1 s"):
         run_fio(fio, [], timeout_s=1)
-    assert not _alive(int(pid_file.read_text()))
+    assert _dies(int(pid_file.read_text()))
 
 
 def test_job_process_holding_the_pipe_after_fio_exits_is_ended(tmp_path: Path) -> None:
@@ -44,7 +56,7 @@ def test_job_process_holding_the_pipe_after_fio_exits_is_ended(tmp_path: Path) -
     fio = _script(tmp_path, f"sleep 300 &\necho $! > {pid_file}\necho '{{}}'\nexit 0\n")
     done = run_fio(fio, [], timeout_s=60)
     assert done.exit_code == 0 and done.stdout.strip() == "{}"
-    assert not _alive(int(pid_file.read_text()))
+    assert _dies(int(pid_file.read_text()))
 
 
 def test_output_flood_is_refused_and_killed(tmp_path: Path) -> None:
