@@ -130,6 +130,18 @@ async def fan_out(calls: Sequence[Callable[[], Awaitable[None]]], *, limit: int 
             raise outcome
 
 
+#: How many passes in a row wait for a pod cache that lags this process's own creates
+#: before one lists the run's pods live (a create's ADDED event usually comes first).
+POD_CACHE_PATIENCE: Final = 3
+#: The backstop requeue of a pass put off for the pod cache (the events come first).
+POD_CACHE_WAIT_SECONDS: Final = 1.0
+
+
+class PodsBehindError(Exception):
+    """The pod cache has not shown pods this process just created: the pass is put
+    off (its pods' own events requeue the run), nothing read or written."""
+
+
 def _unit_log_context(ex: Execution) -> Any:
     """Log lines about one unit carry its test and node (beside the run's namespace and
     name, bound per reconcile by the controller)."""
@@ -163,13 +175,26 @@ class Sweeper(Part):
         #: Each run's open units, kept between passes (a cache of the status: built
         #: again from it whenever the run is not exactly what it describes).
         self.open_units = OpenUnitsCache()
+        #: Run UID -> passes put off in a row for a pod cache behind our creates.
+        self._waited: dict[str, int] = {}
 
-    async def new_pass(self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False) -> Pass:
+    def forget(self, uid: str) -> None:
+        """What this sweeper keeps for the run ``uid`` (a cache: never needed again)."""
+        self.open_units.forget(uid)
+        self._waited.pop(uid, None)
+
+    async def new_pass(
+        self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False, may_wait: bool = False
+    ) -> Pass:
         """A pass over ``run``. Its pods come from the cache (by the run-label index, no
         list request). The live reads the rules keep:
 
         - ``live_pods``: a live list, for a decision a lagging cache would get wrong
           (E18's cancel waits for what is running);
+        - a cache that has not shown the pods this process just created is listed live
+          once (their ADDED events are on their way: with ``may_wait``, the pass is
+          first put off a few times, :class:`PodsBehindError`, since a list holds every
+          pod of the run, thousands at fleet scale, and those events requeue the run);
         - a pod that status expects but the cache lacks is read live by name before its
           attempt is settled as deleted (H, :meth:`get_pod`), and so is a twin our
           create met (its foreign check runs on the live pod);
@@ -182,13 +207,21 @@ class Sweeper(Part):
         else:
             found, cached = await self.reads.pods_of(run)
         pods = {ObjectView(p).name: p for p in found}
+        uid = ObjectView(run).uid
         if cached and not self.reads.shows_created(run, pods):
             # The cache has not shown pods this process just created: a walk over it
-            # would create them again (AlreadyExists, then a live read each). One live
-            # list instead, which also settles the release (pods_cached False).
+            # would create them again (AlreadyExists, then a live read each). Wait for
+            # it a few times, then one live list, which also settles the release
+            # (pods_cached False).
+            waited = self._waited.pop(uid, 0)
+            if may_wait and waited < POD_CACHE_PATIENCE:
+                self._waited[uid] = waited + 1
+                raise PodsBehindError(uid)
             found = await self.reads.live_pods_of(run)
             pods, cached = {ObjectView(p).name: p for p in found}, False
             self.reads.pods_for_release_settled(run)
+        else:
+            self._waited.pop(uid, None)
         view = RunView(run)
         # F10: link blame's re-pairs sit among the results while the pass runs (so the
         # one unit machinery steps them); every status write keeps them apart again.
