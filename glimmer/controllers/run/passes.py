@@ -179,6 +179,8 @@ class Pass:
     #: Nodes each live pod holds (E8, F1/F4), and how many live pods hold each node.
     _pod_holds: dict[str, frozenset[str]] = field(default_factory=dict)
     _held_by_pods: Counter[str] = field(default_factory=Counter)
+    #: ``results`` hold every result of the status (:meth:`read_every_result`).
+    _read_all: bool = False
 
     def __post_init__(self) -> None:
         planned = {test.name for test in self.plan.tests}
@@ -192,6 +194,7 @@ class Pass:
         if self.index is None:
             self.index = OpenUnits.over(self.run, PlanShape.of(self.plan), self.results)
         self._packed = self.index.packed
+        self._read_all = self.index.reads_all
         self._reindex()
         self._count_pods()
 
@@ -237,6 +240,7 @@ class Pass:
     def read_every_result(self) -> None:
         """Hold every result of the status, packed ones included (as a restarted manager
         reads them): for a caller that asks about a settled unit, or settles the rest."""
+        self._read_all = True
         if not self._packed:
             return
         packed = self.view.stored_status.get(status_layout.PACKED_KEY)
@@ -248,8 +252,8 @@ class Pass:
 
     @property
     def reads_every_result(self) -> bool:
-        """Whether ``results`` hold every result (nothing left only packed)."""
-        return not self._packed
+        """Whether ``results`` hold every result of the status (read as before)."""
+        return self._read_all
 
     def held(self) -> dict[Identity, tuple[JSON, TestResultState]]:
         """Every result this pass holds, link blame's re-pairs left out (what a status
