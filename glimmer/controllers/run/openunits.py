@@ -216,10 +216,9 @@ class OpenUnits:
         self.memo[ident] = (result, state)
         return state
 
-    def pod_facts(self, pod: Mapping[str, Any]) -> tuple[bool, str, bool]:
-        """(live, pinned node, a Pair/Group member) of ``pod``, looked into once per
-        version of it."""
-        name = ObjectView(pod).name
+    def pod_facts(self, name: str, pod: Mapping[str, Any]) -> tuple[bool, str, bool]:
+        """(live, pinned node, a Pair/Group member) of ``pod`` (named ``name``), looked
+        into once per version of it."""
         seen = self.pods.get(name)
         if seen is not None and seen[0] is pod:
             return seen[1], seen[2], seen[3]

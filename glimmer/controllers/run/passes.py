@@ -531,17 +531,17 @@ class Pass:
             self._held_by_pods[node] -= 1
             if self._held_by_pods[node] <= 0:
                 del self._held_by_pods[node]
-        nodes = self._holds(pod) if pod is not None else frozenset()
+        nodes = self._holds(name, pod) if pod is not None else frozenset()
         if nodes:
             self._pod_holds[name] = nodes
             self._held_by_pods.update(nodes)
         if nodes or before:
             self._busy = None
 
-    def _holds(self, pod: Mapping[str, Any]) -> frozenset[str]:
+    def _holds(self, name: str, pod: Mapping[str, Any]) -> frozenset[str]:
         """The nodes a live ``pod`` holds: its own, and a link unit's others (E8)."""
         assert self.index is not None
-        live, node, linked = self.index.pod_facts(pod)
+        live, node, linked = self.index.pod_facts(name, pod)
         if not live:
             return frozenset()
         nodes = {node, *self._link_unit_nodes(pod, node)} if linked else {node}
