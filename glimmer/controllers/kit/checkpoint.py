@@ -531,8 +531,16 @@ def fit_status(
 
 def _body(run: Mapping[str, Any]) -> JSON:
     """A deep copy of ``run`` to send, without the results its packed records already
-    hold (dropped before copying: a pass writes back every result its view read)."""
+    hold (dropped before copying: a pass writes back every result its view read) and
+    without ``metadata.managedFields``: the apiserver keeps an object's field owners
+    when an update leaves them out (only an explicit ``[{}]`` clears them), a run read
+    from the cache carries none, and a write's answer carries them for every key of the
+    run's per-node maps (a fifth of a large run's object, sent again by a pass that
+    writes twice)."""
     body = dict(run)
+    meta = ObjectView(run).meta
+    if "managedFields" in meta:
+        body["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
     body["status"] = dict(RunView(body).status)
     drop_packed_twins(body)
     return copy_json(body)
