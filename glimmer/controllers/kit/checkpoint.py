@@ -48,6 +48,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -277,24 +278,26 @@ def _movable_bytes(run: JSON, keep_whole: frozenset[str] = frozenset()) -> int:
 
 async def offload(
     client: KubeClient, run: JSON, *, at: int = SHARD_AT_BYTES, must_at: int | None = None
-) -> None:
+) -> int | None:
     """Compact ``run`` (the body about to be written) in place, after creating the
     shards that hold the evidence it moves, when it is over ``at`` bytes and at least
     :data:`SHARD_MIN_BYTES` could move (so shards stay few and large), or whenever it
-    is over ``must_at`` (close to the status budget).
+    is over ``must_at`` (close to the status budget). The body's size when nothing
+    moved (what it measured), else None.
 
     Results of a test whose cohort judgement is pending stay whole (C10) until the
     status is that close to its budget: then they move too, and the judgement counts
     them as excluded rather than the run failing its own status write."""
-    size = len(json.dumps(run, separators=(",", ":"), ensure_ascii=False).encode())
+    size = encoded_size(run)
     if size <= at:
-        return
+        return size
     must = must_at is not None and size > must_at
     keep_whole = frozenset() if must else awaiting_cohort(run)
     if not must and _movable_bytes(run, keep_whole) < SHARD_MIN_BYTES:
-        return
+        return size
     bodies = plan_offload(run, keep_whole=keep_whole)
     await create_shards(client, bodies)
+    return None if bodies else size
 
 
 def _pack_weight(records: Sequence[Mapping[str, Any]]) -> int:
@@ -315,8 +318,7 @@ def drop_packed_twins(run: JSON) -> None:
     raw = status.get("results")
     if not existing or not isinstance(raw, list):
         return
-    members = status_layout.packed_members(existing)
-    units = status_layout.packed_units(members)
+    members, units = _packed_index(RunView(run).uid, existing)
 
     def twin(result: Any) -> bool:
         if not isinstance(result, Mapping):
@@ -338,10 +340,36 @@ def drop_packed_twins(run: JSON) -> None:
     status["results"] = [r for r in raw if not twin(r)]
 
 
-def pack(run: JSON, *, at: int | None = None) -> None:
+_Members = dict[tuple[str, str], tuple[str, tuple[tuple[str, str], ...], Mapping[str, Any]]]
+_Units = dict[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]], Mapping[str, Any]]
+#: Per run UID: the packed records last read, and their members and units. A large run
+#: writes its status hundreds of times while its packed records change a few times, and
+#: reading them is a loop over every packed result; an equal list (compared whole, in
+#: C) reads the same.
+_PACKED_READ: OrderedDict[str, tuple[Any, _Members, _Units]] = OrderedDict()
+_PACKED_READ_RUNS: Final = 16
+
+
+def _packed_index(uid: str, packed: Any) -> tuple[_Members, _Units]:
+    """:func:`~glimmer.api.status_layout.packed_members` and ``packed_units`` of
+    ``packed`` (read again unless equal to the list last read for the run ``uid``)."""
+    seen = _PACKED_READ.get(uid)
+    if seen is not None and seen[0] == packed:
+        _PACKED_READ.move_to_end(uid)
+        return seen[1], seen[2]
+    members = status_layout.packed_members(packed)
+    units = status_layout.packed_units(members)
+    _PACKED_READ[uid] = (copy_json(packed), members, units)
+    while len(_PACKED_READ) > _PACKED_READ_RUNS:
+        _PACKED_READ.popitem(last=False)
+    return members, units
+
+
+def pack(run: JSON, *, at: int | None = None) -> bool:
     """Pack the compact records of ``run`` (the body about to be written) into
     ``status.packedResults`` in place, once they weigh more than ``at``; a status that
-    packs already packs every new one too, so a record is never in both places.
+    packs already packs every new one too, so a record is never in both places. Whether
+    it packed anything.
 
     The body may still hold a packed record a second time, unpacked in ``results``
     (:func:`drop_packed_twins` runs first and removes those it can): each is kept
@@ -353,7 +381,7 @@ def pack(run: JSON, *, at: int | None = None) -> None:
     fresh = [r for r in results if isinstance(r, Mapping) and status_layout.packable(r)]
     limit = PACK_AT_BYTES if at is None else at
     if not fresh or (not existing and _pack_weight(fresh) <= limit):
-        return  # nothing new to pack (what was packed is already, once: drop_packed_twins)
+        return False  # nothing new to pack (what was packed is already: drop_packed_twins)
     # A record of a unit a packed member already stands for (and differs from it, or
     # drop_packed_twins would have dropped it) stays in ``results``, where it
     # supersedes the member on read (and expands to Error if it disagrees with its
@@ -361,7 +389,7 @@ def pack(run: JSON, *, at: int | None = None) -> None:
     held = status_layout.packed_units(status_layout.packed_members(existing))
     fresh = [r for r in fresh if status_layout.unit_key(r) not in held]
     if not fresh:
-        return
+        return False
     unpacked = status_layout.unpack_records(existing)
     packing = {id(r) for r in fresh}
     rest = [r for r in results if id(r) not in packing]
@@ -374,6 +402,7 @@ def pack(run: JSON, *, at: int | None = None) -> None:
         [r for r in unpacked if status_layout.packable(r)] + fresh
     )
     status["results"] = unreadable + rest
+    return True
 
 
 # --- the size budget ------------------------------------------------------------------
@@ -474,13 +503,16 @@ def _compact_terminal(status: JSON, *, size: int, budget: int) -> int:
     return size
 
 
-def fit_status(run: JSON, *, budget: int = STATUS_BUDGET_BYTES, terminal: bool = False) -> int:
+def fit_status(
+    run: JSON, *, budget: int = STATUS_BUDGET_BYTES, terminal: bool = False, size: int | None = None
+) -> int:
     """Compact ``run``'s status in place until the object fits ``budget``; its size.
+    ``size``: ``run``'s encoded size when the caller has just measured it.
 
     Raises :class:`StatusTooLargeError` when it cannot be made to fit, except for the
     terminal write, which is sent as small as it can be made (the apiserver has the
     last word: no later write could repair a terminal one that was not sent)."""
-    size = encoded_size(run)
+    size = encoded_size(run) if size is None else size
     if size <= budget:
         return size
     status = RunView(run).status  # compacted in place: the body about to be sent
@@ -499,8 +531,16 @@ def fit_status(run: JSON, *, budget: int = STATUS_BUDGET_BYTES, terminal: bool =
 
 def _body(run: Mapping[str, Any]) -> JSON:
     """A deep copy of ``run`` to send, without the results its packed records already
-    hold (dropped before copying: a pass writes back every result its view read)."""
+    hold (dropped before copying: a pass writes back every result its view read) and
+    without ``metadata.managedFields``: the apiserver keeps an object's field owners
+    when an update leaves them out (only an explicit ``[{}]`` clears them), a run read
+    from the cache carries none, and a write's answer carries them for every key of the
+    run's per-node maps (a fifth of a large run's object, sent again by a pass that
+    writes twice)."""
     body = dict(run)
+    meta = ObjectView(run).meta
+    if "managedFields" in meta:
+        body["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
     body["status"] = dict(RunView(body).status)
     drop_packed_twins(body)
     return copy_json(body)
@@ -528,8 +568,9 @@ async def write_status(
     :class:`ShardError`: nothing is written, the next pass retries); the terminal
     write then goes without shards, clamped as above, so it never loops."""
     body = _body(run)
+    measured: int | None = None
     try:
-        await offload(
+        measured = await offload(
             client,
             body,
             at=SHARD_AT_BYTES if shard_at is None else shard_at,
@@ -548,8 +589,9 @@ async def write_status(
             ) from err
         else:
             raise
-    pack(body)
-    size = fit_status(body, budget=budget, terminal=terminal)
+    if pack(body):
+        measured = None
+    size = fit_status(body, budget=budget, terminal=terminal, size=measured)
     try:
         return await client.replace(
             RUNS, body, namespace=RunView(body).namespace, subresource="status"

@@ -19,6 +19,7 @@ default, an unreadable list or map as empty.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any, Final, TypeGuard
 
@@ -202,6 +203,15 @@ class ObjectView:
                 yield entry
 
 
+@functools.lru_cache(maxsize=32)
+def _decoded_plan(text: str) -> PinnedPlan:
+    """:meth:`PinnedPlan.from_annotation`, once per distinct text: every pass of a run
+    reads its pinned plan, which never changes (a fleet's targets are thousands of
+    names to decode). The plan is frozen and its test specs are read-only, so one
+    decoded plan serves every reader; an unreadable text raises each time."""
+    return PinnedPlan.from_annotation(text)
+
+
 class RunView(ObjectView):
     """Typed reads of one BurnInRun object (``obj`` is the dict itself, not a copy)."""
 
@@ -216,7 +226,7 @@ class RunView(ObjectView):
         """The pinned plan (E5) decoded, None when none is pinned; an unreadable one
         raises :class:`~glimmer.plan.PlanDecodeError` (the run then ends Error)."""
         text = self.plan_text
-        return PinnedPlan.from_annotation(text) if text else None
+        return _decoded_plan(text) if text else None
 
     def readable_plan(self) -> PinnedPlan | None:
         """The pinned plan, or None when none is pinned or it cannot be read."""

@@ -35,7 +35,7 @@ from glimmer.controllers.run.links import lead_alone
 from glimmer.controllers.run.passes import Pass
 from glimmer.controllers.run.reads import RunReads
 from glimmer.controllers.run.start import Pinned, Refused, Starter
-from glimmer.controllers.run.sweep import Sweeper
+from glimmer.controllers.run.sweep import POD_CACHE_WAIT_SECONDS, PodsBehindError, Sweeper
 from glimmer.engine import (
     NAMESPACES,
     PODS,
@@ -140,6 +140,8 @@ class RunReconciler:
 
     async def _reconcile(self, run: JSON) -> Result:
         view = RunView(run)
+        if view.deleting or view.terminal:
+            self.sweeper.forget(view.uid)  # its index: a run that ends is never swept again
         if view.deleting:
             return await self.finisher.cleanup(run)
         if view.terminal:
@@ -301,7 +303,10 @@ class RunReconciler:
             elapsed = (self.now() - parse_time(started)).total_seconds()
             if elapsed >= deadline:
                 return await self._expire(run, plan, deadline=deadline)
-        work = await self.sweeper.new_pass(run, plan)
+        try:
+            work = await self.sweeper.new_pass(run, plan, may_wait=True)
+        except PodsBehindError:
+            return Result(requeue_after=POD_CACHE_WAIT_SECONDS)
         if deadline > 0 and started:
             work.wait(deadline - (self.now() - parse_time(started)).total_seconds())
         done = await self.sweeper.sweep(work, launch=not view.suspend)

@@ -27,6 +27,7 @@ state, attempt number, trigger and pod name, each computed once; the step return
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import functools
 import time
@@ -59,6 +60,7 @@ from glimmer.controllers.run.delivery import Delivery, Reason
 from glimmer.controllers.run.evidence import Evidence
 from glimmer.controllers.run.finish import Finisher
 from glimmer.controllers.run.links import Links
+from glimmer.controllers.run.openunits import OpenUnitsCache, listed_results
 from glimmer.controllers.run.passes import (
     Execution,
     Launch,
@@ -88,7 +90,6 @@ from glimmer.verdict import (
     AttemptVerdict,
     Phase,
     attempt_record,
-    count,
     record_attempt,
     run_phase,
 )
@@ -129,6 +130,18 @@ async def fan_out(calls: Sequence[Callable[[], Awaitable[None]]], *, limit: int 
             raise outcome
 
 
+#: How many passes in a row wait for a pod cache that lags this process's own creates
+#: before one lists the run's pods live (a create's ADDED event usually comes first).
+POD_CACHE_PATIENCE: Final = 3
+#: The backstop requeue of a pass put off for the pod cache (the events come first).
+POD_CACHE_WAIT_SECONDS: Final = 1.0
+
+
+class PodsBehindError(Exception):
+    """The pod cache has not shown pods this process just created: the pass is put
+    off (its pods' own events requeue the run), nothing read or written."""
+
+
 def _unit_log_context(ex: Execution) -> Any:
     """Log lines about one unit carry its test and node (beside the run's namespace and
     name, bound per reconcile by the controller)."""
@@ -159,13 +172,29 @@ class Sweeper(Part):
         self.links = Links(self)
         #: Link blame's re-pairs (F10-F13), stepped by the same Links.
         self.repairs = repairs.Repairs(self.links, self.reads)
+        #: Each run's open units, kept between passes (a cache of the status: built
+        #: again from it whenever the run is not exactly what it describes).
+        self.open_units = OpenUnitsCache()
+        #: Run UID -> passes put off in a row for a pod cache behind our creates.
+        self._waited: dict[str, int] = {}
 
-    async def new_pass(self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False) -> Pass:
+    def forget(self, uid: str) -> None:
+        """What this sweeper keeps for the run ``uid`` (a cache: never needed again)."""
+        self.open_units.forget(uid)
+        self._waited.pop(uid, None)
+
+    async def new_pass(
+        self, run: JSON, plan: PinnedPlan, *, live_pods: bool = False, may_wait: bool = False
+    ) -> Pass:
         """A pass over ``run``. Its pods come from the cache (by the run-label index, no
         list request). The live reads the rules keep:
 
         - ``live_pods``: a live list, for a decision a lagging cache would get wrong
           (E18's cancel waits for what is running);
+        - a cache that has not shown the pods this process just created is listed live
+          once (their ADDED events are on their way: with ``may_wait``, the pass is
+          first put off a few times, :class:`PodsBehindError`, since a list holds every
+          pod of the run, thousands at fleet scale, and those events requeue the run);
         - a pod that status expects but the cache lacks is read live by name before its
           attempt is settled as deleted (H, :meth:`get_pod`), and so is a twin our
           create met (its foreign check runs on the live pod);
@@ -178,27 +207,40 @@ class Sweeper(Part):
         else:
             found, cached = await self.reads.pods_of(run)
         pods = {ObjectView(p).name: p for p in found}
+        uid = ObjectView(run).uid
         if cached and not self.reads.shows_created(run, pods):
             # The cache has not shown pods this process just created: a walk over it
-            # would create them again (AlreadyExists, then a live read each). One live
-            # list instead, which also settles the release (pods_cached False).
+            # would create them again (AlreadyExists, then a live read each). Wait for
+            # it a few times, then one live list, which also settles the release
+            # (pods_cached False).
+            waited = self._waited.pop(uid, 0)
+            if may_wait and waited < POD_CACHE_PATIENCE:
+                self._waited[uid] = waited + 1
+                raise PodsBehindError(uid)
             found = await self.reads.live_pods_of(run)
             pods, cached = {ObjectView(p).name: p for p in found}, False
             self.reads.pods_for_release_settled(run)
+        else:
+            self._waited.pop(uid, None)
         view = RunView(run)
         # F10: link blame's re-pairs sit among the results while the pass runs (so the
         # one unit machinery steps them); every status write keeps them apart again.
         overlay, repair_units = repairs.load(view.status, plan)
+        # The settled results only status.packedResults holds are not read: the index
+        # counts them (openunits.py), unless their status does not read cleanly.
+        index = self.open_units.get(run, plan)
+        held = view.results if index.reads_all else listed_results(view.stored_status)
         return Pass(
             run=run,
             plan=plan,
             pods=pods,
             pods_cached=cached,
             now=self.now(),
-            results=[*(dict(r) for r in view.results), *overlay],
+            results=[*(dict(r) for r in held), *overlay],
             requeue=self.options.requeue_idle_seconds,
             deadline=time.monotonic() + self.options.pass_budget_seconds,
             repair_units=list(repair_units),
+            index=index,
         )
 
     async def commit(self, work: Pass, *, terminal: Phase | None = None) -> JSON:
@@ -268,6 +310,7 @@ class Sweeper(Part):
         repairs.store(work)
         work.status["results"] = work.judged_results()
         self.finisher.settle_verdict(work.run, phase=phase, extra=(), plan=work.plan)
+        self.open_units.forget(work.view.uid)  # a terminal run is never swept again
         # I21: unclamped, so a status over budget ends the run Error, never a verdict
         # written with its evidence cut to fit.
         work.run = await self.finisher.write_verdict(work.run, phase=phase, clamp=False)
@@ -293,7 +336,7 @@ class Sweeper(Part):
                 work.replace_pods(live)
                 busy = self._held(work)
         keep = sorted(n for n in set(recorded) if n in busy)
-        prior = work.view.prior_unschedulable
+        prior = work.prior
         # E12: only our own stamp is restored (a stale cache is a 409, then live); the
         # releases are independent of each other, so they go out together (bounded).
         await fan_out(
@@ -319,17 +362,32 @@ class Sweeper(Part):
         self.reads.wrote(before, work.run)
         work.changed = False
         work.confirmed = True  # the write's answer is the apiserver's current object
+        self._advance(work)
+
+    def _advance(self, work: Pass) -> None:
+        """The run's index after this pass's accepted write (openunits.py): advanced from
+        what the write sent and the apiserver answered, or dropped (the next pass then
+        builds it from the status, as a restarted manager would)."""
+        index = work.index
+        uid = work.view.uid
+        advanced = None
+        if index is not None and not work.reads_every_result:
+            advanced = index.advanced(work.run, held=work.held(), claimed=work._claimed)
+        if advanced is None:
+            self.open_units.forget(uid)
+            if index is not None and not work.reads_every_result:
+                work.read_every_result()
+            return
+        self.open_units.put(advanced)
+        work.rebase(advanced)
 
     def finished(self, work: Pass) -> Phase | None:
         """The run's phase if nothing is left to do (D6/D7), else None; for a pass whose
         pod creation settled units after the walk had already looked."""
         if work.fail_fast_stops():
             return run_phase(work.states())
-        for index, test in enumerate(work.plan.tests):
-            for unit in units_of_test(work.plan, index):
-                result = work.result(test.name, unit.nodes)
-                if result is None or result.get("phase") == str(Phase.RUNNING):
-                    return None
+        if not work.settled_everywhere():
+            return None
         if self.repairs.pending(work):
             return None  # F10: a Failed Pair's re-pairs are still owed its blame
         return run_phase(work.states())
@@ -423,7 +481,7 @@ class Sweeper(Part):
         return work.execution(ex.test_index, ex.test, ex.unit)
 
     def _recount(self, work: Pass) -> None:
-        tally = count(work.judged_states())
+        tally = work.tally()
         work.status.update(
             passed=tally.passed, failed=tally.failed, errored=tally.errored, skipped=tally.skipped
         )
@@ -444,17 +502,17 @@ class Sweeper(Part):
     def _read_ahead(self, work: Pass) -> None:
         """Start the log reads of the terminated pods the walk is about to judge: the
         open Node units of the first test with any (E8 goes no further), each pod
-        proven ours first (a foreign pod is never read)."""
+        proven ours first (a foreign pod is never read). A unit with no pod has nothing
+        to read, so only the open results and the pending units with a pod are looked at."""
         gate = asyncio.Semaphore(FANOUT)
         for index, test in enumerate(work.plan.tests):
             if test.scope in LINK_SCOPES:
                 return  # a link reads its sides itself, each once the link is judged
-            open_units = False
-            for unit in units_of_test(work.plan, index):
-                ex = work.execution(index, test, unit)
-                if not ex.open:
-                    continue
-                open_units = True
+            if not work.has_unsettled(index):
+                continue
+            units = work.shape.units[index]
+            for position in sorted({*work.open_positions(index), *work.pending_with_pods(index)}):
+                ex = work.execution(index, test, units[position])
                 pod = work.pods.get(ex.pod_name)
                 if (
                     pod is not None
@@ -462,25 +520,16 @@ class Sweeper(Part):
                     and self._foreign(work, ex, pod) is None
                 ):
                     self.evidence.read_ahead(work, test, pod, gate=gate)
-            if open_units:
-                return
+            return
 
     async def _walk(self, work: Pass, *, launch: bool) -> Phase | None:
         plan = work.plan
         for index, test in enumerate(plan.tests):
             if work.fail_fast_stops():
                 return run_phase(work.states())
-            settled = True
-            for unit in units_of_test(plan, index):
-                if work.out_of_time():
-                    return None  # commit what this pass did; the next one goes on
-                # D7 also stops the same test's other nodes: no new load once it is in.
-                go = launch and not work.fail_fast_stops()
-                with structlog.contextvars.bound_contextvars(
-                    test=test.name, node="+".join(unit.nodes)
-                ):
-                    outcome = await self._unit(work, index, test, unit, launch=go)
-                settled = outcome is Step.SETTLED and settled
+            settled = await self._walk_test(work, index, test, launch=launch)
+            if settled is None:
+                return None  # out of time: commit what this pass did; the next goes on
             if work.fail_fast_stops():
                 return run_phase(work.states())
             if not settled:
@@ -490,6 +539,87 @@ class Sweeper(Part):
         if not await self.repairs.step(work, launch=launch):
             return None
         return run_phase(work.states())
+
+    async def _walk_test(
+        self, work: Pass, index: int, test: PlannedTest, *, launch: bool
+    ) -> bool | None:
+        """Step the unsettled units of one test in plan order (E8, E9 decide in it):
+        whether every one has settled, None when the pass ran out of time.
+
+        A settled unit has nothing to step, so only the unsettled ones are visited (the
+        run's index says which: openunits.py). Of those, a Node unit with no result and
+        no pod only launches: once one is held back by ``maxConcurrentNodes`` (E9: its
+        node is not busy and no slot is free), every later one whose node is not busy is
+        held back too until the busy nodes change, which only stepping a unit with a
+        result or a pod can do. So the walk skips to the next such unit (or to the next
+        of those whose node is busy), and a pass costs its open units, not the plan."""
+        units = work.shape.units[index]
+        unsettled = work.unsettled(index)
+        if test.scope != "Node":
+            active, candidates = unsettled, []
+        else:
+            active = sorted({*work.open_positions(index), *work.pending_with_pods(index)})
+            taken = set(active)
+            candidates = [p for p in unsettled if p not in taken]
+        nodes_at = work.shape.positions[index]
+        settled = True
+        a = c = 0
+        while a < len(active) or c < len(candidates):
+            if work.out_of_time():
+                return None
+            if c < len(candidates) and (a == len(active) or candidates[c] < active[a]):
+                position = candidates[c]
+                unit = units[position]
+                go = launch and not work.fail_fast_stops()
+                if not go or not self._may_launch(work, unit):
+                    # Held back, and so is every later candidate before the next unit to
+                    # step whose node is not busy (this docstring's reasoning).
+                    settled = False
+                    limit = active[a] if a < len(active) else len(units)
+                    c = self._next_candidate(work, candidates, c + 1, limit, nodes_at, go=go)
+                    continue
+                c += 1
+            else:
+                position = active[a]
+                unit = units[position]
+                a += 1
+                go = launch and not work.fail_fast_stops()
+            # D7 also stops the same test's other nodes: no new load once it is in.
+            with structlog.contextvars.bound_contextvars(test=test.name, node="+".join(unit.nodes)):
+                outcome = await self._unit(work, index, test, unit, launch=go)
+            settled = outcome is Step.SETTLED and settled
+        return settled
+
+    @staticmethod
+    def _may_launch(work: Pass, unit: Unit) -> bool:
+        """E9's answer for a unit with no result or pod (the one ``_launch`` asks)."""
+        return can_launch(
+            unit.nodes, busy=frozenset(work.busy()), cap=work.view.max_concurrent_nodes
+        )
+
+    @staticmethod
+    def _next_candidate(
+        work: Pass,
+        candidates: Sequence[int],
+        start: int,
+        limit: int,
+        nodes_at: Mapping[tuple[str, ...], int],
+        *,
+        go: bool,
+    ) -> int:
+        """Where the walk goes on after a held-back candidate: the first later candidate
+        (from ``start``) before position ``limit`` whose node is busy (it may launch, E9),
+        else the first at or after ``limit``."""
+        end = bisect.bisect_left(candidates, limit, lo=start)
+        if not go:
+            return end  # launching is off for this unit and every later one
+        busy = (nodes_at.get((node,)) for node in work.busy())
+        found = sorted(p for p in busy if p is not None and p < limit)
+        for position in found:
+            at = bisect.bisect_left(candidates, position, lo=start, hi=end)
+            if at < end and candidates[at] == position:
+                return at
+        return end
 
     async def _unit(
         self, work: Pass, index: int, test: PlannedTest, unit: Unit, *, launch: bool
@@ -875,7 +1005,7 @@ class Sweeper(Part):
             if drives_sustained_load(test.kind)
             else None
         )
-        prior = work.view.prior_unschedulable.get(node)
+        prior = work.prior.get(node)
         stamp = RunRef.of(work.run)
         record = await self._cordon_from_cache(node, stamp=stamp, prior=prior, heat=heat)
         if record is None:
@@ -956,6 +1086,7 @@ class Sweeper(Part):
 
     def settle_rest(self, work: Pass, *, phase: Phase, message: str) -> None:
         """Every open result and every planned unit with no result gets ``phase``."""
+        work.read_every_result()  # once, at the end: every unit is looked at
         stamp = format_time(work.now)
         for index, test in enumerate(work.plan.tests):
             for unit in units_of_test(work.plan, index):

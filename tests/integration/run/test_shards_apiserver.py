@@ -103,3 +103,23 @@ async def test_shards_a_shard_is_immutable_and_its_loss_reads_error(
     )  # fmt: skip
     assert len(envelope.results) == 900
     assert "Error" in {r.phase for r in envelope.results}  # unjudged, not dropped
+
+
+async def test_I9_a_status_write_without_field_owners_keeps_the_apiservers(
+    kube: ApiServerClient, namespace: str
+) -> None:
+    """The write leaves ``managedFields`` out of what it sends; the apiserver keeps the
+    object's field owners (only an explicit ``[{}]`` would clear them)."""
+    run = await create_run(kube, namespace, "owners", ["kwok-node-0000"], suspend=True)
+    run.setdefault("status", {})["results"] = [synthetic("gpu-burn", 0)]
+    first = await checkpoint.write_status(kube, run)
+    owners = first["metadata"].get("managedFields") or []
+    assert any(e.get("subresource") == "status" for e in owners), owners
+    first["status"]["results"] = [synthetic("gpu-burn", 0), synthetic("gpu-burn", 1)]
+    second = await checkpoint.write_status(kube, first)  # sent from an answer that has them
+    assert [r["nodes"] for r in second["status"]["results"]] == [["kwok-node-0000"],
+                                                                 ["kwok-node-0001"]]  # fmt: skip
+    again = second["metadata"].get("managedFields") or []
+    assert {(e.get("manager"), e.get("subresource")) for e in again} == {
+        (e.get("manager"), e.get("subresource")) for e in owners
+    }

@@ -8,6 +8,7 @@ from typing import Any
 
 from glimmer.controllers.kit import names
 from glimmer.controllers.kit.names import RUNS
+from glimmer.controllers.run.sweep import POD_CACHE_PATIENCE, POD_CACHE_WAIT_SECONDS
 from glimmer.engine import PODS, ApiError, CachedReader, InformerFactory, Resource
 from tests.unit.controllers.run.harness import NS, Cluster
 from tests.unit.controllers.run.test_run_reads import (
@@ -65,7 +66,8 @@ async def test_E12_a_cache_lagging_a_pod_this_process_created_never_releases_its
     await cluster.client.replace(RUNS, run, namespace=NS)
     await settle_watches(cluster.client, factory)
     cluster.reconciler.ctx.reads.cached = PodsUnseen(factory)  # the pod cache lags
-    await cluster.reconcile()
+    for _ in range(POD_CACHE_PATIENCE + 1):  # put off while patient, then a pass proper
+        await cluster.reconcile()
     node = cluster.node("n0")
     assert node["spec"].get("unschedulable") is True, "released under a pod about to run"
     assert names.CORDON_OWNER in node["metadata"]["annotations"]
@@ -98,10 +100,14 @@ async def test_a_pass_over_a_cache_lagging_our_new_pods_creates_none_again(
     await settle_watches(cluster.client, factory)
     cluster.reconciler.ctx.reads.cached = PodsUnseen(factory)  # the pod cache lags them
     mark = len(cluster.client.requests)
+    for _ in range(POD_CACHE_PATIENCE):  # their ADDED events are on their way: wait
+        assert (await cluster.reconcile()).requeue_after == POD_CACHE_WAIT_SECONDS
+    waits = [(r.verb, r.resource) for r in cluster.client.requests[mark:] if r.verb != "watch"]
+    assert not [c for c in waits if c[1] in ("pods", "nodes") or c[0] != "get"], waits
     await cluster.reconcile()
     calls = [(r.verb, r.resource) for r in cluster.client.requests[mark:] if r.verb != "watch"]
     assert ("create", "pods") not in calls, calls  # no AlreadyExists round trips
-    assert ("list", "pods") in calls  # one live list instead
+    assert ("list", "pods") in calls  # one live list instead, once the wait is over
     assert len(cluster.pods()) == 2
 
 

@@ -34,6 +34,9 @@ async def test_I8_a_pass_decodes_each_result_once(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(wire, "state_from_wire", counting)
     cluster.advance(1)
     await cluster.reconcile()  # nothing changes: every unit is still running
+    assert decoded == [], decoded  # the run's index holds them, decoded from this JSON
+    cluster.reconciler = cluster.new_reconciler()  # a restart: nothing kept
+    await cluster.reconcile()
     assert sorted(decoded) == ["['n0']", "['n1']", "['n2']"], decoded
 
 

@@ -359,3 +359,18 @@ async def test_shards_every_envelope_of_a_sharded_run_carries_its_results_in_ful
     for envelope in seen:
         assert len(envelope.results) == 900
         assert {r.phase for r in envelope.results} == {"Passed"}
+
+
+async def test_I9_a_status_write_sends_no_field_owners() -> None:
+    """A write's answer carries ``managedFields`` (an entry per key of the run's per-node
+    maps); the next write leaves them out, and the apiserver keeps them as they are."""
+    client = FakeClient()
+    run = await new_run(client)
+    run["metadata"]["managedFields"] = [{"manager": "glimmer", "operation": "Update"}]
+    run["status"]["results"] = [full_result(1)]
+    mark = len(client.requests)
+    await checkpoint.write_status(client, run)
+    [sent] = [r.body for r in client.requests[mark:] if r.verb == "replace"]
+    assert "managedFields" not in sent["metadata"]
+    assert sent["metadata"]["name"] == run["metadata"]["name"]
+    assert run["metadata"]["managedFields"]  # the caller's run is left as it was
