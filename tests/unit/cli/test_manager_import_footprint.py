@@ -8,10 +8,7 @@ everything, and what matters is what a manager's own imports load.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import textwrap
+from tests.unit.fresh_interpreter import run_json
 
 #: Top-level packages a manager loads only when it calls them: securesystemslib and
 #: cryptography (signing, with --attestation-key-secret), croniter (a BurnInSchedule's
@@ -29,20 +26,8 @@ DEFERRED = (
 )
 
 
-def _run(code: str) -> dict[str, object]:
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
-
-
 def test_importing_the_manager_loads_none_of_the_deferred_packages() -> None:
-    got = _run(
+    got = run_json(
         f"""
         import json, sys
         import glimmer.cli.manager
@@ -58,7 +43,7 @@ def test_importing_the_manager_loads_none_of_the_deferred_packages() -> None:
 def test_after_the_manager_import_each_deferred_package_loads_and_works() -> None:
     """rich prints, a key is read and a statement signed and verified, a cron
     expression steps: the imports moved into the functions still resolve."""
-    got = _run(
+    got = run_json(
         """
         import io, json, sys
         from datetime import UTC, datetime
@@ -100,7 +85,7 @@ def test_after_the_manager_import_each_deferred_package_loads_and_works() -> Non
 def test_the_manager_logs_json_tracebacks_without_frame_locals() -> None:
     """An exception is logged as JSON with its type and frames, never a frame's local
     variables (a key, token or kubeconfig read into a local must not reach the log)."""
-    got = _run(
+    got = run_json(
         """
         import io, json
         import structlog

@@ -7,26 +7,11 @@ full package, and what matters is what a manager's own imports load.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import textwrap
-
-
-def _run(code: str) -> dict[str, object]:
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+from tests.unit.fresh_interpreter import run_json
 
 
 def test_importing_the_engine_loads_no_generated_model_or_api() -> None:
-    got = _run(
+    got = run_json(
         """
         import json, sys
         import glimmer.engine
@@ -42,7 +27,7 @@ def test_importing_the_engine_loads_no_generated_model_or_api() -> None:
 
 
 def test_every_exported_name_still_resolves_after_the_engine_import() -> None:
-    got = _run(
+    got = run_json(
         """
         import json
         import glimmer.engine
@@ -70,7 +55,7 @@ def test_every_exported_name_still_resolves_after_the_engine_import() -> None:
 
 
 def test_an_already_imported_package_is_left_as_it_is() -> None:
-    got = _run(
+    got = run_json(
         """
         import json
         import kubernetes_asyncio.client as eager
